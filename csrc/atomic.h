@@ -1,0 +1,44 @@
+/*
+ * atomic.h - private ordering and cache-layout helpers (never installed).
+ *
+ * Ordering is always spelled out at the call site with C11 <stdatomic.h>; these
+ * helpers only name the two idioms the queue uses everywhere (Aeron's
+ * get-volatile / put-ordered) and the CPU relax hint of the retry loops.
+ */
+#ifndef PYQ_ATOMIC_H
+#define PYQ_ATOMIC_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define PYQ_CACHELINE 64
+#define PYQ_ALIGNED_LINE _Alignas(PYQ_CACHELINE)
+
+/* Load with acquire: everything the partner wrote before its release is visible. */
+#define pyq_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+/* Store with release: everything written before is visible to an acquiring reader. */
+#define pyq_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+/* Relaxed access: counters read by stats() and own-side state. */
+#define pyq_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#define pyq_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+
+/* Single-writer counter bump: a relaxed load + store, no locked RMW, because only
+ * the owning thread ever writes it; readers may see any recent value. */
+#define pyq_counter_add(p, v) \
+    pyq_store_relaxed((p), pyq_load_relaxed(p) + (v))
+
+static inline void pyq_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#define PYQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PYQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif /* PYQ_ATOMIC_H */

@@ -1,0 +1,197 @@
+/*
+ * pyqueue.h - the public API of the pyqueue SPSC message queue (SPEC §3).
+ *
+ * One writer thread and one reader thread share a pyq_queue_t.  Messages are
+ * framed into fixed-size blocks taken from a two-tier pool (tier 1 "hot",
+ * tier 2 "spill"); full blocks travel to the reader through an SPSC ring of
+ * block indices and come back through one free ring per tier.
+ *
+ * Conventions (liburing style): functions return 0 or a count on success and a
+ * negative errno-style PYQ_E* code on failure; pyq_strerror() names the code.
+ * A full queue is an expected outcome (PYQ_EAGAIN), not a failure.
+ *
+ * This header is also the cffi cdef (pyqueue/_build.py strips the preprocessor
+ * lines and turns each "#define PYQ_x <value>" into "#define PYQ_x ..."), so it
+ * holds plain declarations only: no inline functions, no atomics, no macros
+ * with arguments.
+ */
+#ifndef PYQUEUE_H
+#define PYQUEUE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes: negative errno values, so they read naturally in strace/perror. */
+#define PYQ_OK 0
+#define PYQ_EINVAL (-EINVAL)     /* bad argument or configuration */
+#define PYQ_ENOMEM (-ENOMEM)     /* the pool or the control block could not be mapped */
+#define PYQ_EAGAIN (-EAGAIN)     /* queue full (try_write, or timeout expired) */
+#define PYQ_ETOOBIG (-EMSGSIZE)  /* message larger than pyq_queue_max_message() */
+#define PYQ_ECLOSED (-EPIPE)     /* the queue was closed */
+#define PYQ_EBUSY (-EBUSY)       /* a claim is outstanding (commit or abort it first) */
+#define PYQ_ENOCLAIM (-ENOENT)   /* commit/abort without a claim */
+#define PYQ_EPERM (-EPERM)       /* the OS refused (mlock, SCHED_FIFO, ...) */
+#define PYQ_ERANGE (-ERANGE)     /* a fixed-size reader met a message of another size */
+#define PYQ_EBADMSG (-EBADMSG)   /* a verifying consumer found a wrong message */
+#define PYQ_ENOTSUP (-EOPNOTSUPP) /* not supported on this platform/kernel */
+#define PYQ_EINTR (-EINTR)       /* interrupted by a stop request */
+
+/* Publish policies (SPEC §3.3). */
+#define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
+#define PYQ_PUBLISH_EACH 1  /* every message is visible when its write returns */
+#define PYQ_PUBLISH_BYTES 2 /* publish every publish_bytes bytes (and when full) */
+
+/* Bytes of framing per message: an 8-byte record header; payload padded to 8. */
+#define PYQ_RECORD_HEADER 8
+#define PYQ_RECORD_ALIGN 8
+/* Limits checked by pyq_queue_create(). */
+#define PYQ_MIN_BLOCK_SIZE 64
+#define PYQ_MAX_BLOCK_SIZE 16777216
+#define PYQ_MAX_BLOCKS 1073741824
+
+/* Pass as timeout_ns to wait without limit. */
+#define PYQ_WAIT_FOREVER (-1)
+
+typedef struct pyq_queue pyq_queue_t;
+
+/* Queue configuration; pyq_config_init() fills the SPEC §5 defaults. */
+typedef struct pyq_config {
+    uint32_t block_size;        /* bytes per block: multiple of 64 in [64, 16 MiB]; default 4096 */
+    uint32_t hot_blocks;        /* tier 1 blocks, >= 1; default 4 */
+    uint32_t spill_blocks;      /* tier 2 blocks, >= 0; default 65536 */
+    int32_t publish;            /* PYQ_PUBLISH_*; default MAX */
+    uint32_t publish_bytes;     /* N of bytes:N (>= 1) when publish == PYQ_PUBLISH_BYTES */
+    int32_t scan_current;       /* reader also consumes committed messages of the
+                                   writer's current, unpublished block; default 0 */
+    uint32_t retry_yield_every; /* full queue: sched_yield() every N failed retries,
+                                   0 = never yield; default 1024 */
+    int32_t touch_after_write;  /* read the first byte of each message just written */
+    int32_t hugepages;          /* MAP_HUGETLB, falling back to MADV_HUGEPAGE */
+    int32_t prefault;           /* touch every page of the pool at creation */
+    int32_t mlock;              /* mlock() the pool; failure is PYQ_EPERM/PYQ_ENOMEM */
+    int32_t spill_nontemporal;  /* write tier-2 blocks with streaming stores (x86-64) */
+} pyq_config_t;
+
+/* Counters (SPEC §3.8): each written by one thread only, readable at any time. */
+typedef struct pyq_stats {
+    uint64_t messages_written;
+    uint64_t bytes_written;     /* payload bytes */
+    uint64_t messages_read;
+    uint64_t bytes_read;
+    uint64_t blocks_published;  /* blocks handed over complete (sealed) */
+    uint64_t publishes;         /* publish operations (block seals, flushes, each/bytes:N) */
+    uint64_t takes_hot;         /* blocks taken from tier 1 */
+    uint64_t takes_spill;       /* blocks taken from tier 2 */
+    uint64_t returns_hot;       /* blocks the reader gave back to tier 1 */
+    uint64_t returns_spill;
+    uint64_t retries;           /* failed attempts to take a block (queue full) */
+    uint64_t yields;            /* sched_yield() calls made while full */
+    uint64_t full_events;       /* writes that found the queue full at least once */
+    uint64_t peak_backlog;      /* max payload bytes written but not yet read,
+                                   sampled by the writer at each block take */
+    uint64_t backlog;           /* payload bytes written but not yet read, now */
+    uint32_t hugepages_used;    /* 1 MAP_HUGETLB, 2 MADV_HUGEPAGE advice, 0 none */
+    uint32_t mlocked;
+} pyq_stats_t;
+
+/* Per-message callback of pyq_reader_poll(): return 0 to go on; any other value
+ * stops the poll after this message (which counts as consumed) and is returned
+ * by pyq_reader_poll() when negative. */
+typedef int (*pyq_message_fn)(void *ctx, const void *msg, uint32_t len);
+
+/* Any thread.  Fill *cfg with the defaults of SPEC §5. */
+void pyq_config_init(pyq_config_t *cfg);
+
+/* Any thread.  Check a configuration without allocating.
+ * @return 0, or PYQ_EINVAL; *bad_field (if not NULL) names the first bad field. */
+int pyq_config_check(const pyq_config_t *cfg, const char **bad_field);
+
+/* Any thread.  Create a queue; the whole pool is mapped here (no later allocation).
+ * @return 0 and *out, or PYQ_EINVAL, PYQ_ENOMEM, PYQ_EPERM (mlock refused). */
+int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out);
+
+/* Any thread, once no other thread uses the queue.  Unmap everything. NULL is ok. */
+void pyq_queue_destroy(pyq_queue_t *q);
+
+/* Any thread.  Mark the queue closed: a writer waiting for space returns
+ * PYQ_ECLOSED; later writes fail with PYQ_ECLOSED.  Reads still drain what is
+ * there.  Wait-free. */
+void pyq_queue_close(pyq_queue_t *q);
+int pyq_queue_is_closed(const pyq_queue_t *q);
+
+/* Any thread.  The largest payload a message may have (block_size - 8). */
+uint32_t pyq_queue_max_message(const pyq_queue_t *q);
+
+/* Any thread.  A copy of the configuration the queue was created with. */
+void pyq_queue_config(const pyq_queue_t *q, pyq_config_t *out);
+
+/* Any thread.  Snapshot of the counters (each read relaxed; not one instant). */
+void pyq_queue_stats(const pyq_queue_t *q, pyq_stats_t *out);
+
+/* Any thread.  Payload bytes written but not yet consumed. */
+uint64_t pyq_queue_backlog(const pyq_queue_t *q);
+
+/* Writer thread only.  Copy one message in (claim + memcpy + commit) and publish
+ * it per the policy.  Waits for a free block per SPEC §3.6 for at most
+ * timeout_ns (PYQ_WAIT_FOREVER: no limit; 0: do not wait).
+ * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN (full past the timeout), PYQ_ECLOSED,
+ *         PYQ_EBUSY (a claim is outstanding).
+ * Progress: wait-free when a block has room; otherwise waits on the reader. */
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns);
+
+/* Writer thread only.  pyq_writer_write() with timeout 0: never waits.
+ * @return 0, PYQ_EAGAIN (full: nothing written), PYQ_ETOOBIG, PYQ_ECLOSED, PYQ_EBUSY. */
+int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len);
+
+/* Writer thread only.  Write n messages of msg_size bytes each, stored back to
+ * back at data (a C-contiguous (n, msg_size) array).  Stops at the first error.
+ * @return the number written (0..n); when fewer than n, *err holds the code. */
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err);
+
+/* Writer thread only.  Reserve len payload bytes in the current block and return
+ * a pointer to them in *ptr; nothing is visible until pyq_writer_commit().
+ * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN, PYQ_ECLOSED, PYQ_EBUSY (claim outstanding). */
+int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr);
+
+/* Writer thread only.  Turn the outstanding claim into a message. Wait-free.
+ * @return 0 or PYQ_ENOCLAIM. */
+int pyq_writer_commit(pyq_queue_t *q);
+
+/* Writer thread only.  Drop the outstanding claim. @return 0 or PYQ_ENOCLAIM. */
+int pyq_writer_abort(pyq_queue_t *q);
+
+/* Writer thread only.  Publish every committed message now. Wait-free. @return 0. */
+int pyq_writer_flush(pyq_queue_t *q);
+
+/* Reader thread only.  Deliver up to max_messages visible messages in FIFO
+ * order to fn; drained blocks go back to their tier at once.
+ * @return the count delivered, or the negative value fn returned (that message
+ *         and those before it are consumed).  Wait-free (bounded by max_messages). */
+int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);
+
+/* Reader thread only.  Copy up to max_messages visible messages into buf
+ * (capacity cap bytes, each message at an 8-byte aligned offset) and their
+ * lengths into lens.  Stops before a message that does not fit.
+ * @return the count copied (0 when nothing is visible or the first message does
+ *         not fit in cap: see pyq_reader_next_len()). */
+int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
+                             uint64_t max_messages);
+
+/* Reader thread only.  Copy up to n messages of exactly msg_size bytes into out
+ * (a C-contiguous (n, msg_size) array).  Stops before a message of another size.
+ * @return the count copied, or PYQ_ERANGE when the first visible message has
+ *         another size (it stays in the queue). */
+int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n, uint32_t msg_size);
+
+/* Reader thread only.  Length of the next visible message, or PYQ_EAGAIN if none. */
+int64_t pyq_reader_next_len(pyq_queue_t *q);
+
+/* Any thread.  Static string naming an error code ("queue full", ...). */
+const char *pyq_strerror(int code);
+
+/* Any thread.  The library version string. */
+const char *pyq_version(void);
+
+#endif /* PYQUEUE_H */

@@ -1,0 +1,120 @@
+/*
+ * queue_pvt.h - the queue's private layout (never installed).
+ *
+ * Memory:   one pool mapping of nblocks * block_size bytes (tier 1 = blocks
+ *           [0, hot_blocks), tier 2 = the rest) and one control mapping holding
+ *           the full ring and the two free rings (uint32 block indices).
+ * Framing:  a block holds records back to back from offset 0.  A record is an
+ *           8-byte header (PYQ_HDR_COMMIT | len, or PYQ_HDR_PAD = end of block)
+ *           and the payload padded to 8 bytes.  A zero header means "nothing
+ *           committed here yet" (only meaningful with scan_current, see writer.c).
+ * Position: the writer's progress is pub_pos = seq * block_size + offset, where
+ *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
+ *           block seq is sealed (complete).
+ *
+ * Ordering edges (labels used in the comments of writer.c and reader.c):
+ *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
+ *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
+ *   W3 record header release (writer, commit)    -> A3 acquire (scan reader)
+ *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
+ */
+#ifndef PYQ_QUEUE_PVT_H
+#define PYQ_QUEUE_PVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "pyqueue.h"
+
+#define PYQ_HDR_COMMIT (UINT64_C(0x5051) << 32) /* "PQ": committed record */
+#define PYQ_HDR_PAD (UINT64_C(0x5041) << 32)    /* "PA": rest of block unused */
+#define PYQ_HDR_LEN_MASK UINT64_C(0xffffffff)
+#define PYQ_NO_CLAIM UINT32_MAX
+
+enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
+
+struct pyq_writer_state {
+    uint8_t *blk;                        /* current block, NULL before the first take */
+    uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
+    uint32_t pos;                        /* next record offset in blk */
+    uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
+    int tier;                            /* tier of blk */
+    int nt;                              /* blk is written with streaming stores */
+    int nt_pending;                      /* streaming stores not yet fenced */
+    uint64_t last_pub;                   /* last value stored to pub_pos */
+    uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
+    uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
+};
+
+struct pyq_writer_stats {
+    _Atomic uint64_t messages, bytes, blocks_published, publishes;
+    _Atomic uint64_t takes[PYQ_TIERS], retries, yields, full_events, peak_backlog;
+};
+
+struct pyq_reader_state {
+    uint8_t *blk;          /* block being drained, NULL between blocks */
+    uint32_t idx;          /* its index in the pool */
+    uint32_t pos;          /* next record offset */
+    uint64_t seq;          /* ring position of blk */
+    uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
+    uint64_t tail_cache;   /* cached ring_tail (scan_current) */
+    uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
+};
+
+struct pyq_reader_stats {
+    _Atomic uint64_t messages, bytes, returns[PYQ_TIERS];
+};
+
+struct pyq_queue {
+    /* Read-only after pyq_queue_create(). */
+    PYQ_ALIGNED_LINE pyq_config_t cfg;
+    uint8_t *base;                 /* pool: nblocks * block_size bytes */
+    size_t pool_bytes;
+    void *ctl;                     /* control mapping: rings */
+    size_t ctl_bytes;
+    uint32_t *ring;                /* full ring: block indices in take order */
+    uint32_t *free_slots[PYQ_TIERS];
+    uint64_t ring_mask;
+    uint64_t free_mask[PYQ_TIERS];
+    uint32_t nblocks;
+    uint32_t max_message;
+    uint32_t hugepages_used, mlocked;
+    bool scan;                     /* cfg.scan_current */
+
+    /* Writer -> reader hand-over words (one line; written by the writer only). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
+    _Atomic uint64_t pub_pos;                    /* W2 */
+
+    PYQ_ALIGNED_LINE struct pyq_writer_state w;
+    PYQ_ALIGNED_LINE struct pyq_writer_stats ws;
+
+    /* Reader -> writer hand-over words (one line; written by the reader only). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t free_tail[PYQ_TIERS]; /* R1 */
+
+    PYQ_ALIGNED_LINE struct pyq_reader_state r;
+    PYQ_ALIGNED_LINE struct pyq_reader_stats rs;
+
+    PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
+};
+
+_Static_assert(sizeof(struct pyq_writer_state) <= 2 * PYQ_CACHELINE,
+               "writer state spans at most two lines");
+_Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
+               "reader state spans at most two lines");
+
+static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)
+{
+    return (_Atomic uint64_t *)(void *)(blk + pos);
+}
+
+static inline uint32_t pyq_record_size(uint32_t len)
+{
+    return PYQ_RECORD_HEADER + ((len + (PYQ_RECORD_ALIGN - 1)) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+}
+
+/* pool.c */
+int pyq_pool_map(struct pyq_queue *q);
+void pyq_pool_unmap(struct pyq_queue *q);
+
+#endif /* PYQ_QUEUE_PVT_H */

@@ -1,0 +1,182 @@
+/*
+ * reader.c - the reader side: poll with a per-message callback, the copying
+ * variants used by Python, and the return of drained blocks to their tier
+ * (SPEC §3.3, §3.4).  Reader thread only.  Every call is wait-free: it
+ * delivers what is visible and returns.
+ */
+#include <string.h>
+
+#include "queue_pvt.h"
+
+/* Give a drained block back to its tier and move to the next ring position. */
+static inline void finish_block(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
+    uint64_t tail = r->free_tail[t];
+
+    q->free_slots[t][tail & q->free_mask[t]] = r->idx;
+    r->free_tail[t] = tail + 1;
+    /* R1: the slot and our last reads of the block happen before the writer may
+     * take it again; pairs with A4 in writer.c. */
+    pyq_store_release(&q->free_tail[t], tail + 1);
+    pyq_counter_add(&q->rs.returns[t], 1);
+    r->blk = NULL;
+    r->seq++;
+}
+
+/* Header of the next visible record, or NULL when nothing more is visible now.
+ * Moves across drained blocks (returning them) as it goes. */
+static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+    const uint32_t bs = q->cfg.block_size;
+
+    for (;;) {
+        uint64_t hdr;
+
+        if (!r->blk) {
+            if (q->scan) {
+                if (r->seq >= r->tail_cache) {
+                    /* A1: pairs with W1: the ring slot and zeroed header are visible. */
+                    r->tail_cache = pyq_load_acquire(&q->ring_tail);
+                    if (r->seq >= r->tail_cache)
+                        return NULL;
+                }
+            } else if (r->pub_cache <= r->seq * bs) {
+                /* A2: pairs with W2: records below pub_pos are complete. */
+                r->pub_cache = pyq_load_acquire(&q->pub_pos);
+                if (r->pub_cache <= r->seq * bs)
+                    return NULL;
+            }
+            r->idx = q->ring[r->seq & q->ring_mask];
+            r->blk = q->base + (size_t)r->idx * bs;
+            r->pos = 0;
+        }
+        if (r->pos >= bs) {
+            finish_block(q);
+            continue;
+        }
+        if (q->scan) {
+            /* A3: pairs with W3: a committed header means a complete payload. */
+            hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
+            if (hdr == 0)
+                return NULL;
+        } else {
+            uint64_t start = r->seq * bs;
+            if (r->pub_cache < start + bs && r->pub_cache <= start + r->pos) {
+                r->pub_cache = pyq_load_acquire(&q->pub_pos); /* A2 again */
+                if (r->pub_cache <= start + r->pos)
+                    return NULL;
+            }
+            /* Below pub_pos: ordered by A2, nobody writes it any more. */
+            hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+        }
+        if (hdr == PYQ_HDR_PAD) {
+            finish_block(q);
+            continue;
+        }
+        *hdr_out = hdr;
+        return pyq_hdr(r->blk, r->pos);
+    }
+}
+
+static inline void consumed(struct pyq_queue *q, uint32_t len)
+{
+    q->r.pos += pyq_record_size(len);
+    pyq_counter_add(&q->rs.messages, 1);
+    pyq_counter_add(&q->rs.bytes, len);
+}
+
+/* After the last message of a block, hand the block back at once rather than
+ * at the next poll, so the writer can reuse it (SPEC §3.4). */
+static inline void eager_finish(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    if (r->blk && r->pos >= q->cfg.block_size)
+        finish_block(q);
+}
+
+int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+{
+    uint64_t n = 0, hdr;
+
+    while (n < max_messages) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+        int rc;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        consumed(q, len);
+        n++;
+        if (PYQ_UNLIKELY(rc != 0)) {
+            eager_finish(q);
+            return rc < 0 ? rc : (int64_t)n;
+        }
+    }
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
+                             uint64_t max_messages)
+{
+    uint8_t *out = buf;
+    uint64_t n = 0, used = 0, hdr;
+
+    while (n < max_messages) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+        uint64_t need;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        need = (len + 7u) & ~(uint64_t)7u;
+        if (used + need > cap)
+            break;
+        memcpy(out + used, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        lens[n++] = len;
+        used += need;
+        consumed(q, len);
+    }
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
+{
+    uint8_t *dst = out;
+    uint64_t n = 0, hdr;
+
+    while (n < n_max) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        if (len != msg_size) {
+            if (n == 0) {
+                eager_finish(q);
+                return PYQ_ERANGE;
+            }
+            break;
+        }
+        memcpy(dst + n * msg_size, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        n++;
+        consumed(q, len);
+    }
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+int64_t pyq_reader_next_len(pyq_queue_t *q)
+{
+    uint64_t hdr;
+    _Atomic uint64_t *h = next_record(q, &hdr);
+    return h ? (int64_t)(hdr & PYQ_HDR_LEN_MASK) : PYQ_EAGAIN;
+}

@@ -1,0 +1,321 @@
+/*
+ * writer.c - the writer side: claim / commit / write / flush and the full-queue
+ * wait (SPEC §3.3, §3.5, §3.6, §3.7).  Writer thread only.
+ *
+ * Hot path (block has room): bounds checks, the payload copy, one header store,
+ * two single-writer counter bumps.  No malloc, lock or system call; the only
+ * system call is the sched_yield() of the full-queue wait.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "queue_pvt.h"
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+#define PYQ_HAVE_NT 1
+#else
+#define PYQ_HAVE_NT 0
+#endif
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Make everything committed up to pos visible to a non-scanning reader. */
+static inline void publish(struct pyq_queue *q, uint64_t pos)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (pos == w->last_pub)
+        return;
+#if PYQ_HAVE_NT
+    if (w->nt_pending) {
+        /* Streaming stores are weakly ordered: fence them before the release. */
+        _mm_sfence();
+        w->nt_pending = 0;
+    }
+#endif
+    w->last_pub = pos;
+    /* W2: every record below pos is complete; pairs with A2 in reader.c. */
+    pyq_store_release(&q->pub_pos, pos);
+    pyq_counter_add(&q->ws.publishes, 1);
+}
+
+/* The current block gets no more records: mark its end and publish it whole. */
+static void seal(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (w->pos < q->cfg.block_size) {
+#if PYQ_HAVE_NT
+        if (w->nt_pending && q->scan) {
+            _mm_sfence();
+            w->nt_pending = 0;
+        }
+#endif
+        /* W3: end of block for a scanning reader; pairs with A3 in reader.c. */
+        pyq_store_release(pyq_hdr(w->blk, w->pos), PYQ_HDR_PAD);
+    }
+    publish(q, w->seq * (uint64_t)q->cfg.block_size);
+    pyq_counter_add(&q->ws.blocks_published, 1);
+    w->blk = NULL;
+}
+
+static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint8_t *blk = q->base + (size_t)idx * q->cfg.block_size;
+    uint64_t rd, wr;
+
+    w->blk = blk;
+    w->pos = 0;
+    w->tier = tier;
+    w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    if (q->scan) {
+        /* The first header may be stale from the block's last use; W1 below
+         * makes this zero visible before the block itself. */
+        pyq_store_relaxed(pyq_hdr(blk, 0), 0);
+    }
+    q->ring[w->seq & q->ring_mask] = idx;
+    w->seq++;
+    /* W1: ring slot (and the zeroed first header) visible; pairs with A1 in reader.c. */
+    pyq_store_release(&q->ring_tail, w->seq);
+    pyq_counter_add(&q->ws.takes[tier], 1);
+
+    /* Peak backlog, sampled once per block: a read of the reader's counter line. */
+    rd = pyq_load_relaxed(&q->rs.bytes);
+    wr = pyq_load_relaxed(&q->ws.bytes);
+    if (wr > rd && wr - rd > pyq_load_relaxed(&q->ws.peak_backlog))
+        pyq_store_relaxed(&q->ws.peak_backlog, wr - rd);
+}
+
+/* Take a free block, tier 1 first.  Returns 1 on success, 0 if both are empty. */
+static inline int try_take(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    for (int t = 0; t < PYQ_TIERS; t++) {
+        uint64_t head = w->free_head[t];
+        if (head == w->free_tail_cache[t]) {
+            /* A4: the reader is done with blocks below free_tail; pairs with R1. */
+            w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t]);
+            if (head == w->free_tail_cache[t])
+                continue;
+        }
+        w->free_head[t] = head + 1;
+        start_block(q, q->free_slots[t][head & q->free_mask[t]], t);
+        return 1;
+    }
+    return 0;
+}
+
+/* SPEC §3.6: spin with a relax hint, sched_yield() every retry_yield_every
+ * failed retries (0 = never), until a block is free, the timeout passes or the
+ * queue is closed. */
+static int take_block(struct pyq_queue *q, int64_t timeout_ns)
+{
+    uint32_t every = q->cfg.retry_yield_every, since_yield = 0;
+    uint64_t deadline = 0, n = 0;
+
+    if (PYQ_LIKELY(try_take(q)))
+        return 0;
+    pyq_counter_add(&q->ws.full_events, 1);
+    if (timeout_ns == 0)
+        return PYQ_EAGAIN;
+    if (timeout_ns > 0)
+        deadline = monotonic_ns() + (uint64_t)timeout_ns;
+    for (;;) {
+        if (atomic_load_explicit(&q->closed, memory_order_relaxed))
+            return PYQ_ECLOSED;
+        n++;
+        pyq_counter_add(&q->ws.retries, 1);
+        if (every && ++since_yield >= every) {
+            since_yield = 0;
+            pyq_counter_add(&q->ws.yields, 1);
+            sched_yield();
+        } else {
+            pyq_cpu_relax();
+        }
+        if (try_take(q))
+            return 0;
+        if (timeout_ns > 0 && (n & 63) == 0 && monotonic_ns() >= deadline)
+            return PYQ_EAGAIN;
+    }
+}
+
+static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t rec;
+
+    if (PYQ_UNLIKELY(w->claim_len != PYQ_NO_CLAIM))
+        return PYQ_EBUSY;
+    if (PYQ_UNLIKELY(len > q->max_message))
+        return PYQ_ETOOBIG;
+    if (PYQ_UNLIKELY(atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return PYQ_ECLOSED;
+    rec = pyq_record_size(len);
+    if (PYQ_UNLIKELY(!w->blk || w->pos + rec > q->cfg.block_size)) {
+        int rc;
+        if (w->blk)
+            seal(q);
+        rc = take_block(q, timeout_ns);
+        if (rc != 0)
+            return rc;
+    }
+    w->claim_len = len;
+    *payload = w->blk + w->pos + PYQ_RECORD_HEADER;
+    return 0;
+}
+
+static inline void commit(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+    const uint32_t bs = q->cfg.block_size;
+    uint32_t len = w->claim_len, pos = w->pos, next = pos + pyq_record_size(len);
+    uint64_t hdr = PYQ_HDR_COMMIT | len;
+
+    if (q->scan) {
+        if (next < bs) {
+            /* Clear the stale header after this record; W3 publishes the zero
+             * together with the record, so a scanning reader stops there. */
+            pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
+        }
+#if PYQ_HAVE_NT
+        if (w->nt_pending) {
+            _mm_sfence();
+            w->nt_pending = 0;
+        }
+#endif
+    }
+#if PYQ_HAVE_NT
+    if (w->nt && !q->scan) {
+        /* Non-scanning readers only look below pub_pos: publish() fences. */
+        _mm_stream_si64((long long *)(void *)(w->blk + pos), (long long)hdr);
+        w->nt_pending = 1;
+    } else
+#endif
+    {
+        /* W3: the payload is complete; pairs with A3 in reader.c (scan_current).
+         * Without scanning, W2 is the edge and this costs a plain store on x86. */
+        pyq_store_release(pyq_hdr(w->blk, pos), hdr);
+    }
+    w->pos = next;
+    w->claim_len = PYQ_NO_CLAIM;
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+
+    if (q->cfg.touch_after_write && !w->nt) {
+        /* SPEC §3.7: a cache touch of the message just written (not a sync device).
+         * Skipped for streamed blocks: it would fetch back the line just streamed out. */
+        (void)*(volatile uint8_t *)(w->blk + pos + (len ? PYQ_RECORD_HEADER : 0));
+    }
+
+    if (q->cfg.publish == PYQ_PUBLISH_EACH) {
+        publish(q, (w->seq - 1) * (uint64_t)bs + next);
+    } else if (q->cfg.publish == PYQ_PUBLISH_BYTES) {
+        uint64_t at = (w->seq - 1) * (uint64_t)bs + next;
+        if (at - w->last_pub >= q->cfg.publish_bytes)
+            publish(q, at);
+    }
+    if (next == bs)
+        seal(q);
+}
+
+static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
+{
+#if PYQ_HAVE_NT
+    if (q->w.nt) {
+        const uint8_t *s = src;
+        uint32_t words = len / 8, rem = len % 8;
+        for (uint32_t i = 0; i < words; i++) {
+            long long v;
+            memcpy(&v, s + 8 * i, 8);
+            _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+        }
+        if (rem) {
+            long long v = 0;
+            memcpy(&v, s + 8 * words, rem);
+            _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+        }
+        q->w.nt_pending = 1;
+        return;
+    }
+#endif
+    memcpy(dst, src, len);
+}
+
+int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
+{
+    uint8_t *p;
+    int rc = claim(q, len, timeout_ns, &p);
+    if (rc == 0)
+        *ptr = p;
+    return rc;
+}
+
+int pyq_writer_commit(pyq_queue_t *q)
+{
+    if (q->w.claim_len == PYQ_NO_CLAIM)
+        return PYQ_ENOCLAIM;
+    commit(q);
+    return 0;
+}
+
+int pyq_writer_abort(pyq_queue_t *q)
+{
+    if (q->w.claim_len == PYQ_NO_CLAIM)
+        return PYQ_ENOCLAIM;
+    /* Nothing was published: the header at pos is still zero (or stale and
+     * below pub_pos never), so dropping the claim is enough. */
+    q->w.claim_len = PYQ_NO_CLAIM;
+    return 0;
+}
+
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+{
+    uint8_t *p;
+    int rc = claim(q, len, timeout_ns, &p);
+    if (PYQ_UNLIKELY(rc != 0))
+        return rc;
+    copy_payload(q, p, data, len);
+    commit(q);
+    return 0;
+}
+
+int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+{
+    return pyq_writer_write(q, data, len, 0);
+}
+
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err)
+{
+    const uint8_t *src = data;
+    uint64_t i;
+
+    *err = 0;
+    for (i = 0; i < n; i++) {
+        int rc = pyq_writer_write(q, src + i * msg_size, msg_size, timeout_ns);
+        if (PYQ_UNLIKELY(rc != 0)) {
+            *err = rc;
+            break;
+        }
+    }
+    return (int64_t)i;
+}
+
+int pyq_writer_flush(pyq_queue_t *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (w->blk)
+        publish(q, (w->seq - 1) * (uint64_t)q->cfg.block_size + w->pos);
+    return 0;
+}

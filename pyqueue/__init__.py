@@ -1,0 +1,15 @@
+"""pyqueue: a low-latency SPSC message queue in C and a lab for burst tail latency.
+
+    import pyqueue as pq
+    with pq.Queue(publish="each") as q:
+        q.writer.write(b"hello")
+        q.reader.poll()          # [b'hello']
+"""
+from ._errors import (MessageTooLarge, QueueClosed, QueueError, QueueFull,
+                      UnsupportedError, VerificationError)
+from .queue import Queue, Reader, Writer
+
+__version__ = "0.1.0"
+
+__all__ = ["Queue", "Writer", "Reader", "QueueError", "QueueFull", "MessageTooLarge",
+           "QueueClosed", "VerificationError", "UnsupportedError", "__version__"]

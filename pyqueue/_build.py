@@ -1,0 +1,62 @@
+"""cffi build script (API mode, out-of-line): compiles every csrc/*.c into pyqueue._pyq.
+
+setup.py names this file in ``cffi_modules``; ``pip install .`` runs it.  The cdef is
+the public headers in csrc/include/ themselves, minus their preprocessor lines, so the
+Python view of the C API cannot drift from the C one.
+"""
+import glob
+import os
+import re
+
+from cffi import FFI
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CSRC = os.path.join(ROOT, "csrc")
+INCLUDE = os.path.join(CSRC, "include")
+
+# pyqueue.h first: the other public headers use its types.
+HEADERS = sorted(glob.glob(os.path.join(INCLUDE, "*.h")),
+                 key=lambda p: (os.path.basename(p) != "pyqueue.h", p))
+SOURCES = sorted(glob.glob(os.path.join(CSRC, "*.c")))
+
+_DEFINE = re.compile(r"^#define\s+(PYQ_\w+)\s+\S.*$")
+
+
+def cdef_text(path):
+    """A public header as cffi cdef: integer #defines become '...', other # lines go."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            m = _DEFINE.match(line)
+            if m:
+                out.append("#define %s ..." % m.group(1))
+            elif not line.lstrip().startswith("#"):
+                out.append(line.rstrip("\n"))
+    return "\n".join(out)
+
+
+def compile_args():
+    args = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing",
+            "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    extra = os.environ.get("PYQ_CFLAGS")
+    if extra:
+        args += extra.split()
+    return args
+
+
+ffibuilder = FFI()
+for h in HEADERS:
+    ffibuilder.cdef(cdef_text(h))
+
+ffibuilder.set_source(
+    "pyqueue._pyq",
+    "\n".join('#include "%s"' % os.path.basename(h) for h in HEADERS),
+    sources=SOURCES,
+    include_dirs=[INCLUDE, CSRC],
+    extra_compile_args=compile_args(),
+    extra_link_args=["-pthread"] + os.environ.get("PYQ_LDFLAGS", "").split(),
+    libraries=["dl", "m"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(tmpdir=os.path.join(ROOT, "build", "cffi"), verbose=True)

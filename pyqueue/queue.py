@@ -1,0 +1,345 @@
+"""Queue, Writer and Reader: the Python face of the C queue (SPEC §5).
+
+Arguments are checked here first, with messages that name the parameter; the C
+core checks again.  Each side holds a lock around its C calls, so two Python
+threads misusing one side cannot break the single-producer/single-consumer
+contract, and close() waits for calls in flight before it unmaps the pool.
+cffi releases the GIL around every C call.
+"""
+import threading
+import time
+
+import numpy as np
+
+from ._errors import MessageTooLarge, QueueClosed, QueueError, QueueFull, check
+from ._pyq import ffi, lib
+
+# A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
+_WAIT_SLICE_NS = 50_000_000
+
+
+def _int_param(name, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError("%s must be an integer in [%d, %d], got %r" % (name, lo, hi, value))
+    if not lo <= value <= hi:
+        raise ValueError("%s must be in [%d, %d], got %d" % (name, lo, hi, value))
+    return int(value)
+
+
+def _bool_param(name, value):
+    if value in (True, False, 0, 1) and not isinstance(value, float):
+        return bool(value)
+    raise ValueError("%s must be True or False, got %r" % (name, value))
+
+
+def parse_publish(publish):
+    """'max' | 'each' | 'bytes:N' -> (policy code, N)."""
+    if publish == "max":
+        return lib.PYQ_PUBLISH_MAX, 0
+    if publish == "each":
+        return lib.PYQ_PUBLISH_EACH, 0
+    if isinstance(publish, str) and publish.startswith("bytes:"):
+        try:
+            n = int(publish[6:])
+        except ValueError:
+            n = 0
+        if n >= 1:
+            return lib.PYQ_PUBLISH_BYTES, n
+    raise ValueError("publish must be 'max', 'each' or 'bytes:N' with N >= 1, got %r" % (publish,))
+
+
+def _timeout_ns(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout != timeout or timeout < 0:
+        raise ValueError("timeout must be None or a number of seconds >= 0, got %r" % (timeout,))
+    return int(timeout * 1e9)
+
+
+def make_config(block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
+                scan_current=False, retry_yield_every=1024, hugepages=False,
+                prefault=False, mlock=False, touch_after_write=True,
+                spill_nontemporal=False):
+    """A checked ``pyq_config_t`` (cffi struct) from keyword arguments."""
+    cfg = ffi.new("pyq_config_t *")
+    lib.pyq_config_init(cfg)
+    cfg.block_size = _int_param("block_size", block_size, lib.PYQ_MIN_BLOCK_SIZE, lib.PYQ_MAX_BLOCK_SIZE)
+    if block_size % 64:
+        raise ValueError("block_size must be a multiple of 64, got %d" % block_size)
+    cfg.hot_blocks = _int_param("hot_blocks", hot_blocks, 1, lib.PYQ_MAX_BLOCKS)
+    cfg.spill_blocks = _int_param("spill_blocks", spill_blocks, 0, lib.PYQ_MAX_BLOCKS - cfg.hot_blocks)
+    cfg.publish, cfg.publish_bytes = parse_publish(publish)
+    cfg.scan_current = _bool_param("scan_current", scan_current)
+    cfg.retry_yield_every = _int_param("retry_yield_every", retry_yield_every, 0, 2**32 - 1)
+    cfg.hugepages = _bool_param("hugepages", hugepages)
+    cfg.prefault = _bool_param("prefault", prefault)
+    cfg.mlock = _bool_param("mlock", mlock)
+    cfg.touch_after_write = _bool_param("touch_after_write", touch_after_write)
+    cfg.spill_nontemporal = _bool_param("spill_nontemporal", spill_nontemporal)
+    bad = ffi.new("const char **")
+    if lib.pyq_config_check(cfg, bad) != 0:
+        raise ValueError("%s: not supported with this value on this platform"
+                         % ffi.string(bad[0]).decode())
+    return cfg
+
+
+def check_array(arr, name, writable=False, width=None):
+    """A 2-D, C-contiguous uint8 ndarray (n, size), or a clear exception."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError("%s must be a numpy.ndarray, got %s" % (name, type(arr).__name__))
+    if arr.dtype != np.uint8:
+        raise ValueError("%s must have dtype uint8, got %s" % (name, arr.dtype))
+    if arr.ndim != 2:
+        raise ValueError("%s must be 2-D (n_messages, message_size), got shape %s" % (name, arr.shape))
+    if not arr.flags.c_contiguous:
+        raise ValueError("%s must be C-contiguous (use numpy.ascontiguousarray)" % name)
+    if writable and not arr.flags.writeable:
+        raise ValueError("%s must be writable" % name)
+    if width is not None and arr.shape[1] > width:
+        raise MessageTooLarge("%s rows are %d bytes; the largest message is %d bytes"
+                              % (name, arr.shape[1], width), lib.PYQ_ETOOBIG)
+    return arr
+
+
+class _Side:
+    """Common part of Writer and Reader: the lock and the closed check."""
+
+    def __init__(self, queue):
+        self._queue = queue
+        self._lock = threading.Lock()
+
+    def _ptr(self):
+        ptr = self._queue._ptr
+        if ptr is None:
+            raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+        return ptr
+
+
+class Writer(_Side):
+    """The producing side.  One writer per queue; calls are serialised."""
+
+    def write(self, data, timeout=None):
+        """Write one message (bytes-like).  Waits while the queue is full, for at
+        most ``timeout`` seconds (None = no limit); raises QueueFull after."""
+        buf = ffi.from_buffer(data)
+        if len(buf) > self._queue.max_message:
+            raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
+                                  % (len(buf), self._queue.max_message), lib.PYQ_ETOOBIG)
+        tns = _timeout_ns(timeout)
+        with self._lock:
+            ptr = self._ptr()
+            if tns is not None and tns <= _WAIT_SLICE_NS:
+                check(lib.pyq_writer_write(ptr, buf, len(buf), tns), "write")
+                return
+            deadline = None if tns is None else time.monotonic_ns() + tns
+            while True:
+                left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
+                rc = lib.pyq_writer_write(ptr, buf, len(buf), max(left, 0))
+                if rc != lib.PYQ_EAGAIN or (deadline is not None and left <= 0):
+                    check(rc, "write")
+                    return
+
+    def try_write(self, data):
+        """Write one message if a block has room now; return False when full."""
+        buf = ffi.from_buffer(data)
+        if len(buf) > self._queue.max_message:
+            raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
+                                  % (len(buf), self._queue.max_message), lib.PYQ_ETOOBIG)
+        with self._lock:
+            rc = lib.pyq_writer_try_write(self._ptr(), buf, len(buf))
+        if rc == lib.PYQ_EAGAIN:
+            return False
+        check(rc, "try_write")
+        return True
+
+    def write_batch(self, arr, timeout=None):
+        """Write every row of a 2-D uint8 array as one message, without copying
+        the array.  Returns the number written (all of them).  On timeout raises
+        QueueFull whose ``written`` attribute says how many rows went in."""
+        check_array(arr, "arr", width=self._queue.max_message)
+        n, size = arr.shape
+        if n == 0:
+            return 0
+        tns = _timeout_ns(timeout)
+        buf = ffi.from_buffer(arr)
+        err = ffi.new("int *")
+        done = 0
+        deadline = None if tns is None else time.monotonic_ns() + tns
+        with self._lock:
+            ptr = self._ptr()
+            while done < n:
+                left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
+                k = lib.pyq_writer_write_batch(ptr, buf + done * size, n - done, size, max(left, 0), err)
+                done += k
+                if done == n:
+                    break
+                if err[0] == lib.PYQ_EAGAIN and (deadline is None or left > 0):
+                    continue
+                try:
+                    check(err[0], "write_batch")
+                except QueueError as e:
+                    e.written = done
+                    raise
+        return done
+
+    def flush(self):
+        """Publish every message written so far (with publish='max')."""
+        with self._lock:
+            check(lib.pyq_writer_flush(self._ptr()), "flush")
+
+
+class Reader(_Side):
+    """The consuming side.  One reader per queue; calls are serialised."""
+
+    _LENS = 4096
+
+    def __init__(self, queue):
+        super().__init__(queue)
+        self._cap = max(1 << 16, queue.block_size)
+        self._buf = bytearray(self._cap)
+        self._cbuf = ffi.from_buffer(self._buf)
+        self._lens = ffi.new("uint32_t[]", self._LENS)
+
+    def poll(self, max_messages=None):
+        """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""
+        if max_messages is not None:
+            max_messages = _int_param("max_messages", max_messages, 0, 2**63 - 1)
+        out = []
+        mv = memoryview(self._buf)
+        lens = self._lens
+        with self._lock:
+            ptr = self._ptr()
+            while max_messages is None or len(out) < max_messages:
+                want = self._LENS if max_messages is None else min(self._LENS, max_messages - len(out))
+                n = lib.pyq_reader_poll_copy(ptr, self._cbuf, self._cap, lens, want)
+                off = 0
+                for i in range(n):
+                    ln = lens[i]
+                    out.append(bytes(mv[off:off + ln]))
+                    off += (ln + 7) & ~7
+                if n < want:
+                    break
+        return out
+
+    def poll_into(self, out):
+        """Fill rows of a 2-D uint8 array with messages of exactly out.shape[1]
+        bytes, without copying through Python.  Returns the number of rows filled.
+        A message of another size stops the call and stays in the queue; if it is
+        the first one, QueueError is raised (read it with poll())."""
+        check_array(out, "out", writable=True)
+        n, size = out.shape
+        if n == 0:
+            return 0
+        buf = ffi.from_buffer(out, require_writable=True)
+        with self._lock:
+            ptr = self._ptr()
+            got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
+            if got == lib.PYQ_ERANGE:
+                ln = lib.pyq_reader_next_len(ptr)
+                raise QueueError("the next message is %d bytes but poll_into(out) reads %d-byte "
+                                 "messages; it stays in the queue (read it with poll())"
+                                 % (ln, size), lib.PYQ_ERANGE)
+        return check(got, "poll_into")
+
+
+_STATS = ("messages_written", "bytes_written", "messages_read", "bytes_read",
+          "blocks_published", "publishes", "takes_hot", "takes_spill", "returns_hot",
+          "returns_spill", "retries", "yields", "full_events", "peak_backlog", "backlog",
+          "hugepages_used", "mlocked")
+
+
+class Queue:
+    """A single-producer / single-consumer message queue over a two-tier block pool.
+
+    Parameters are those of SPEC §5; every one is checked and a bad one raises
+    ValueError naming it.  The whole pool is mapped here.
+    """
+
+    def __init__(self, block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
+                 scan_current=False, retry_yield_every=1024, hugepages=False,
+                 prefault=False, mlock=False, touch_after_write=True,
+                 spill_nontemporal=False):
+        self._ptr = None
+        cfg = make_config(block_size, hot_blocks, spill_blocks, publish, scan_current,
+                          retry_yield_every, hugepages, prefault, mlock,
+                          touch_after_write, spill_nontemporal)
+        out = ffi.new("pyq_queue_t **")
+        rc = lib.pyq_queue_create(cfg, out)
+        if rc == lib.PYQ_EPERM and mlock:
+            raise PermissionError("mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
+                                  "use mlock=False" % (block_size * (hot_blocks + spill_blocks)))
+        check(rc, "Queue()")
+        self._ptr = out[0]
+        self._state_lock = threading.Lock()
+        self.block_size = block_size
+        self.publish = publish
+        self.max_message = lib.pyq_queue_max_message(self._ptr)
+        self._config = dict(block_size=block_size, hot_blocks=hot_blocks, spill_blocks=spill_blocks,
+                            publish=publish, scan_current=bool(scan_current),
+                            retry_yield_every=retry_yield_every, hugepages=bool(hugepages),
+                            prefault=bool(prefault), mlock=bool(mlock),
+                            touch_after_write=bool(touch_after_write),
+                            spill_nontemporal=bool(spill_nontemporal))
+        self.writer = Writer(self)
+        self.reader = Reader(self)
+
+    @property
+    def config(self):
+        return dict(self._config)
+
+    @property
+    def closed(self):
+        return self._ptr is None
+
+    @property
+    def c_handle(self):
+        """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab)."""
+        if self._ptr is None:
+            raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+        return self._ptr
+
+    def stats(self):
+        """Counters of SPEC §3.8 as a dict (each read relaxed: not one instant)."""
+        st = ffi.new("pyq_stats_t *")
+        with self._state_lock:
+            if self._ptr is None:
+                raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+            lib.pyq_queue_stats(self._ptr, st)
+        return {k: int(getattr(st, k)) for k in _STATS}
+
+    def backlog(self):
+        """Payload bytes written but not yet read."""
+        with self._state_lock:
+            if self._ptr is None:
+                raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+            return int(lib.pyq_queue_backlog(self._ptr))
+
+    def close(self):
+        """Close and unmap.  A writer waiting for space gets QueueClosed; calls in
+        flight finish first.  Unread messages are discarded.  Idempotent."""
+        ptr = self._ptr
+        if ptr is None:
+            return
+        lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+        with self.writer._lock, self.reader._lock, self._state_lock:
+            if self._ptr is None:
+                return
+            self._ptr = None
+            lib.pyq_queue_destroy(ptr)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if getattr(self, "_ptr", None) is not None:
+                self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        state = "closed" if self._ptr is None else "open"
+        return "<pyqueue.Queue %s block_size=%d publish=%r>" % (state, self.block_size, self.publish)
