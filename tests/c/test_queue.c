@@ -1,0 +1,258 @@
+/* test_queue.c - single-threaded unit tests of the queue core (built with ASan+UBSan). */
+#include <string.h>
+
+#include "check.h"
+#include "pyq_pattern.h"
+#include "pyqueue.h"
+
+struct collect {
+    int n;
+    uint32_t lens[4096];
+    uint8_t first[4096];
+};
+
+static int collect_fn(void *ctx, const void *msg, uint32_t len)
+{
+    struct collect *c = ctx;
+    c->lens[c->n] = len;
+    c->first[c->n] = len ? *(const uint8_t *)msg : 0;
+    c->n++;
+    return 0;
+}
+
+static pyq_queue_t *make(uint32_t bs, uint32_t hot, uint32_t spill, int publish, uint32_t pb, int scan)
+{
+    pyq_config_t cfg;
+    pyq_queue_t *q = NULL;
+    pyq_config_init(&cfg);
+    cfg.block_size = bs;
+    cfg.hot_blocks = hot;
+    cfg.spill_blocks = spill;
+    cfg.publish = publish;
+    cfg.publish_bytes = pb;
+    cfg.scan_current = scan;
+    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    return q;
+}
+
+static int64_t drain(pyq_queue_t *q, struct collect *c)
+{
+    c->n = 0;
+    return pyq_reader_poll(q, UINT64_MAX, collect_fn, c);
+}
+
+static void test_config(void)
+{
+    pyq_config_t cfg;
+    const char *bad = NULL;
+    pyq_queue_t *q = (pyq_queue_t *)1;
+
+    pyq_config_init(&cfg);
+    CHECK_EQ(cfg.block_size, 4096);
+    CHECK_EQ(cfg.hot_blocks, 4);
+    CHECK_EQ(cfg.spill_blocks, 65536);
+    CHECK_EQ(cfg.retry_yield_every, 1024);
+    CHECK_EQ(pyq_config_check(&cfg, &bad), 0);
+    cfg.block_size = 100;
+    CHECK_EQ(pyq_config_check(&cfg, &bad), PYQ_EINVAL);
+    CHECK(bad && strcmp(bad, "block_size") == 0);
+    CHECK_EQ(pyq_queue_create(&cfg, &q), PYQ_EINVAL);
+    CHECK(q == NULL);
+    pyq_config_init(&cfg);
+    cfg.hot_blocks = 0;
+    CHECK_EQ(pyq_config_check(&cfg, &bad), PYQ_EINVAL);
+    CHECK(strcmp(bad, "hot_blocks") == 0);
+    pyq_config_init(&cfg);
+    cfg.publish = 7;
+    CHECK_EQ(pyq_config_check(&cfg, &bad), PYQ_EINVAL);
+    CHECK(strcmp(bad, "publish") == 0);
+    cfg.publish = PYQ_PUBLISH_BYTES;
+    cfg.publish_bytes = 0;
+    CHECK_EQ(pyq_config_check(&cfg, &bad), PYQ_EINVAL);
+    CHECK(strcmp(bad, "publish_bytes") == 0);
+    CHECK(strcmp(pyq_strerror(PYQ_EAGAIN), "queue full") == 0);
+}
+
+static void test_publish_policies(void)
+{
+    struct collect c;
+    uint8_t msg[32];
+    memset(msg, 7, sizeof(msg));
+
+    /* max: nothing visible until the block is full or flushed. */
+    pyq_queue_t *q = make(4096, 4, 4, PYQ_PUBLISH_MAX, 0, 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 0);
+    CHECK_EQ(pyq_writer_flush(q), 0);
+    CHECK_EQ(drain(q, &c), 3);
+    /* ...and after a flush the same block goes on filling. */
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 0);
+    for (int i = 0; i < 200; i++) /* fills past one block: the first is sealed */
+        CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 4096 / 40 - 3);
+    pyq_queue_destroy(q);
+
+    /* each: visible as soon as write returns. */
+    q = make(4096, 4, 4, PYQ_PUBLISH_EACH, 0, 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 1);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 2);
+    pyq_queue_destroy(q);
+
+    /* bytes:100 with 40-byte records: published at 120 bytes, i.e. the 3rd write. */
+    q = make(4096, 4, 4, PYQ_PUBLISH_BYTES, 100, 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 3);
+    pyq_queue_destroy(q);
+
+    /* scan_current: committed messages of the unpublished block are visible. */
+    q = make(4096, 4, 4, PYQ_PUBLISH_MAX, 0, 1);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(drain(q, &c), 1);
+    CHECK_EQ(drain(q, &c), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 5, 0), 0);
+    CHECK_EQ(drain(q, &c), 1);
+    CHECK_EQ(c.lens[0], 5);
+    pyq_queue_destroy(q);
+}
+
+static void test_sizes(void)
+{
+    struct collect c;
+    uint8_t big[200];
+    pyq_queue_t *q = make(64, 2, 0, PYQ_PUBLISH_EACH, 0, 0);
+
+    memset(big, 1, sizeof(big));
+    CHECK_EQ(pyq_queue_max_message(q), 56);
+    CHECK_EQ(pyq_writer_write(q, big, 57, 0), PYQ_ETOOBIG);
+    CHECK_EQ(pyq_writer_write(q, big, 56, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, big, 0, 0), 0); /* empty messages are allowed */
+    CHECK_EQ(drain(q, &c), 2);
+    CHECK_EQ(c.lens[0], 56);
+    CHECK_EQ(c.lens[1], 0);
+    pyq_queue_destroy(q);
+}
+
+static void test_full_and_tiers(void)
+{
+    struct collect c;
+    uint8_t msg[32];
+    pyq_stats_t st;
+    int written = 0, rc;
+    /* 2 hot + 3 spill blocks of 256 B: 6 records of 40 B per block. */
+    pyq_queue_t *q = make(256, 2, 3, PYQ_PUBLISH_MAX, 0, 0);
+
+    for (;;) {
+        pyq_pattern_fill(msg, 32, (uint64_t)written);
+        rc = pyq_writer_try_write(q, msg, 32);
+        if (rc != 0)
+            break;
+        written++;
+    }
+    CHECK_EQ(rc, PYQ_EAGAIN);
+    CHECK_EQ(written, 5 * 6);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 1000000), PYQ_EAGAIN); /* 1 ms timeout */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 2);
+    CHECK_EQ(st.takes_spill, 3);
+    CHECK(st.full_events >= 2);
+    CHECK(st.peak_backlog >= 4 * 6 * 32);
+    /* The failed write sealed the last block (it had no room), so all five come back. */
+    pyq_writer_flush(q);
+    CHECK_EQ(drain(q, &c), written);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.returns_hot, 2);
+    CHECK_EQ(st.returns_spill, 3);
+    CHECK_EQ(st.backlog, 0);
+    /* After a drain the writer takes tier 1 again first. */
+    for (int i = 0; i < 12; i++)
+        CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 4);
+    pyq_queue_destroy(q);
+}
+
+static void test_claim(void)
+{
+    struct collect c;
+    void *p = NULL, *p2 = NULL;
+    pyq_queue_t *q = make(4096, 2, 2, PYQ_PUBLISH_EACH, 0, 1);
+
+    CHECK_EQ(pyq_writer_commit(q), PYQ_ENOCLAIM);
+    CHECK_EQ(pyq_writer_abort(q), PYQ_ENOCLAIM);
+    CHECK_EQ(pyq_writer_claim(q, 16, 0, &p), 0);
+    memset(p, 0xEE, 16);
+    CHECK_EQ(pyq_writer_claim(q, 16, 0, &p2), PYQ_EBUSY);
+    CHECK_EQ(pyq_writer_write(q, "x", 1, 0), PYQ_EBUSY);
+    CHECK_EQ(drain(q, &c), 0);
+    CHECK_EQ(pyq_writer_abort(q), 0);
+    CHECK_EQ(drain(q, &c), 0);
+    CHECK_EQ(pyq_writer_claim(q, 3, 0, &p), 0);
+    memcpy(p, "abc", 3);
+    CHECK_EQ(pyq_writer_commit(q), 0);
+    CHECK_EQ(drain(q, &c), 1);
+    CHECK_EQ(c.lens[0], 3);
+    CHECK_EQ(c.first[0], 'a');
+    pyq_queue_destroy(q);
+}
+
+static void test_close_and_fixed(void)
+{
+    struct collect c;
+    uint8_t out[4 * 32], msg[32];
+    pyq_queue_t *q = make(4096, 2, 2, PYQ_PUBLISH_EACH, 0, 0);
+
+    memset(msg, 3, sizeof(msg));
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, msg, 16, 0), 0);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 4, 32), 2);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 4, 32), PYQ_ERANGE);
+    CHECK_EQ(pyq_reader_next_len(q), 16); /* the odd one stays queued */
+    pyq_queue_close(q);
+    CHECK(pyq_queue_is_closed(q));
+    CHECK_EQ(pyq_writer_write(q, msg, 32, 0), PYQ_ECLOSED);
+    CHECK_EQ(drain(q, &c), 1); /* reads still drain */
+    CHECK_EQ(pyq_reader_next_len(q), PYQ_EAGAIN);
+    pyq_queue_destroy(q);
+    pyq_queue_destroy(NULL);
+}
+
+static void test_poll_copy(void)
+{
+    uint8_t buf[64];
+    uint32_t lens[8];
+    uint8_t msg[40];
+    pyq_queue_t *q = make(4096, 2, 2, PYQ_PUBLISH_EACH, 0, 0);
+
+    for (int i = 0; i < 3; i++) {
+        pyq_pattern_fill(msg, 20, (uint64_t)i);
+        CHECK_EQ(pyq_writer_write(q, msg, 20, 0), 0);
+    }
+    /* 20 bytes take 24 in buf: two fit in 64, the third waits. */
+    CHECK_EQ(pyq_reader_poll_copy(q, buf, sizeof(buf), lens, 8), 2);
+    CHECK_EQ(pyq_pattern_check(buf, 20, 0), 0);
+    CHECK_EQ(pyq_pattern_check(buf + 24, 20, 1), 0);
+    CHECK_EQ(pyq_reader_poll_copy(q, buf, sizeof(buf), lens, 8), 1);
+    CHECK_EQ(pyq_pattern_check(buf, 20, 2), 0);
+    pyq_queue_destroy(q);
+}
+
+int main(void)
+{
+    test_config();
+    test_publish_policies();
+    test_sizes();
+    test_full_and_tiers();
+    test_claim();
+    test_close_and_fixed();
+    test_poll_copy();
+    CHECK_DONE("test_queue");
+}
