@@ -75,6 +75,11 @@ int pyq_pool_map(struct pyq_queue *q)
     uint64_t ring_n = next_pow2(q->nblocks);
     uint64_t free_n[PYQ_TIERS];
     size_t off = 0, slots_off[PYQ_TIERS];
+    int rc;
+
+    /* The pool first: an impossible size fails here before any ring is filled. */
+    if ((rc = map_pool(q)) != 0)
+        return rc;
 
     /* Ring capacities >= the blocks that can be in them, so no ring ever overflows
      * and neither side needs the other's head index. */
@@ -107,8 +112,7 @@ int pyq_pool_map(struct pyq_queue *q)
     atomic_init(&q->free_tail[PYQ_TIER_SPILL], c->spill_blocks);
     q->r.free_tail[PYQ_TIER_HOT] = c->hot_blocks;
     q->r.free_tail[PYQ_TIER_SPILL] = c->spill_blocks;
-
-    return map_pool(q);
+    return 0;
 }
 
 void pyq_pool_unmap(struct pyq_queue *q)

@@ -1,0 +1,18 @@
+"""Build and run the C unit tests and the two-thread stress with ASan+UBSan and
+TSan (tests/c/Makefile).  Any sanitizer report fails the run."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c")
+
+
+@pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None,
+                    reason="needs make and a C compiler")
+@pytest.mark.parametrize("target", ["asan", "tsan"])
+def test_sanitizers(target):
+    proc = subprocess.run(["make", "-s", "-C", HERE, target], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]

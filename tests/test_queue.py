@@ -1,0 +1,297 @@
+"""Behaviour of Queue / Writer / Reader from Python (SPEC §3, §5)."""
+import threading
+
+import numpy as np
+import pytest
+
+import pyqueue as pq
+
+
+def small(**kw):
+    args = dict(block_size=4096, hot_blocks=4, spill_blocks=16)
+    args.update(kw)
+    return pq.Queue(**args)
+
+
+def test_roundtrip_each():
+    with small(publish="each") as q:
+        q.writer.write(b"hello")
+        q.writer.write(bytearray(b"world"))
+        q.writer.write(memoryview(b""))
+        assert q.reader.poll() == [b"hello", b"world", b""]
+        assert q.reader.poll() == []
+
+
+def test_publish_max_needs_flush():
+    with small(publish="max") as q:
+        for i in range(3):
+            q.writer.write(bytes([i]) * 32)
+        assert q.reader.poll() == []
+        q.writer.flush()
+        assert q.reader.poll() == [bytes([i]) * 32 for i in range(3)]
+
+
+def test_publish_bytes_n():
+    with small(publish="bytes:100") as q:
+        q.writer.write(b"a" * 32)
+        q.writer.write(b"b" * 32)
+        assert q.reader.poll() == []
+        q.writer.write(b"c" * 32)  # 3 records of 40 B >= 100 B
+        assert len(q.reader.poll()) == 3
+
+
+def test_scan_current_sees_unpublished_block():
+    with small(publish="max", scan_current=True) as q:
+        q.writer.write(b"x" * 10)
+        assert q.reader.poll() == [b"x" * 10]
+
+
+def test_poll_max_messages():
+    with small(publish="each") as q:
+        for i in range(10):
+            q.writer.write(b"%d" % i)
+        assert q.reader.poll(3) == [b"0", b"1", b"2"]
+        assert q.reader.poll(0) == []
+        assert q.reader.poll() == [b"%d" % i for i in range(3, 10)]
+
+
+def test_poll_handles_more_than_one_buffer():
+    with small(publish="max", spill_blocks=64) as q:
+        msgs = [bytes([i % 251]) * (i % 4000 + 1) for i in range(200)]
+        for m in msgs:
+            q.writer.write(m)
+        q.writer.flush()
+        assert q.reader.poll() == msgs
+
+
+def test_write_batch_and_poll_into():
+    with small(publish="max", spill_blocks=64) as q:
+        arr = np.random.default_rng(1).integers(0, 256, size=(5000, 32), dtype=np.uint8)
+        assert q.writer.write_batch(arr) == 5000
+        q.writer.flush()
+        out = np.zeros_like(arr)
+        got = 0
+        while got < 5000:
+            got += q.reader.poll_into(out[got:])
+        assert np.array_equal(out, arr)
+        st = q.stats()
+        assert st["messages_written"] == st["messages_read"] == 5000
+        assert st["backlog"] == 0
+
+
+def test_poll_into_size_mismatch_keeps_message():
+    with small(publish="each") as q:
+        q.writer.write(b"a" * 32)
+        q.writer.write(b"b" * 16)
+        out = np.zeros((4, 32), np.uint8)
+        assert q.reader.poll_into(out) == 1
+        with pytest.raises(pq.QueueError, match="16 bytes"):
+            q.reader.poll_into(out)
+        assert q.reader.poll() == [b"b" * 16]
+
+
+def test_stats_and_tiers():
+    with pq.Queue(block_size=256, hot_blocks=2, spill_blocks=8) as q:
+        for i in range(6 * 8):
+            q.writer.write(b"z" * 32)
+        st = q.stats()
+        assert st["takes_hot"] == 2 and st["takes_spill"] == 6
+        q.writer.flush()
+        assert len(q.reader.poll()) == 48
+        st = q.stats()
+        assert st["returns_hot"] == 2
+        assert st["peak_backlog"] >= 32 * 6 * 6
+        assert q.backlog() == 0
+
+
+# ---- bad input -----------------------------------------------------------
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(block_size=100), "block_size"),
+    (dict(block_size=32), "block_size"),
+    (dict(block_size=1 << 30), "block_size"),
+    (dict(block_size="4096"), "block_size"),
+    (dict(hot_blocks=0), "hot_blocks"),
+    (dict(hot_blocks=1.5), "hot_blocks"),
+    (dict(spill_blocks=-1), "spill_blocks"),
+    (dict(publish="sometimes"), "publish"),
+    (dict(publish="bytes:0"), "publish"),
+    (dict(publish="bytes:x"), "publish"),
+    (dict(scan_current=2), "scan_current"),
+    (dict(retry_yield_every=-1), "retry_yield_every"),
+    (dict(retry_yield_every=True), "retry_yield_every"),
+    (dict(hugepages="yes"), "hugepages"),
+    (dict(prefault=None), "prefault"),
+    (dict(mlock=3), "mlock"),
+    (dict(touch_after_write="no"), "touch_after_write"),
+])
+def test_bad_configuration_names_parameter(kw, name):
+    with pytest.raises(ValueError, match=name):
+        pq.Queue(**kw)
+
+
+def test_message_too_large():
+    with pq.Queue(block_size=64, spill_blocks=0) as q:
+        assert q.max_message == 56
+        q.writer.write(b"x" * 56)
+        with pytest.raises(pq.MessageTooLarge, match="57 bytes"):
+            q.writer.write(b"x" * 57)
+        with pytest.raises(pq.MessageTooLarge):
+            q.writer.try_write(b"x" * 57)
+        with pytest.raises(pq.MessageTooLarge):
+            q.writer.write_batch(np.zeros((2, 57), np.uint8))
+
+
+def test_full_queue_try_write_and_timeout():
+    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1) as q:
+        n = 0
+        while q.writer.try_write(b"m" * 32):
+            n += 1
+        assert n == 12
+        with pytest.raises(pq.QueueFull):
+            q.writer.write(b"m" * 32, timeout=0.01)
+        with pytest.raises(pq.QueueFull):
+            q.writer.write(b"m" * 32, timeout=0)
+        with pytest.raises(pq.QueueFull) as e:
+            q.writer.write_batch(np.zeros((3, 32), np.uint8), timeout=0.01)
+        assert e.value.written == 0
+        q.writer.flush()
+        assert len(q.reader.poll()) == n  # nothing lost
+        assert q.writer.try_write(b"m" * 32)
+
+
+def test_write_batch_partial_timeout_reports_written():
+    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1) as q:
+        arr = np.arange(20 * 32, dtype=np.uint8).reshape(20, 32) % 251
+        with pytest.raises(pq.QueueFull) as e:
+            q.writer.write_batch(arr, timeout=0.01)
+        k = e.value.written
+        assert k == 12
+        q.writer.flush()
+        got = q.reader.poll()
+        assert got == [arr[i].tobytes() for i in range(k)]
+
+
+@pytest.mark.parametrize("timeout", [-1, "1", float("nan")])
+def test_bad_timeout(timeout):
+    with small() as q:
+        with pytest.raises(ValueError, match="timeout"):
+            q.writer.write(b"x", timeout=timeout)
+
+
+def test_use_after_close():
+    q = small(publish="each")
+    q.writer.write(b"x")
+    q.close()
+    q.close()  # idempotent
+    assert q.closed
+    for call in (lambda: q.writer.write(b"x"), lambda: q.writer.try_write(b"x"),
+                 lambda: q.writer.flush(), lambda: q.reader.poll(),
+                 lambda: q.reader.poll_into(np.zeros((1, 1), np.uint8)),
+                 lambda: q.writer.write_batch(np.zeros((1, 1), np.uint8)),
+                 q.stats, q.backlog):
+        with pytest.raises(pq.QueueClosed):
+            call()
+
+
+@pytest.mark.parametrize("arr, err", [
+    ([[1, 2]], TypeError),
+    (np.zeros((2, 4), np.int32), ValueError),
+    (np.zeros(8, np.uint8), ValueError),
+    (np.zeros((2, 2, 2), np.uint8), ValueError),
+    (np.zeros((4, 8), np.uint8)[:, ::2], ValueError),
+    (np.zeros((8, 4), np.uint8).T, ValueError),
+])
+def test_bad_arrays(arr, err):
+    with small() as q:
+        with pytest.raises(err):
+            q.writer.write_batch(arr)
+        with pytest.raises(err):
+            q.reader.poll_into(arr)
+
+
+def test_poll_into_needs_writable():
+    with small() as q:
+        out = np.zeros((2, 4), np.uint8)
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match="writable"):
+            q.reader.poll_into(out)
+
+
+def test_bad_message_type():
+    with small() as q:
+        with pytest.raises(TypeError):
+            q.writer.write("text is not bytes")
+        with pytest.raises(TypeError):
+            q.writer.write(12)
+
+
+def test_close_wakes_blocked_writer():
+    q = pq.Queue(block_size=256, hot_blocks=1, spill_blocks=0)
+    while q.writer.try_write(b"m" * 32):
+        pass
+    errors = []
+
+    def blocked():
+        try:
+            q.writer.write(b"m" * 32)  # waits: nobody reads
+        except pq.QueueClosed as e:
+            errors.append(e)
+
+    t = threading.Thread(target=blocked)
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()
+    q.close()
+    t.join(5)
+    assert not t.is_alive() and len(errors) == 1
+
+
+def test_python_threads_fifo():
+    n = 200_000
+    with pq.Queue(block_size=4096, hot_blocks=4, spill_blocks=256, publish="bytes:2048") as q:
+        def produce():
+            for i in range(n):
+                q.writer.write(i.to_bytes(8, "little") + bytes([i % 256]) * (i % 50))
+            q.writer.flush()
+
+        t = threading.Thread(target=produce)
+        t.start()
+        expect = 0
+        while expect < n:
+            for m in q.reader.poll():
+                i = int.from_bytes(m[:8], "little")
+                assert i == expect
+                assert m[8:] == bytes([i % 256]) * (i % 50)
+                expect += 1
+        t.join()
+        assert q.reader.poll() == []
+
+
+def test_python_threads_batches():
+    rows, size, batches = 1000, 32, 200
+    with pq.Queue(spill_blocks=1024) as q:
+        def produce():
+            for b in range(batches):
+                arr = np.full((rows, size), b % 256, np.uint8)
+                arr[:, :8] = np.arange(b * rows, (b + 1) * rows, dtype=np.uint64).view(np.uint8).reshape(rows, 8)
+                q.writer.write_batch(arr)
+            q.writer.flush()
+
+        t = threading.Thread(target=produce)
+        t.start()
+        out = np.zeros((4096, size), np.uint8)
+        seen = 0
+        while seen < rows * batches:
+            k = q.reader.poll_into(out)
+            seqs = out[:k, :8].copy().view(np.uint64).ravel()
+            assert np.array_equal(seqs, np.arange(seen, seen + k, dtype=np.uint64))
+            assert np.all(out[:k, 8:] == (seqs // rows % 256).astype(np.uint8)[:, None])
+            seen += k
+        t.join()
+
+
+def test_context_manager_and_repr():
+    with small() as q:
+        assert "open" in repr(q)
+    assert q.closed and "closed" in repr(q)

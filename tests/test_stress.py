@@ -1,0 +1,69 @@
+"""FIFO and every byte between a C writer thread and a C reader thread (SPEC §3):
+>= 10 million messages per publish policy, with and without scan_current, random
+sizes from 0 bytes to the maximum, with backlog spilling into tier 2 and back."""
+import pytest
+
+import pyqueue as pq
+from pyqueue._pyq import ffi, lib
+
+POLICIES = ["max", "each", "bytes:1000"]
+
+
+def stress(q, n, use_claim=False, pause_every=0, pause_us=0, flush_every=0, batch=0):
+    p = ffi.new("pyq_stress_params_t *")
+    r = ffi.new("pyq_stress_result_t *")
+    p.messages = n
+    p.min_len = 0
+    p.max_len = q.max_message
+    p.salt = 0xC0FFEE
+    p.writer_cpu = p.reader_cpu = -1
+    p.reader_pause_every = pause_every
+    p.reader_pause_us = pause_us
+    p.use_claim = use_claim
+    p.flush_every = flush_every
+    p.reader_batch = batch
+    p.write_timeout_ns = lib.PYQ_WAIT_FOREVER
+    rc = lib.pyq_stress_run(q.c_handle, p, r)
+    assert rc == 0, "error %d (%s) on side %d at seq %d" % (
+        r.error, ffi.string(lib.pyq_strerror(r.error)).decode(), r.error_side, r.error_seq)
+    assert r.written == n and r.read == n
+    return q.stats()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scan", [False, True])
+@pytest.mark.parametrize("publish", POLICIES)
+def test_ten_million_random_sizes(publish, scan):
+    n = 10_000_000
+    # 256-byte blocks keep 10 M random-size messages (0..248 B) to ~1.3 GB of copying.
+    with pq.Queue(block_size=256, hot_blocks=4, spill_blocks=2048, publish=publish,
+                  scan_current=scan, retry_yield_every=64) as q:
+        st = stress(q, n, pause_every=2_000_000, pause_us=20_000)
+        assert st["messages_read"] == n
+        assert st["takes_spill"] > 0, "the reader pauses should spill into tier 2"
+        assert st["returns_spill"] >= st["takes_spill"] - 1
+        assert st["returns_hot"] >= st["takes_hot"] - 1
+        assert st["peak_backlog"] > 4 * 256
+
+
+@pytest.mark.parametrize("scan", [False, True])
+@pytest.mark.parametrize("publish", POLICIES)
+def test_default_blocks_random_sizes(publish, scan):
+    with pq.Queue(spill_blocks=512, publish=publish, scan_current=scan) as q:
+        st = stress(q, 300_000, pause_every=100_000, pause_us=20_000)
+        assert st["takes_spill"] > 0
+
+
+@pytest.mark.parametrize("scan", [False, True])
+def test_claim_abort_flush_small_polls(scan):
+    with pq.Queue(block_size=512, hot_blocks=2, spill_blocks=64, scan_current=scan) as q:
+        stress(q, 500_000, use_claim=True, flush_every=3, batch=7, pause_every=100_000, pause_us=5000)
+
+
+def test_stress_rejects_bad_params():
+    with pq.Queue(block_size=256, spill_blocks=4) as q:
+        p = ffi.new("pyq_stress_params_t *")
+        r = ffi.new("pyq_stress_result_t *")
+        p.messages = 10
+        p.min_len, p.max_len = 0, 10_000
+        assert lib.pyq_stress_run(q.c_handle, p, r) == lib.PYQ_EINVAL
