@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "pin.h"
 #include "pyq_pattern.h"
 #include "pyq_selftest.h"
 
@@ -19,28 +20,6 @@ struct stress {
     _Atomic int failed;  /* either side saw an error: the other stops */
     uint64_t t0, t1;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int pin_self(int cpu)
-{
-    cpu_set_t set;
-    int rc;
-
-    if (cpu < 0)
-        return 0;
-    if (cpu >= CPU_SETSIZE)
-        return PYQ_EINVAL;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    return rc ? -rc : 0;
-}
 
 static void fail(struct stress *s, int side, int err, uint64_t seq)
 {
@@ -64,7 +43,7 @@ static void *writer_main(void *arg)
     struct stress *s = arg;
     const pyq_stress_params_t *p = s->p;
     static _Thread_local uint8_t buf[PYQ_MAX_BLOCK_SIZE];
-    int rc = pin_self(p->writer_cpu);
+    int rc = pyq_pin_self(p->writer_cpu);
 
     if (rc) {
         fail(s, 1, rc, 0);
@@ -141,7 +120,7 @@ static void *reader_main(void *arg)
     struct reader_ctx c = { s, 0 };
     uint64_t next_pause = p->reader_pause_every ? p->reader_pause_every : UINT64_MAX;
     uint64_t batch = p->reader_batch ? p->reader_batch : UINT64_MAX;
-    int rc = pin_self(p->reader_cpu);
+    int rc = pyq_pin_self(p->reader_cpu);
 
     if (rc) {
         fail(s, 2, rc, 0);
@@ -166,7 +145,7 @@ static void *reader_main(void *arg)
             next_pause += p->reader_pause_every;
         }
     }
-    s->t1 = now_ns();
+    s->t1 = pyq_mono_ns();
     s->res.read = c.next;
     /* Nothing may follow the last message. */
     if (!stop_requested(s) && pyq_reader_next_len(s->q) != PYQ_EAGAIN)
@@ -187,7 +166,7 @@ int pyq_stress_run(pyq_queue_t *q, const pyq_stress_params_t *p, pyq_stress_resu
     s.q = q;
     s.p = p;
     atomic_init(&s.failed, 0);
-    s.t0 = now_ns();
+    s.t0 = pyq_mono_ns();
     if ((rc = pthread_create(&rt, NULL, reader_main, &s)) != 0)
         return -rc;
     if ((rc = pthread_create(&wt, NULL, writer_main, &s)) != 0) {

@@ -2,6 +2,7 @@
 the test checks its exit code (a segfault would be -11)."""
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -96,5 +97,7 @@ PRELUDE = "import gc, threading, time\nimport numpy as np\nimport pyqueue as pq\
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_misuse_does_not_crash(name):
     code = PRELUDE + textwrap.dedent(CASES[name])
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # Run outside the source tree so the installed package is imported.
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tempfile.gettempdir())
     assert proc.returncode == 0, "%s exited %d\n%s" % (name, proc.returncode, proc.stderr[-3000:])

@@ -1,0 +1,56 @@
+/*
+ * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
+ * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
+ * Python writer, the two-line ping-pong floor and the queue round trip.
+ * Every reader checks sequence numbers, so nothing can be optimised away.
+ */
+#ifndef PYQ_BENCH_H
+#define PYQ_BENCH_H
+
+#include <stdint.h>
+
+#include "pyqueue.h"
+
+typedef struct pyq_bench_result {
+    uint64_t messages;    /* delivered and verified in order */
+    uint64_t elapsed_ns;  /* writer start (after both threads are ready) to last delivery */
+    int32_t error;        /* 0, PYQ_EBADMSG on a sequence error, or a pinning error */
+} pyq_bench_result_t;
+
+typedef struct pyq_bench_reader pyq_bench_reader_t;
+
+/* Any thread.  Write n messages of msg_size (>= 8) bytes from a C writer pinned
+ * to writer_cpu to a C reader pinned to reader_cpu through q (fresh or drained).
+ * @return 0 or the error (also in r->error). */
+int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
+                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  The same through the yardstick: a per-message ring of 32-byte
+ * slots with cached head/tail indices on separate lines (rigtorp's design). */
+int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
+                              int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
+ * n messages of msg_size bytes from q, for a writer in another thread (Python).
+ * The clock starts at the first message. */
+int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
+                           pyq_bench_reader_t **out);
+
+/* The thread that started it.  Wait for the reader, free it, fill *r.
+ * Returns after the reader has seen n messages or stop was requested. */
+int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *r);
+
+/* Any thread.  Ask a reader to stop early (e.g. the Python writer failed). */
+void pyq_bench_reader_stop(pyq_bench_reader_t *h);
+
+/* Any thread.  Two-line ping-pong between threads pinned to cpu_a and cpu_b:
+ * A writes line 1 and waits for B's echo on line 2.  samples_ns[i] = round trip
+ * i in ns (one-way = half) after 1,000 untimed warm-up trips. */
+int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
+
+/* Any thread.  One message A -> B through one queue and back through another,
+ * both created from cfg; samples_ns[i] = round trip i in ns, after warm-up. */
+int pyq_bench_roundtrip(const pyq_config_t *cfg, int32_t cpu_a, int32_t cpu_b,
+                        uint32_t round_trips, uint64_t *samples_ns);
+
+#endif /* PYQ_BENCH_H */
