@@ -218,3 +218,20 @@ def test_extra_json(tmp_path):
     assert f.save_json("pacing_table.json", {"p_max": [1.0, math.inf]}) == \
         ["pacing_table.json.p_max[*]: 1 +inf value written as null"]
     assert out.verify(f.path) == []
+
+
+def test_ctrl_c_during_the_rename_cannot_tear_the_folder(tmp_path, monkeypatch):
+    import os
+    import signal
+    f = _folder(tmp_path)
+    real_replace = os.replace
+
+    def replace_with_ctrl_c(src, dst):
+        os.kill(os.getpid(), signal.SIGINT)          # arrives between file and index
+        real_replace(src, dst)
+    monkeypatch.setattr(out.os, "replace", replace_with_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        f.save_samples("c", x=np.arange(10))
+    monkeypatch.setattr(out.os, "replace", real_replace)
+    assert out.verify(f.path) == []
+    assert out.load(f.path).samples["c"]["x"].tolist() == list(range(10))

@@ -32,8 +32,11 @@ import math
 import os
 import re
 import shutil
+import signal
+import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +67,33 @@ def _sha256(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+@contextmanager
+def _sigint_deferred():
+    """Hold a Ctrl-C that arrives while a file and the index are being updated.
+
+    The KeyboardInterrupt is raised once both are consistent again, so even an
+    un-guarded Ctrl-C (a notebook, a second Ctrl-C) cannot tear the folder.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except ValueError:              # not possible here (e.g. embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
 
 
 def to_jsonable(obj, notes=None, where="$"):
@@ -163,12 +193,14 @@ class OutputFolder:
         try:
             with open(tmp, "wb") as f:
                 write(f)
-            os.replace(tmp, target)
+            entry = {"sha256": _sha256(tmp), "size": tmp.stat().st_size}
+            with _sigint_deferred():
+                os.replace(tmp, target)
+                self._files[rel] = entry
+                self._write_index()
         finally:
             if tmp.exists():
                 tmp.unlink()
-        self._files[rel] = {"sha256": _sha256(target), "size": target.stat().st_size}
-        self._write_index()
         return rel
 
     def _write_index(self):
