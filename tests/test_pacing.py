@@ -136,3 +136,17 @@ def test_arrays_broadcast():
 def test_bad_inputs_name_the_argument(call, name):
     with pytest.raises(ValueError, match=r"^%s " % name):
         call()
+
+
+def test_cli_pacing_table(capsys):
+    from pyqueue.__main__ import main
+    from pyqueue.cli.pacing_table import parse_duration
+    assert [parse_duration(t) for t in ("0.5ms", "25 ms", "1s", "2", "100us", "1e-3")] == \
+        pytest.approx([5e-4, 0.025, 1.0, 2.0, 1e-4, 1e-3])
+    with pytest.raises(ValueError):
+        parse_duration("soon")
+    assert main(["pacing-table"]) == 0
+    printed = capsys.readouterr().out
+    assert "≈ 1.63 M msg/s" in printed and "≈ 2.88 M msg/s" in printed
+    assert main(["pacing-table", "--drain", "0"]) == 2
+    assert "d must be > 0" in capsys.readouterr().err
