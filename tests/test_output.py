@@ -235,3 +235,28 @@ def test_ctrl_c_during_the_rename_cannot_tear_the_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(out.os, "replace", real_replace)
     assert out.verify(f.path) == []
     assert out.load(f.path).samples["c"]["x"].tolist() == list(range(10))
+
+
+def test_graceful_stop_loop_writes_partial_folder(tmp_path):
+    """The loop shape experiments use: flag checked between slices, then finish()."""
+    import io
+    from pyqueue.lab._progress import GracefulInterrupt, Progress
+    f = _folder(tmp_path)
+    total, done = 3, 0
+    with GracefulInterrupt(stream=io.StringIO()) as stop, \
+            Progress(total=total * 4, stream=io.StringIO()) as bar:
+        for r in range(total):
+            for s in range(4):
+                if r == 1 and s == 2:
+                    stop.request()                       # what the first Ctrl-C does
+                if stop.requested:
+                    break
+                bar.update()
+            if stop.requested:
+                break                                    # round 1 is incomplete: not kept
+            f.save_samples("c", **{"round%d" % r: np.arange(4)})
+            done += 1
+            f.checkpoint({"done": done}, done, total)
+        f.finish({"done": done}, done, total)
+    r = out.load(f.path)
+    assert r.status == "interrupted after 1 of 3 rounds" and list(r.samples["c"]) == ["round0"]
