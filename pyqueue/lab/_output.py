@@ -1,0 +1,384 @@
+"""The output folder of SPEC §6, shared by every experiment.
+
+Layout (format ``pyqueue-output/1``)::
+
+    <folder>/
+      summary.json         experiment, status, progress, params, results, notes
+      environment.json     CPU, kernel, cores, pinning, governor, versions, git, argv
+      samples/<group>/<name>.npy.gz   raw samples, unfiltered: gzip of a .npy file
+      <other>.txt / .json  optional extras (save_text / save_json)
+      index.json           every other file with its SHA-256 and size
+
+A sample file loads back with plain numpy::
+
+    import gzip, numpy as np
+    arr = np.load(gzip.open("samples/yield0/group_ns.npy.gz"), allow_pickle=False)
+
+Every file is written to a temporary name and renamed into place, and index.json
+is rewritten after each file, so the folder verifies after every write: a run
+stopped by Ctrl-C between checkpoints leaves a valid partial folder whose
+summary says how far it got.  ``status`` is "complete" only for a finished run;
+otherwise "incomplete after K of N rounds" (checkpoint: still running, or killed),
+"interrupted after K of N rounds", or "failed after K of N rounds: <error>".
+
+NaN and infinities are not JSON: summary values that are NaN or ±inf are written
+as null, and ``notes`` in summary.json lists where and what they were.
+"""
+import dataclasses
+import gzip
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ._environment import collect_environment
+
+__all__ = ["OutputFolder", "LoadedOutput", "verify", "load", "load_array", "to_jsonable",
+           "FORMAT"]
+
+FORMAT = "pyqueue-output/1"
+SUMMARY, ENVIRONMENT, INDEX, SAMPLES = "summary.json", "environment.json", "index.json", "samples"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _check_name(kind, name):
+    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+        raise ValueError("%s must be letters, digits, '_', '-' or '.', not starting with "
+                         "'.' (got %r)" % (kind, name))
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@contextmanager
+def _sigint_deferred():
+    """Hold a Ctrl-C that arrives while a file and the index are being updated.
+
+    The KeyboardInterrupt is raised once both are consistent again, so even an
+    un-guarded Ctrl-C (a notebook, a second Ctrl-C) cannot tear the folder.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except ValueError:              # not possible here (e.g. embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
+
+
+def to_jsonable(obj, notes=None, where="$"):
+    """``obj`` as plain JSON types: numpy scalars/arrays, tuples, dataclasses converted.
+
+    NaN and ±inf become None; each occurrence is recorded in ``notes`` (a Counter
+    keyed by (path with indices as [*], kind)).  Objects with ``to_dict()`` are
+    converted through it.  Anything else raises TypeError naming its path.
+    """
+    if notes is None:
+        notes = Counter()
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        value = float(obj)
+        if math.isfinite(value):
+            return value
+        kind = "NaN" if math.isnan(value) else ("+inf" if value > 0 else "-inf")
+        notes[(re.sub(r"\[\d+\]", "[*]", where), kind)] += 1
+        return None
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in "biuf":
+            raise TypeError("%s: cannot write a %s array to JSON" % (where, obj.dtype))
+        obj = obj.tolist()
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v, notes, "%s[%d]" % (where, i)) for i, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if isinstance(k, (np.integer, np.floating, int, float)) and not isinstance(k, bool):
+                k = str(k.item() if hasattr(k, "item") else k)
+            if not isinstance(k, str):
+                raise TypeError("%s: dict key %r is not a string" % (where, k))
+            out[k] = to_jsonable(v, notes, "%s.%s" % (where, k))
+        return out
+    if hasattr(obj, "to_dict"):
+        return to_jsonable(obj.to_dict(), notes, where)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)},
+                           notes, where)
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError("%s: %s is not JSON-serialisable" % (where, type(obj).__name__))
+
+
+def _notes_text(notes):
+    return ["%s: %d %s value%s written as null" % (path, count, kind, "" if count == 1 else "s")
+            for (path, kind), count in sorted(notes.items())]
+
+
+class OutputFolder:
+    """One experiment's output folder (see the module doc for the layout).
+
+    ``OutputFolder(path, experiment, params)`` creates the folder and writes
+    environment.json and a first summary.json (status "started").  A non-empty
+    folder is refused unless ``overwrite=True``, and even then only if it is a
+    pyqueue output folder (has index.json) — nothing else is ever deleted.
+    """
+
+    def __init__(self, path, experiment, params=None, *, overwrite=False, pinning=None,
+                 argv=None):
+        self.path = Path(path)
+        self.experiment = str(experiment)
+        self._param_notes = Counter()
+        self._params = to_jsonable(params or {}, self._param_notes, "params")
+        self._files = {}
+        self._started = _now()
+        self._prepare(overwrite)
+        self._argv = argv
+        self.set_pinning(pinning)
+        self._write_summary({}, "started", None, None, "rounds", complete=False)
+
+    def _prepare(self, overwrite):
+        if self.path.exists() and not self.path.is_dir():
+            raise FileExistsError("%s exists and is not a folder" % self.path)
+        if self.path.is_dir() and any(self.path.iterdir()):
+            if not overwrite:
+                raise FileExistsError("%s is not empty; choose a new folder or pass "
+                                      "overwrite=True (--overwrite)" % self.path)
+            if not (self.path / INDEX).is_file():
+                raise FileExistsError("%s is not empty and has no %s: not a pyqueue output "
+                                      "folder, refusing to delete it" % (self.path, INDEX))
+            shutil.rmtree(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    # -- writing: every file goes through _commit, which keeps index.json true --
+
+    def _commit(self, rel, write):
+        """Write ``rel`` via ``write(fileobj)`` to a temp name, rename, re-index."""
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(".%s.tmp-%d" % (target.name, os.getpid()))
+        try:
+            with open(tmp, "wb") as f:
+                write(f)
+            entry = {"sha256": _sha256(tmp), "size": tmp.stat().st_size}
+            with _sigint_deferred():
+                os.replace(tmp, target)
+                self._files[rel] = entry
+                self._write_index()
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        return rel
+
+    def _write_index(self):
+        index = {"format": FORMAT, "algorithm": "sha256",
+                 "files": {k: self._files[k] for k in sorted(self._files)}}
+        data = (json.dumps(index, indent=1) + "\n").encode()
+        target = self.path / INDEX
+        tmp = target.with_name(".%s.tmp-%d" % (INDEX, os.getpid()))
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+
+    def _json(self, rel, obj):
+        data = (json.dumps(obj, indent=1, allow_nan=False) + "\n").encode()
+        return self._commit(rel, lambda f: f.write(data))
+
+    def set_pinning(self, pinning):
+        """(Re)write environment.json recording ``pinning`` (e.g. CPU ids per thread)."""
+        env = to_jsonable(collect_environment(pinning, self._argv), Counter(), "environment")
+        self._json(ENVIRONMENT, env)
+
+    def save_samples(self, group, **arrays):
+        """Write each array, unfiltered, to samples/<group>/<name>.npy.gz; return paths.
+
+        Calling again with the same names replaces those files (e.g. cumulative
+        arrays at each checkpoint).  Object arrays are refused.
+        """
+        _check_name("group", group)
+        written = []
+        for name, arr in arrays.items():
+            _check_name("sample name", name)
+            arr = np.asarray(arr)
+            if arr.dtype.hasobject:
+                raise TypeError("sample %r: object arrays cannot be stored" % name)
+
+            def write(f, arr=arr):
+                # mtime=0: identical samples give identical bytes and checksums
+                with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6, mtime=0) as gz:
+                    np.save(gz, arr, allow_pickle=False)
+            written.append(self._commit("%s/%s/%s.npy.gz" % (SAMPLES, group, name), write))
+        return written
+
+    def save_text(self, name, text):
+        """Write a text file (e.g. the printed table) at the top of the folder."""
+        _check_name("file name", name)
+        if name in (SUMMARY, ENVIRONMENT, INDEX):
+            raise ValueError("file name %r is reserved" % name)
+        data = text.encode()
+        return self._commit(name, lambda f: f.write(data))
+
+    def save_json(self, name, obj):
+        """Write an extra JSON file (NaN/inf as null); returns its notes list."""
+        _check_name("file name", name)
+        if name in (SUMMARY, ENVIRONMENT, INDEX):
+            raise ValueError("file name %r is reserved" % name)
+        notes = Counter()
+        body = to_jsonable(obj, notes, name)
+        self._json(name, {"data": body, "notes": _notes_text(notes)})
+        return _notes_text(notes)
+
+    def _write_summary(self, results, status, done, total, unit, complete):
+        notes = Counter(self._param_notes)
+        body = to_jsonable(results, notes, "results")
+        summary = {"format": FORMAT, "experiment": self.experiment, "status": status,
+                   "complete": complete,
+                   "progress": {"done": done, "total": total, "unit": unit},
+                   "params": self._params, "results": body, "notes": _notes_text(notes),
+                   "started_utc": self._started, "updated_utc": _now()}
+        self._json(SUMMARY, summary)
+        return status
+
+    @staticmethod
+    def _check_progress(done, total):
+        if int(total) < 0 or not 0 <= int(done) <= int(total):
+            raise ValueError("done must be in [0, total], got done=%r total=%r" % (done, total))
+
+    def checkpoint(self, results, done, total, unit="rounds"):
+        """Record results so far: status "incomplete after K of N <unit>"."""
+        self._check_progress(done, total)
+        status = "incomplete after %d of %d %s" % (done, total, unit)
+        return self._write_summary(results, status, int(done), int(total), unit, False)
+
+    def finish(self, results, done, total, unit="rounds", error=None):
+        """Final summary: "complete" when done == total, else interrupted (or failed).
+
+        ``error``: the exception (or text) that ended the run early, if any.
+        """
+        self._check_progress(done, total)
+        if error is not None:
+            status = "failed after %d of %d %s: %s" % (done, total, unit, error)
+        elif done == total:
+            status = "complete"
+        else:
+            status = "interrupted after %d of %d %s" % (done, total, unit)
+        return self._write_summary(results, status, int(done), int(total), unit,
+                                   status == "complete")
+
+
+def verify(path):
+    """Recompute every checksum in index.json; return the problems ([] = valid).
+
+    Reports files missing, changed (size or SHA-256) and present but not indexed.
+    """
+    path = Path(path)
+    try:
+        index = json.loads((path / INDEX).read_text())
+        files = index["files"]
+    except FileNotFoundError:
+        return ["%s: missing" % INDEX]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return ["%s: unreadable (%s)" % (INDEX, e)]
+    problems = []
+    for required in (SUMMARY, ENVIRONMENT):
+        if required not in files:
+            problems.append("%s: not in index" % required)
+    for rel, entry in sorted(files.items()):
+        target = path / rel
+        if not target.is_file():
+            problems.append("%s: missing" % rel)
+        elif target.stat().st_size != entry.get("size"):
+            problems.append("%s: size %d, index says %s" % (rel, target.stat().st_size,
+                                                            entry.get("size")))
+        elif _sha256(target) != entry.get("sha256"):
+            problems.append("%s: SHA-256 mismatch" % rel)
+    for target in sorted(path.rglob("*")):
+        rel = target.relative_to(path).as_posix()
+        if target.is_file() and rel != INDEX and rel not in files:
+            problems.append("%s: not in index" % rel)
+    return problems
+
+
+def load_array(path):
+    """Load one .npy.gz sample file."""
+    with gzip.open(path, "rb") as f:
+        return np.load(f, allow_pickle=False)
+
+
+@dataclasses.dataclass
+class LoadedOutput:
+    """An output folder read back: summary, environment and samples[group][name]."""
+    path: Path
+    summary: dict
+    environment: dict
+    samples: dict
+    problems: list
+
+    @property
+    def status(self):
+        return self.summary.get("status")
+
+    @property
+    def complete(self):
+        return bool(self.summary.get("complete"))
+
+    @property
+    def results(self):
+        return self.summary.get("results", {})
+
+    @property
+    def params(self):
+        return self.summary.get("params", {})
+
+
+def load(path, samples=True, check=True):
+    """Read an output folder back.
+
+    ``check``: verify checksums first and raise ValueError listing any problem
+    (with ``check=False`` the problems are returned in ``.problems`` instead).
+    ``samples=False`` skips loading the arrays.
+    """
+    path = Path(path)
+    problems = verify(path)
+    if check and problems:
+        raise ValueError("%s does not verify: %s" % (path, "; ".join(problems)))
+    summary = json.loads((path / SUMMARY).read_text())
+    environment = json.loads((path / ENVIRONMENT).read_text())
+    arrays = {}
+    if samples:
+        for f in sorted((path / SAMPLES).glob("*/*.npy.gz")):
+            arrays.setdefault(f.parent.name, {})[f.name[:-len(".npy.gz")]] = load_array(f)
+    return LoadedOutput(path=path, summary=summary, environment=environment,
+                        samples=arrays, problems=problems)
