@@ -33,9 +33,9 @@ struct qrun {
     uint32_t size;
     int32_t wcpu, rcpu;
     struct start_line start;
-    uint64_t t0, t1;
-    uint64_t got;
-    _Atomic int err;
+    uint64_t t0;                        /* writer's line */
+    PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
+    PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
     _Atomic int stop;
 };
 
@@ -130,6 +130,7 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
         return rc;
     res->messages = r.got;
     res->elapsed_ns = r.t1 - r.t0;
+    res->end_ns = r.t1;
     res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
     return res->error;
 }
@@ -198,6 +199,7 @@ int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
     pthread_join(h->t, NULL);
     res->messages = h->r.got;
     res->elapsed_ns = h->r.t1 - h->r.t0;
+    res->end_ns = h->r.t1;
     res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
     if (!res->error && h->r.got < h->r.n)
         res->error = PYQ_EINTR;

@@ -19,6 +19,7 @@ void pyq_config_init(pyq_config_t *cfg)
     cfg->scan_current = 0;
     cfg->retry_yield_every = 1024;
     cfg->touch_after_write = 1;
+    cfg->prefetch = 1;
 }
 
 int pyq_config_check(const pyq_config_t *c, const char **bad)

@@ -82,6 +82,14 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
          * makes this zero visible before the block itself. */
         pyq_store_relaxed(pyq_hdr(blk, 0), 0);
     }
+    if (q->cfg.prefetch) {
+        /* Ask for every line of the block in exclusive state now, so the
+         * ownership transfers from the reader's cache overlap instead of
+         * arriving one store-buffer stall at a time. */
+        uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
+        for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
+            __builtin_prefetch(blk + off, 1, 3);
+    }
     q->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
     /* W1: ring slot (and the zeroed first header) visible; pairs with A1 in reader.c. */

@@ -15,6 +15,7 @@ typedef struct pyq_bench_result {
     uint64_t messages;    /* delivered and verified in order */
     uint64_t elapsed_ns;  /* writer start (after both threads are ready) to last delivery */
     int32_t error;        /* 0, PYQ_EBADMSG on a sequence error, or a pinning error */
+    uint64_t end_ns;      /* CLOCK_MONOTONIC at the last delivery (Python's time.monotonic_ns) */
 } pyq_bench_result_t;
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;
@@ -32,7 +33,8 @@ int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
 
 /* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
  * n messages of msg_size bytes from q, for a writer in another thread (Python).
- * The clock starts at the first message. */
+ * elapsed_ns runs from the first message; end_ns lets the caller time from its
+ * own start instead. */
 int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
                            pyq_bench_reader_t **out);
 

@@ -71,6 +71,9 @@ typedef struct pyq_config {
     int32_t prefault;           /* touch every page of the pool at creation */
     int32_t mlock;              /* mlock() the pool; failure is PYQ_EPERM/PYQ_ENOMEM */
     int32_t spill_nontemporal;  /* write tier-2 blocks with streaming stores (x86-64) */
+    int32_t prefetch;           /* writer prefetches a block for writing when it takes
+                                   it, reader prefetches the published part of a block
+                                   when it starts it; default 1 */
 } pyq_config_t;
 
 /* Counters (SPEC §3.8): each written by one thread only, readable at any time. */

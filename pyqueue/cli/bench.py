@@ -1,0 +1,30 @@
+"""python -m pyqueue bench: interleaved throughput / round-trip benchmark."""
+import shlex
+import sys
+
+NAME = "bench"
+HELP = "throughput and round trip of pyqueue vs a yardstick ring and the ping-pong floor"
+
+
+def add_arguments(p):
+    p.add_argument("--writer-cpu", type=int, default=0)
+    p.add_argument("--reader-cpu", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--messages", type=int, default=2_000_000, help="messages per throughput slice")
+    p.add_argument("--trips", type=int, default=20_000, help="round trips per latency slice")
+    p.add_argument("--split-ns", type=float, default=100.0,
+                   help="one-way probe threshold between 'near' and 'far' placements")
+    p.add_argument("--quick", action="store_true", help="3 rounds of small slices")
+    p.add_argument("--out", help="write the SPEC §6 output folder here")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args):
+    from ..lab.bench import bench
+    if args.quick:
+        args.rounds, args.messages, args.trips = 3, 200_000, 2_000
+    res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
+                split_ns=args.split_ns, progress=not args.no_progress, out=args.out)
+    print(res.table())
+    print("\ncommand: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    return 0
