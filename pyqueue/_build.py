@@ -51,7 +51,8 @@ for h in HEADERS:
 ffibuilder.set_source(
     "pyqueue._pyq",
     "\n".join('#include "%s"' % os.path.basename(h) for h in HEADERS),
-    sources=SOURCES,
+    # setuptools wants sources relative to setup.py (the build's working directory).
+    sources=[os.path.relpath(p, ROOT) for p in SOURCES],
     include_dirs=[INCLUDE, CSRC],
     extra_compile_args=compile_args(),
     extra_link_args=["-pthread"] + os.environ.get("PYQ_LDFLAGS", "").split(),
@@ -59,4 +60,5 @@ ffibuilder.set_source(
 )
 
 if __name__ == "__main__":
+    os.chdir(ROOT)
     ffibuilder.compile(tmpdir=os.path.join(ROOT, "build", "cffi"), verbose=True)
