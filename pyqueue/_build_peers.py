@@ -142,7 +142,7 @@ def build_peer(peer, out_dir, tmp):
     try:
         cc, cflags, libs, version = _flags(peer)
     except LookupError as e:
-        entry["reason"] = "%s; apt-get install %s" % (e, peer.package)
+        entry["reason"] = "%s headers not found (%s)" % (peer.package, e)
         return entry
     entry["version"] = version or _package_version(peer.package)
     ext = ".c" if peer.lang == "c" else ".cpp"
@@ -152,10 +152,9 @@ def build_peer(peer, out_dir, tmp):
     rc, out = _run(cc + cflags + [probe, "-o", os.path.join(tmp, "probe_" + peer.name)] + libs)
     if rc != 0:
         if rc == 127:
-            why = "no %s compiler (%s)" % ("C" if peer.lang == "c" else "C++", cc[0])
+            entry["reason"] = "no %s compiler (%s)" % ("C" if peer.lang == "c" else "C++", cc[0])
         else:
-            why = "headers not usable: %s" % _excerpt(out, 2)
-        entry["reason"] = "%s; apt-get install %s" % (why, peer.package)
+            entry["reason"] = "%s headers not found or not usable (%s)" % (peer.package, _excerpt(out, 2))
         return entry
     lib = LIB_PATTERN % peer.name
     tmp_lib = os.path.join(tmp, lib)
