@@ -29,6 +29,7 @@ struct verify_run {
     _Atomic int stop;         /* either side failed: the other gives up (relaxed:
                                  the error itself is read after pthread_join) */
     _Atomic int writer_done;  /* D1: release after the last write and flush */
+    int writer_error, reader_error; /* each side's own; combined after the joins */
     uint64_t t_start, t_end;
     pyq_adapter_verify_result_t res;
 };
@@ -135,7 +136,7 @@ static void *writer_main(void *arg)
     if (rc == 0)
         rc = write_all(v, buf);
     if (rc != 0) {
-        v->res.error = rc;
+        v->writer_error = rc;
         atomic_store_explicit(&v->stop, 1, memory_order_relaxed);
     }
     v->res.writer_cpu_seen = sched_getcpu();
@@ -173,7 +174,7 @@ static void *reader_main(void *arg)
             k = a->poll(v->h, want < VERIFY_POLL_MAX ? want : VERIFY_POLL_MAX, check_message, &c);
             if (k < 0)
                 rc = (int)k;
-            else if (k == 0 && v->res.error == 0)
+            else if (k == 0 && v->writer_error == 0) /* ordered by D1/D2 */
                 rc = PYQ_EBADMSG; /* lost: c.expected never arrived */
             continue;
         }
@@ -191,10 +192,8 @@ static void *reader_main(void *arg)
         atomic_store_explicit(&v->stop, 1, memory_order_relaxed);
     }
     v->res.reader_cpu_seen = sched_getcpu();
-    /* Joined before anyone reads it; a reader error wins over a writer's. */
-    if (rc != 0)
-        v->res.first_bad = c.expected, v->res.error = v->res.error ? v->res.error : rc;
-    return (void *)(intptr_t)rc;
+    v->reader_error = rc;
+    return NULL;
 }
 
 int pyq_adapter_verify(const pyq_adapter_t *a, const pyq_adapter_params_t *p, uint64_t n,
@@ -203,7 +202,6 @@ int pyq_adapter_verify(const pyq_adapter_t *a, const pyq_adapter_params_t *p, ui
 {
     struct verify_run *v;
     pthread_t wt, rt;
-    void *rrc;
     int rc;
 
     if (!a || !p || !out || burst > VERIFY_BURST_MAX || p->msg_size == 0 ||
@@ -229,13 +227,13 @@ int pyq_adapter_verify(const pyq_adapter_t *a, const pyq_adapter_params_t *p, ui
     if (rc == 0) {
         rc = pthread_create(&wt, NULL, writer_main, v);
         if (rc != 0) {
+            v->writer_error = -rc;
             atomic_store_explicit(&v->writer_done, 1, memory_order_release);
-            v->res.error = -rc;
             atomic_store_explicit(&v->stop, 1, memory_order_relaxed);
         } else {
             pthread_join(wt, NULL);
         }
-        pthread_join(rt, &rrc);
+        pthread_join(rt, NULL);
         rc = 0;
     }
     a->destroy(v->h);
@@ -244,6 +242,8 @@ int pyq_adapter_verify(const pyq_adapter_t *a, const pyq_adapter_params_t *p, ui
         return -rc;
     }
     v->res.elapsed_ns = v->t_end > v->t_start ? v->t_end - v->t_start : 0;
+    /* The first failure is the cause: a writer error stops the reader quietly. */
+    v->res.error = v->writer_error ? v->writer_error : v->reader_error;
     *out = v->res;
     rc = out->error;
     free(v);
