@@ -1,0 +1,153 @@
+/* dpdk.c - DPDK rte_ring (single producer / single consumer, 32-byte elements)
+ * behind the adapter interface (SPEC §7).
+ *
+ * No EAL: rte_ring_create_elem() needs EAL memzones, but a ring is just memory,
+ * so we size it with rte_ring_get_memsize_elem(), map it ourselves and set it up
+ * with rte_ring_init(), which only fills the header (size, mask, sync types).
+ * The *_elem functions take the element size per call, so the same ring carries
+ * 32-byte elements.  Orderings are rte_ring's own. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "pyq_adapter.h"
+
+#define DPDK_BURST 32  /* elements per dequeue; the classic DPDK burst */
+
+struct dpdk_handle {
+    struct rte_ring *r;  /* header + table in one mapping */
+    size_t map_bytes;
+    uint32_t esize;
+    /* Reader-owned: elements dequeued but not yet handed to the callback (it may
+     * stop a poll in the middle of a burst). */
+    uint32_t stash_n, stash_pos;
+    uint8_t *stash;      /* DPDK_BURST * esize bytes */
+};
+
+static int dpdk_create(const pyq_adapter_params_t *p, void **handle)
+{
+    struct dpdk_handle *d;
+    uint64_t want;
+    unsigned int count = 2;
+    ssize_t bytes;
+    int rc;
+
+    if (p->msg_size == 0 || p->msg_size % 4 != 0 || p->msg_size > 65536)
+        return PYQ_EINVAL;
+    want = p->capacity_bytes / p->msg_size;
+    if (want < 2)
+        return PYQ_EINVAL;
+    /* Power-of-two count (no RING_F_EXACT_SZ): the largest that fits the budget. */
+    while ((uint64_t)count * 2 <= want && (uint64_t)count * 2 <= RTE_RING_SZ_MASK)
+        count *= 2;
+    bytes = rte_ring_get_memsize_elem(p->msg_size, count);
+    if (bytes < 0)
+        return PYQ_EINVAL;
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return PYQ_ENOMEM;
+    d->esize = p->msg_size;
+    d->stash = malloc((size_t)DPDK_BURST * d->esize);
+    d->map_bytes = (size_t)bytes;
+    /* mmap is page-aligned, more than the cache-line alignment rte_ring needs. */
+    d->r = mmap(NULL, d->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!d->stash || d->r == MAP_FAILED) {
+        if (d->r != MAP_FAILED)
+            munmap(d->r, d->map_bytes);
+        free(d->stash);
+        free(d);
+        return PYQ_ENOMEM;
+    }
+    rc = rte_ring_init(d->r, "pyq_peer", count, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (rc != 0) {
+        munmap(d->r, d->map_bytes);
+        free(d->stash);
+        free(d);
+        return rc < 0 ? rc : PYQ_EINVAL;
+    }
+    *handle = d;
+    return 0;
+}
+
+static void dpdk_destroy(void *h)
+{
+    struct dpdk_handle *d = h;
+
+    if (d) {
+        munmap(d->r, d->map_bytes);
+        free(d->stash);
+        free(d);
+    }
+}
+
+static uint64_t dpdk_capacity(void *h)
+{
+    return rte_ring_get_capacity(((struct dpdk_handle *)h)->r);
+}
+
+static int dpdk_try_write(void *h, const void *msg, uint32_t len)
+{
+    struct dpdk_handle *d = h;
+
+    /* 0, or -ENOBUFS when full. */
+    return rte_ring_sp_enqueue_elem(d->r, (void *)msg, d->esize) == 0 ? 0 : PYQ_EAGAIN;
+}
+
+static int64_t dpdk_try_write_burst(void *h, const void *msgs, uint32_t n, uint32_t len)
+{
+    struct dpdk_handle *d = h;
+
+    return rte_ring_sp_enqueue_burst_elem(d->r, msgs, d->esize, n, NULL);
+}
+
+static void dpdk_flush(void *h)
+{
+    (void)h; /* each enqueue is visible when it returns */
+}
+
+static int64_t dpdk_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
+{
+    struct dpdk_handle *d = h;
+    uint64_t n = 0;
+
+    while (n < max) {
+        int rc;
+
+        if (d->stash_pos == d->stash_n) {
+            uint64_t want = max - n < DPDK_BURST ? max - n : DPDK_BURST;
+
+            d->stash_pos = 0;
+            d->stash_n = rte_ring_sc_dequeue_burst_elem(d->r, d->stash, d->esize,
+                                                        (unsigned int)want, NULL);
+            if (d->stash_n == 0)
+                break;
+        }
+        n++;
+        rc = fn(ctx, d->stash + (size_t)d->stash_pos++ * d->esize, d->esize);
+        if (rc != 0)
+            return rc < 0 ? rc : (int64_t)n;
+    }
+    return (int64_t)n;
+}
+
+static const pyq_adapter_t adapter = {
+    .abi = PYQ_ADAPTER_ABI,
+    .name = "dpdk",
+    .create = dpdk_create,
+    .destroy = dpdk_destroy,
+    .capacity = dpdk_capacity,
+    .try_write = dpdk_try_write,
+    .try_write_burst = dpdk_try_write_burst,
+    .flush = dpdk_flush,
+    .poll = dpdk_poll,
+    .wait_readable = NULL,
+};
+
+__attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
+{
+    return &adapter;
+}

@@ -1,0 +1,180 @@
+"""The queues the lab compares (SPEC §7), by name, behind one C adapter interface.
+
+    import pyqueue.peers as peers
+    peers.available()        # {'pyqueue': 'built', 'mutex': 'built', 'ck': 'built',
+                             #  'dpdk': 'not installed: libdpdk-dev headers not found (...)', ...}
+    a = peers.get("ck")      # const pyq_adapter_t * for the C drivers (burst study, bench)
+    peers.verify("ck", 2_000_000, writer_cpu=0, reader_cpu=1)
+
+"pyqueue" and "mutex" are built into the core library; every other adapter is a
+peer library in this package's ``peers/`` folder, built at install time when the
+peer's Debian package was there (see ``_build_peers.py`` and ``peers/manifest.json``).
+"""
+import json
+import os
+
+from ._build_peers import APT_PACKAGES, LIB_PATTERN, MANIFEST, PEERS as _PEER_SPECS
+from ._errors import UnsupportedError, VerificationError, check
+from ._pyq import ffi, lib
+from .queue import _int_param, make_config
+
+BUILTIN = ("pyqueue", "mutex")
+PEERS = tuple(p.name for p in _PEER_SPECS)
+NAMES = BUILTIN + PEERS
+PACKAGES = {p.name: p.package for p in _PEER_SPECS}
+
+INSTALL_HINT = ("sudo apt-get install -y %s pkg-config g++ && pip install --force-reinstall --no-deps ."
+                % " ".join(APT_PACKAGES))
+
+
+def install_hint():
+    """One shell line that installs every peer and rebuilds pyqueue (for the README)."""
+    return INSTALL_HINT
+
+
+def peer_dir():
+    """The folder the installed package keeps its peer libraries in."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers")
+
+
+def manifest(peer_dir_=None):
+    """The build manifest as a dict, or None when there is none."""
+    path = os.path.join(peer_dir_ or peer_dir(), MANIFEST)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _peer_status(name, man, folder):
+    """(status, reason) of one peer from the manifest and the folder."""
+    entry = ((man or {}).get("peers") or {}).get(name)
+    if entry is None:
+        return ("not installed", "no build record in %s (pyqueue was built without its peer step)"
+                % os.path.join(folder, MANIFEST))
+    status = entry.get("status", "not installed")
+    if status == "built":
+        if man.get("abi") != lib.PYQ_ADAPTER_ABI:
+            return ("build failed", "built for adapter ABI %s, this pyqueue has %d: reinstall pyqueue"
+                    % (man.get("abi"), lib.PYQ_ADAPTER_ABI))
+        so = os.path.join(folder, LIB_PATTERN % name)
+        if not os.path.exists(so):
+            return "not installed", "%s is missing" % so
+        return "built", ""
+    return status, entry.get("reason") or "no reason recorded"
+
+
+def available(peer_dir=None):
+    """Every known adapter -> "built", "not installed: <why>" or "build failed: <why>".
+
+    Built-ins are always "built"; peers come from the manifest written at install
+    time (a missing peer is listed, never dropped)."""
+    folder = peer_dir or globals()["peer_dir"]()
+    man = manifest(folder)
+    out = {name: "built" for name in BUILTIN}
+    for name in PEERS:
+        status, why = _peer_status(name, man, folder)
+        out[name] = status if status == "built" else "%s: %s" % (status, why)
+    return out
+
+
+def _check_name(name):
+    if not isinstance(name, str):
+        raise TypeError("adapter name must be a str, got %s" % type(name).__name__)
+    if name not in NAMES:
+        raise ValueError("unknown adapter %r; known adapters: %s" % (name, ", ".join(NAMES)))
+
+
+def get(name, peer_dir=None):
+    """The C adapter (``const pyq_adapter_t *``) for name; raises UnsupportedError
+    when a peer is not installed or failed to build, ValueError for unknown names."""
+    _check_name(name)
+    folder = peer_dir or globals()["peer_dir"]()
+    if name in PEERS:
+        status, why = _peer_status(name, manifest(folder), folder)
+        if status != "built":
+            raise UnsupportedError("peer %r is %s: %s; apt-get install %s and reinstall pyqueue"
+                                   % (name, status, why, PACKAGES[name]), lib.PYQ_ENOTSUP)
+    out = ffi.new("const pyq_adapter_t **")
+    rc = lib.pyq_adapter_get(name.encode(), folder.encode(), out)
+    if rc != 0:
+        why = ffi.string(lib.pyq_adapter_error()).decode(errors="replace")
+        if rc == lib.PYQ_ENOTSUP:
+            raise UnsupportedError("peer %r cannot be used: %s; apt-get install %s and reinstall pyqueue"
+                                   % (name, why, PACKAGES.get(name, "?")), rc)
+        check(rc, "get(%r): %s" % (name, why))
+    return out[0]
+
+
+def params(msg_size=32, capacity_bytes=None, adapter="pyqueue", **queue):
+    """A ``pyq_adapter_params_t *``: the message size, the memory budget every
+    contender gets, and pyqueue's own configuration (``queue``: the keyword
+    arguments of ``pyqueue.Queue``).  Without capacity_bytes the budget is the
+    pyqueue pool (block_size * (hot_blocks + spill_blocks)); with it and no
+    spill_blocks, spill_blocks is derived so the pool has that budget (for
+    another ``adapter`` a budget below the hot tier is fine: it does not use
+    the pool)."""
+    msg_size = _int_param("msg_size", msg_size, 1, 65536)
+    if capacity_bytes is not None:
+        capacity_bytes = _int_param("capacity_bytes", capacity_bytes, msg_size, 2**48)
+        if "spill_blocks" not in queue:
+            block = queue.get("block_size", 4096)
+            hot = queue.get("hot_blocks", 4)
+            if isinstance(block, int) and isinstance(hot, int) and block > 0:
+                if capacity_bytes // block < hot and adapter == "pyqueue":
+                    raise ValueError("capacity_bytes %d is less than hot_blocks * block_size = %d"
+                                     % (capacity_bytes, hot * block))
+                queue["spill_blocks"] = max(0, capacity_bytes // block - hot)
+    cfg = make_config(**queue)
+    p = ffi.new("pyq_adapter_params_t *")
+    lib.pyq_adapter_params_init(p)
+    p.msg_size = msg_size
+    p.queue = cfg[0]
+    p.capacity_bytes = (capacity_bytes if capacity_bytes is not None
+                        else cfg.block_size * (cfg.hot_blocks + cfg.spill_blocks))
+    return p
+
+
+def _cpu_param(name, cpu):
+    cpu = _int_param(name, cpu, -1, 2**31 - 1)
+    if cpu >= 0 and hasattr(os, "sched_getaffinity") and cpu not in os.sched_getaffinity(0):
+        raise ValueError("%s=%d is not a CPU this process may run on (%s)"
+                         % (name, cpu, sorted(os.sched_getaffinity(0))))
+    return cpu
+
+
+def verify(name, n_messages, msg_size=32, writer_cpu=-1, reader_cpu=-1, burst=0,
+           capacity_bytes=None, peer_dir=None, **queue):
+    """Move n_messages pattern messages through a fresh queue of adapter ``name``
+    between a writer and a reader pthread (C, GIL released) and check FIFO order,
+    length and every byte.  ``burst`` > 0 writes with try_write_burst (adapters
+    that have it).  Returns a dict of counts; raises VerificationError when a
+    message was lost, duplicated, reordered or corrupted.  Not a benchmark:
+    ``elapsed_ns`` includes generating and checking every byte."""
+    a = get(name, peer_dir)
+    n_messages = _int_param("n_messages", n_messages, 0, 2**63 - 1)
+    burst = _int_param("burst", burst, 0, 65536)
+    if burst and a.try_write_burst == ffi.NULL:
+        raise ValueError("adapter %r has no burst write; use burst=0" % name)
+    writer_cpu = _cpu_param("writer_cpu", writer_cpu)
+    reader_cpu = _cpu_param("reader_cpu", reader_cpu)
+    p = params(msg_size, capacity_bytes, name, **queue)
+    res = ffi.new("pyq_adapter_verify_result_t *")
+    rc = lib.pyq_adapter_verify(a, p, n_messages, burst, writer_cpu, reader_cpu, res)
+    out = {"adapter": name, "messages": n_messages, "msg_size": msg_size, "burst": burst,
+           "written": res.written, "verified": res.verified, "write_retries": res.write_retries,
+           "elapsed_ns": res.elapsed_ns, "writer_cpu_seen": res.writer_cpu_seen,
+           "reader_cpu_seen": res.reader_cpu_seen}
+    if rc == lib.PYQ_EBADMSG:
+        err = VerificationError("adapter %r: message %d of %d was lost, reordered or corrupted "
+                                "(%d verified, %d written)"
+                                % (name, res.first_bad, n_messages, res.verified, res.written), rc)
+        err.result = out
+        raise err
+    if rc == lib.PYQ_EINVAL:
+        raise ValueError("verify(%r): the adapter refused msg_size=%d / capacity_bytes=%d "
+                         "(ck, rwq and boost carry %d-byte messages; dpdk a multiple of 4)"
+                         % (name, msg_size, p.capacity_bytes, lib.PYQ_ADAPTER_MSG_SIZE))
+    check(rc, "verify(%r)" % name)
+    return out
