@@ -41,9 +41,10 @@ static void *thread_main(void *arg)
     t->res.policy = pyq_cpu_policy_self(NULL);
     /* Calibrate before the loop so a WORK_SPIN_NS consumer never does it inside. */
     pyq_clock_ticks_per_ns();
+    /* Counters open before start returns: opening them costs milliseconds in a VM. */
+    pyq_perf_open(&perf, perf_mask);
     set_started(t, 0, PYQ_STEP_NONE);
 
-    pyq_perf_open(&perf, perf_mask);
     t->res.cpu_start = t->last_cpu = pyq_cpu_current();
     t->res.start_ns = pyq_now_ns();
     if (t->kind == PYQ_KIND_CONSUMER)
