@@ -25,9 +25,9 @@ int pyq_cpu_pin_self(int cpu)
 {
     cpu_set_t set;
 
-    /* Check first: the kernel would silently accept a set that merely
-     * intersects the cpuset on some kernels, and EINVAL names nothing. */
-    if (!pyq_cpu_allowed(cpu))
+    /* No check against the current mask: a pinned thread may move to another
+     * CPU.  The kernel refuses (EINVAL) a CPU outside the cpuset or offline. */
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
         return PYQ_EINVAL;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);

@@ -30,6 +30,12 @@ static void *thread_main(void *arg)
     pyq_perf_t perf;
     int rc;
 
+    /* The new thread inherited the starter's mask: a CPU outside it was not
+     * given to this process, even when the cpuset would allow it. */
+    if (cpu >= 0 && !pyq_cpu_allowed(cpu)) {
+        set_started(t, PYQ_EINVAL, PYQ_STEP_PIN);
+        return NULL;
+    }
     if (cpu >= 0 && (rc = pyq_cpu_pin_self(cpu)) != 0) {
         set_started(t, rc, PYQ_STEP_PIN);
         return NULL;

@@ -46,13 +46,13 @@ def fifo_refused(priority, what="SCHED_FIFO"):
 
 
 def pin_self(cpu):
-    """Pin the calling thread to ``cpu``."""
-    check_cpu("cpu", cpu)
-    if cpu == -1:
-        raise ValueError("cpu must be an allowed CPU id to pin to, got -1")
+    """Pin the calling thread to ``cpu`` (a pinned thread may move to another)."""
+    if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
+        raise ValueError("cpu must be a CPU id >= 0, got %r" % (cpu,))
     rc = lib.pyq_cpu_pin_self(cpu)
     if rc != 0:
-        raise ValueError("cpu=%d: pinning refused by the OS (%s)" % (cpu, os.strerror(-rc)))
+        raise ValueError("cpu=%d: pinning refused by the OS (%s); CPUs online: %d"
+                         % (cpu, os.strerror(-rc), os.cpu_count() or 0))
 
 
 def unpin_self(cpus=None):

@@ -17,9 +17,10 @@
 
 /* ---- cpu.c: pinning, scheduling policy, CPU id sampling ---------------- */
 
-/* Calling thread.  Pin the calling thread to one CPU (cpu >= 0).
- * @return 0; PYQ_EINVAL when cpu is negative, beyond CPU_SETSIZE or not in the
- *         process's allowed set (the affinity is then unchanged). */
+/* Calling thread.  Pin the calling thread to one CPU (cpu >= 0); a pinned
+ * thread may move to another CPU this way.
+ * @return 0; PYQ_EINVAL when cpu is negative, beyond CPU_SETSIZE, offline or
+ *         outside the cgroup's cpuset (the affinity is then unchanged). */
 int pyq_cpu_pin_self(int cpu);
 
 /* Calling thread.  Allow the calling thread on every CPU of cpus[0..n). @return 0 or PYQ_EINVAL. */
@@ -321,7 +322,8 @@ void pyq_producer_config_init(pyq_producer_config_t *cfg);
 
 /* Any thread.  Start the queue's reader in a new pthread; the caller must not
  * use the reader side until the thread is joined.  Returns once the thread is
- * pinned and scheduled as asked (or failed to be).
+ * pinned and scheduled as asked (or failed to be).  cpu must be in the calling
+ * thread's affinity set (the CPUs this process was given), not just the cpuset.
  * @return 0 and *out; PYQ_EINVAL (bad config, or cpu not allowed: then
  *         *failed_step = PYQ_STEP_PIN); PYQ_EPERM (SCHED_FIFO refused:
  *         PYQ_STEP_SCHED); PYQ_ENOMEM / PYQ_EAGAIN (PYQ_STEP_CREATE).
