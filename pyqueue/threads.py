@@ -19,14 +19,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from . import counters as _counters
 from . import cpu as _cpu
 from ._errors import (MessageTooLarge, QueueClosed, QueueError, VerificationError,
                       check, strerror)
 from ._pyq import ffi, lib
 from .queue import _int_param
+from .samples import sample_buffer
 
 # wait() sleeps in slices this long so KeyboardInterrupt reaches the main thread.
 _WAIT_SLICE_S = 0.1
@@ -43,25 +42,6 @@ _STEP = {lib.PYQ_STEP_NONE: "", lib.PYQ_STEP_CREATE: "create", lib.PYQ_STEP_PIN:
          lib.PYQ_STEP_SCHED: "sched", lib.PYQ_STEP_RUN: "run"}
 _POLICY = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE"}
 _U64 = 2**64 - 1
-
-
-def sample_buffer(arr, name, needed):
-    """A cffi ``uint64_t[]`` over ``arr`` without copying, after checking that it is
-    a 1-D, C-contiguous, writable uint64 ndarray of at least ``needed`` entries."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError("%s must be a numpy.ndarray of dtype uint64, got %s" % (name, type(arr).__name__))
-    if arr.dtype != np.uint64:
-        raise TypeError("%s must have dtype uint64, got %s (use numpy.zeros(n, numpy.uint64))"
-                        % (name, arr.dtype))
-    if arr.ndim != 1:
-        raise ValueError("%s must be 1-D, got shape %s" % (name, arr.shape))
-    if not arr.flags.c_contiguous:
-        raise ValueError("%s must be C-contiguous (a slice with a step is not)" % name)
-    if not arr.flags.writeable:
-        raise ValueError("%s must be writable" % name)
-    if arr.shape[0] < needed:
-        raise ValueError("%s has %d entries; at least %d are needed" % (name, arr.shape[0], needed))
-    return ffi.from_buffer("uint64_t[]", arr, require_writable=True)
 
 
 def _size_param(name, size, max_message):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import pyqueue as pq
-from pyqueue.threads import ConsumerThread, ProducerThread, sample_buffer
+from pyqueue.samples import sample_buffer
+from pyqueue.threads import ConsumerThread, ProducerThread
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
