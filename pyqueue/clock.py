@@ -1,0 +1,64 @@
+"""Clocks of SPEC §4: CLOCK_MONOTONIC in ns and the cycle counter (rdtsc on
+x86-64, CNTVCT_EL0 on arm64) calibrated against it, with the measured cost of
+one read of each.  Every sample array the runtime fills holds CLOCK_MONOTONIC ns.
+"""
+from dataclasses import dataclass
+
+from ._pyq import ffi, lib
+
+CLOCKS = {"monotonic": lib.PYQ_CLOCK_MONOTONIC,
+          "monotonic_raw": lib.PYQ_CLOCK_MONOTONIC_RAW,
+          "cycles": lib.PYQ_CLOCK_CYCLES,
+          "cycles_fenced": lib.PYQ_CLOCK_CYCLES_FENCED}
+
+
+@dataclass(frozen=True)
+class CycleCounter:
+    """The cycle counter and its calibration against CLOCK_MONOTONIC."""
+    available: bool
+    name: str               # "rdtsc", "cntvct_el0" or "none"
+    ticks_per_ns: float     # 0.0 when unavailable
+    counter_hz: float       # what the hardware reports (arm64 CNTFRQ_EL0), else 0.0
+    calibration_ns: int
+
+
+def now_ns():
+    """CLOCK_MONOTONIC in ns (the time base of every sample array)."""
+    return int(lib.pyq_clock_now_ns())
+
+
+def cycles():
+    """The raw cycle counter (0 where the platform has none)."""
+    return int(lib.pyq_clock_cycles())
+
+
+def calibrate(interval_ns=20_000_000, force=False):
+    """Calibrate the cycle counter (once per process unless ``force``)."""
+    if isinstance(interval_ns, bool) or not isinstance(interval_ns, int) or not 0 < interval_ns <= 10**10:
+        raise ValueError("interval_ns must be an integer in [1, 1e10], got %r" % (interval_ns,))
+    info = ffi.new("pyq_clock_info_t *")
+    lib.pyq_clock_calibrate(interval_ns, int(bool(force)), info)
+    return CycleCounter(available=bool(info.has_cycles), name=ffi.string(info.cycles_name).decode(),
+                        ticks_per_ns=float(info.ticks_per_ns), counter_hz=float(info.counter_hz),
+                        calibration_ns=int(info.calib_ns))
+
+
+def cycles_to_ns(ticks):
+    return float(lib.pyq_clock_cycles_to_ns(int(ticks)))
+
+
+def cost_ns(clock="monotonic", n=100_000):
+    """Mean ns of one read of ``clock`` over n back-to-back reads in C, or None
+    when the platform lacks it."""
+    if clock not in CLOCKS:
+        raise ValueError("clock must be one of %s, got %r" % (", ".join(CLOCKS), clock))
+    out = ffi.new("double *")
+    rc = lib.pyq_clock_cost_ns(CLOCKS[clock], n, out)
+    return None if rc == lib.PYQ_ENOTSUP else float(out[0])
+
+
+def costs(n=100_000):
+    """{clock name: ns per read or None} for every clock, plus sched_getcpu."""
+    out = {name: cost_ns(name, n) for name in CLOCKS}
+    out["sched_getcpu"] = float(lib.pyq_cpu_sample_cost_ns(n))
+    return out
