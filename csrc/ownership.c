@@ -184,8 +184,18 @@ static void run_windows(struct slice_run *r, pyq_perf_t *perf)
         uint64_t w = r->first_window + i;
         uint64_t salt = mix(o->cfg.seed, w);
         pyq_business_state_t st;
+        uint64_t probe = UINT64_MAX;
         int32_t cpu0, cpu1;
 
+        /* Placement probe, same in both arms: the fastest no-op round trip. */
+        for (int k = 0; k < PYQ_OWNERSHIP_PROBE_TRIPS; k++) {
+            uint64_t p0 = stamp(cycles), p1;
+
+            command(r, OP_NOOP, 0);
+            p1 = stamp(cycles);
+            if (p1 - p0 < probe)
+                probe = p1 - p0;
+        }
         if (r->arm == PYQ_OWNERSHIP_SELF) {
             pyq_business_warm(b, salt);
             command(r, OP_NOOP, 0);
@@ -219,6 +229,8 @@ static void run_windows(struct slice_run *r, pyq_perf_t *perf)
             out->worker_cpu[2 * (uint64_t)i] = cpu0;
             out->worker_cpu[2 * (uint64_t)i + 1] = cpu1;
         }
+        if (out->probe_ns)
+            out->probe_ns[i] = to_ns(probe, tpn);
         if (out->helper_cpu)
             out->helper_cpu[i] = r->hs.helper_cpu; /* published by H2, read after W2 */
         if (out->counters)

@@ -47,10 +47,16 @@ def test_quick_run_end_to_end(tmp_path):
         assert np.abs(diff).max() <= 4
         assert (r.samples[arm + "/worker_cpu"] == W).all()
         assert (r.samples[arm + "/helper_cpu"] == C).all()
+        assert r.samples[arm + "/probe_ns"].shape == (180,) and (r.samples[arm + "/probe_ns"] > 0).all()
         assert r.summary["arms"][arm]["window_ns"]["counts"] == [60, 60, 60]
     np.testing.assert_array_equal(r.samples["self/checksum"], r.samples["other/checksum"])
     assert len(set(r.samples["self/checksum"].tolist())) == 180      # windows differ
     assert r.summary["counters"] == "not measured"
+    tags = r.summary["placement"]["tags"]
+    assert set(tags) <= {"near", "far", "moved"}
+    assert sum(t["slice_pairs"] for t in tags.values()) == 9
+    assert sum(t["windows_per_arm"] for t in tags.values()) == 180
+    assert set(r.samples["slices/placement"].tolist()) <= {0, 1, 2}
     assert "nearest-rank" in r.table and "checksums" in r.table and "equal" in r.table
     # slices: 3 rounds x 3 slice pairs, interleaved, with ordered timestamps
     assert r.samples["slices/arm"].tolist()[:4] == [0, 1, 1, 0]

@@ -12,6 +12,9 @@
  *
  * Both arms run the same two threads and the same handshake; in arm SELF the
  * helper is told to do nothing, so the only difference is who owns the lines.
+ * Before each window both arms also time a few no-op hand-overs: a round trip
+ * between the two CPUs that tags the window with the vCPU placement of the
+ * moment (a VM's host moves vCPUs, and cross-core cost moves with them).
  */
 #ifndef PYQ_OWNERSHIP_H
 #define PYQ_OWNERSHIP_H
@@ -25,6 +28,7 @@
 #define PYQ_OWNERSHIP_OTHER 1  /* a helper on other_cpu warms it, then hands it over */
 #define PYQ_OWNERSHIP_MAX_GROUPS 64
 #define PYQ_OWNERSHIP_NCOUNTERS 8 /* = PYQ_PERF_NEVENTS */
+#define PYQ_OWNERSHIP_PROBE_TRIPS 4 /* no-op round trips per window's placement probe */
 
 typedef struct pyq_ownership_config {
     int32_t worker_cpu;    /* CPU of the worker (>= 0) */
@@ -44,6 +48,8 @@ typedef struct pyq_ownership_out {
     int32_t *worker_cpu;     /* [n * 2] worker CPU before / after the window, or NULL */
     int32_t *helper_cpu;     /* [n] helper CPU after its warm-up (or no-op), or NULL */
     uint64_t *counters;      /* [n * 8] counter deltas over the window (perf_mask != 0), or NULL */
+    uint64_t *probe_ns;      /* [n] placement probe: fastest of PYQ_OWNERSHIP_PROBE_TRIPS no-op
+                                hand-over round trips before the window (untimed), or NULL */
 } pyq_ownership_out_t;
 
 /* What a slice did. */

@@ -34,7 +34,9 @@ import numpy as np
 from .._pyq import ffi, lib
 from ._output import OutputFolder, to_jsonable
 from ._progress import GracefulInterrupt, Progress
-from ._stats import NOT_MEASURED, format_table, per_round_then_mean, percentile_label
+from . import placement as _placement
+from ._stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
+                     percentile_label)
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
@@ -45,6 +47,7 @@ PS = (50.0, 99.0, 99.9)
 NCOUNTERS = lib.PYQ_OWNERSHIP_NCOUNTERS
 COUNTER_NAMES = tuple(ffi.string(lib.pyq_perf_name(i)).decode() for i in range(NCOUNTERS))
 HARDWARE_COUNTERS = COUNTER_NAMES[:lib.PYQ_PERF_CONTEXT_SWITCHES]
+_PLACES = ("near", "far", "moved")        # samples/slices/placement codes 0-2; 3 = untagged
 
 
 def _int(name, value, lo, hi=None):
@@ -89,6 +92,7 @@ class _Arrays:
         self.worker_cpu = np.full((total, 2), -1, np.int32)
         self.helper_cpu = np.full(total, -1, np.int32)
         self.counters = np.zeros((total, NCOUNTERS), np.uint64) if counters else None
+        self.probe_ns = np.zeros(total, np.uint64)
         self.done = 0
 
     def out_struct(self, start, n):
@@ -111,6 +115,7 @@ class _Arrays:
         out.worker_cpu = ptr(self.worker_cpu, "int32_t")
         out.helper_cpu = ptr(self.helper_cpu, "int32_t")
         out.counters = ptr(self.counters, "uint64_t") if self.counters is not None else ffi.NULL
+        out.probe_ns = ptr(self.probe_ns, "uint64_t")
         return out, keep
 
     def filled(self, windows):
@@ -118,7 +123,7 @@ class _Arrays:
         out = {"window_ns": self.window_ns[:d], "group_ns": self.group_ns[:d],
                "checksum": self.checksum[:d], "data_checksum": self.data_checksum[:d],
                "worker_cpu": self.worker_cpu[:d], "helper_cpu": self.helper_cpu[:d],
-               "round": (np.arange(d) // windows).astype(np.uint16)}
+               "probe_ns": self.probe_ns[:d], "round": (np.arange(d) // windows).astype(np.uint16)}
         if self.counters is not None:
             out["counters"] = self.counters[:d]
         return out
@@ -155,7 +160,8 @@ class OwnershipResult:
 
 def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, queries=64,
               groups=4, slice_windows=100, pmu=False, out=None, progress=True,
-              seed=DEFAULT_SEED, overwrite=False, argv=None):
+              seed=DEFAULT_SEED, overwrite=False, argv=None,
+              placement_split_ns=_placement.DEFAULT_SPLIT_NS):
     """Run the ownership control; returns an :class:`OwnershipResult`.
 
     windows: timed windows per arm per round; rounds: rounds (percentiles are
@@ -182,7 +188,7 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
     params = {"worker_cpu": worker_cpu, "other_cpu": other_cpu, "windows": windows,
               "rounds": rounds, "data_kib": data_kib, "nodes": data_kib * 1024 // 64,
               "queries": queries, "groups": groups, "slice_windows": slice_windows,
-              "pmu": bool(pmu), "seed": seed}
+              "pmu": bool(pmu), "seed": seed, "placement_split_ns": float(placement_split_ns)}
 
     cfg = ffi.new("pyq_ownership_config_t *", {
         "worker_cpu": worker_cpu, "other_cpu": other_cpu, "data_bytes": data_kib * 1024,
@@ -225,8 +231,8 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
                 if stop.requested:
                     break
                 if folder is not None and r + 1 < rounds:
-                    _save(folder, data, slices, windows)
                     summary = _summarize(params, data, slices)
+                    _save(folder, data, slices, windows)
                     folder.checkpoint(summary, _done(data), total, "windows per arm")
             status = "interrupted" if stop.requested else "complete"
     except BaseException as e:
@@ -267,9 +273,10 @@ def _run_slice(o, arrays, mode, arm, rnd, first_window, n, t_start):
             raise ValueError("ownership: could not pin a thread to CPU %d (is it online and "
                              "allowed?)" % sl.failed_cpu)
         raise OSError(-rc, "ownership: slice failed: %s" % os.strerror(-rc))
-    arrays.done += sl.windows
-    w = arrays.window_ns[arrays.done - sl.windows:arrays.done]
-    return {"round": rnd, "arm": arm, "mode": mode, "first_window": first_window,
+    lo, arrays.done = arrays.done, arrays.done + sl.windows
+    w = arrays.window_ns[lo:arrays.done]
+    return {"rows": (lo, arrays.done),
+            "probe_one_way_ns": float(np.median(arrays.probe_ns[lo:arrays.done])) / 2,"round": rnd, "arm": arm, "mode": mode, "first_window": first_window,
             "windows": int(sl.windows), "start_ns": int(sl.start_ns) - t_start,
             "end_ns": int(sl.end_ns) - t_start, "median_ns": float(np.median(w)),
             "perf_read_ns": float(sl.perf_read_ns), "perf_status": list(sl.perf_status),
@@ -284,7 +291,10 @@ def _slice_arrays(slices):
             "windows": np.array([s["windows"] for s in slices], np.uint32),
             "start_ns": np.array([s["start_ns"] for s in slices], np.int64),
             "end_ns": np.array([s["end_ns"] for s in slices], np.int64),
-            "median_window_ns": np.array([s["median_ns"] for s in slices], np.float64)}
+            "median_window_ns": np.array([s["median_ns"] for s in slices], np.float64),
+            "probe_one_way_ns": np.array([s["probe_one_way_ns"] for s in slices], np.float64),
+            "placement": np.array([_PLACES.index(s["placement"]) if s.get("placement") else 3
+                                   for s in slices], np.uint8)}
 
 
 def _save(folder, data, slices, windows):
@@ -298,6 +308,7 @@ def _by_round(values, windows, rounds):
 
 
 def _summarize(params, data, slices):
+    _tag_pairs(slices, params["placement_split_ns"])
     W, R, Q = params["windows"], params["rounds"], params["queries"]
     per_query = lambda x: None if x is None or not np.isfinite(x) else x / Q
     arms = {}
@@ -326,6 +337,7 @@ def _summarize(params, data, slices):
             "per_round": per_round}
     return {"arms": arms, "ratio_other_over_self": ratio,
             "checksums": _checksums(data), "drift": _drift(slices),
+            "placement": _by_placement(params, data, slices),
             "counters": _counters(params, data, slices) if params["pmu"] else NOT_MEASURED,
             "clock": {"ticks_per_ns": slices[0]["ticks_per_ns"] if slices else None,
                       "timing": ("cycle counter (lfence+rdtsc / isb+cntvct) converted to ns"
@@ -349,15 +361,29 @@ def _checksums(data):
     return out
 
 
+def _pairs(slices):
+    """Adjacent (self, other) wall slices of the same windows, in run order."""
+    pairs = {}
+    for s in slices:
+        if s["mode"] == "wall":
+            pairs.setdefault((s["round"], s["first_window"]), {})[s["arm"]] = s
+    return [p for _, p in sorted(pairs.items()) if len(p) == 2]
+
+
+def _tag_pairs(slices, split_ns):
+    """Tag both slices of each pair 'near' / 'far' when their placement probes agree
+    (placement.classify on the slices' median one-way probe), else 'moved'."""
+    for p in _pairs(slices):
+        tag = _placement.classify(p["self"]["probe_one_way_ns"], p["other"]["probe_one_way_ns"],
+                                  split_ns)
+        p["self"]["placement"] = p["other"]["placement"] = tag
+
+
 def _drift(slices):
     """other/self ratio of slice medians for each adjacent wall pair, with its time."""
-    wall = [s for s in slices if s["mode"] == "wall"]
-    pairs = {}
-    for s in wall:
-        pairs.setdefault((s["round"], s["first_window"]), {})[s["arm"]] = s
     ratios, times = [], []
-    for key, p in sorted(pairs.items()):
-        if len(p) == 2 and p["self"]["median_ns"] > 0:
+    for p in _pairs(slices):
+        if p["self"]["median_ns"] > 0:
             ratios.append(p["other"]["median_ns"] / p["self"]["median_ns"])
             times.append(min(p["self"]["start_ns"], p["other"]["start_ns"]) / 1e9)
     if not ratios:
@@ -368,6 +394,37 @@ def _drift(slices):
             "span_s": float(times[-1] - times[0]) if len(times) > 1 else 0.0,
             "note": "other/self ratio of slice medians per adjacent slice pair; the per-slice "
                     "timestamps are in samples/slices"}
+
+
+def _by_placement(params, data, slices):
+    """Per placement tag: pooled nearest-rank percentiles per arm and their ratio."""
+    rows = {}
+    for p in _pairs(slices):
+        tag = p["self"].get("placement") or "moved"
+        e = rows.setdefault(tag, {"pairs": 0, "probe": [], "self": [], "other": []})
+        e["pairs"] += 1
+        for arm in ARMS:
+            lo, hi = p[arm]["rows"]
+            e[arm].append(data["wall", arm].window_ns[lo:hi])
+            e["probe"].append(p[arm]["probe_one_way_ns"])
+    out = {}
+    for tag in _PLACES:
+        if tag not in rows:
+            continue
+        e = rows[tag]
+        pct = {arm: nearest_rank(np.concatenate(e[arm]), PS) for arm in ARMS}
+        out[tag] = {"slice_pairs": e["pairs"], "windows_per_arm": int(sum(map(len, e["self"]))),
+                    "probe_one_way_ns_median": float(np.median(e["probe"])),
+                    **{arm: {percentile_label(q): float(pct[arm][i]) for i, q in enumerate(PS)}
+                       for arm in ARMS},
+                    "ratio_other_over_self": {percentile_label(q): float(pct["other"][i] /
+                                                                         pct["self"][i])
+                                              for i, q in enumerate(PS)}}
+    return {"split_one_way_ns": params["placement_split_ns"], "tags": out,
+            "method": "each adjacent self/other slice pair is tagged near/far by the median "
+                      "no-op hand-over round trip (/2) of each slice, 'moved' when the two "
+                      "disagree; nearest-rank over the pooled windows of each tag (not per "
+                      "round: the placement changes within rounds)"}
 
 
 def _counters(params, data, slices):
@@ -441,6 +498,18 @@ def _table(params, summary, status):
         lines.append("drift: other/self of slice medians over %d adjacent slice pairs in %.1f s: "
                      "min %.2f×, median %.2f×, max %.2f×" % (dr["pairs"], dr["span_s"], m["min"],
                                                             m["median"], m["max"]))
+    pl = summary["placement"]
+    for tag, e in pl["tags"].items():
+        lines.append("placement %-5s (%d slice pairs, probe one-way ~%.0f ns): self p50 %s / p99 %s, "
+                     "other p50 %s / p99 %s ns; other/self p50 %.2f×, p99 %.2f×" % (
+                         tag, e["slice_pairs"], e["probe_one_way_ns_median"],
+                         _fmt(e["self"]["p50"], 0), _fmt(e["self"]["p99"], 0),
+                         _fmt(e["other"]["p50"], 0), _fmt(e["other"]["p99"], 0),
+                         e["ratio_other_over_self"]["p50"], e["ratio_other_over_self"]["p99"]))
+    if pl["tags"]:
+        lines.append("  (placement rows: pooled nearest-rank over the windows of slice pairs "
+                     "whose hand-over probes agree; split at %.0f ns one-way)"
+                     % pl["split_one_way_ns"])
     off = sum(summary["arms"][a]["worker_off_cpu_windows"] for a in ARMS)
     if off:
         lines.append("warning: %d windows saw the worker off CPU %d" % (off, params["worker_cpu"]))
