@@ -245,6 +245,8 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
         if folder is not None:
             _save(folder, data, slices, windows)
             folder.save_text("table.md", table + "\n")
+            if isinstance(error, KeyboardInterrupt):
+                error = "aborted by a second Ctrl-C"
             folder.finish(summary, done, total, "windows per arm", error=error)
     samples = {}
     for (mode, arm), arrays in data.items():
@@ -524,8 +526,9 @@ def _table(params, summary, status):
                      % ("window p50 ns", *(_fmt(cnt["per_arm"][a]["window_ns_p50_perturbed"])
                                           for a in ARMS)))
         for name in cnt["available"]:
-            lines.append("  %-24s self %s  other %s" % (name, *(
-                _fmt(cnt["per_arm"][a][name]["mean_of_round_medians"]) for a in ARMS)))
+            lines.append("  %-24s self %s  other %s  (nonzero in %d / %d windows)" % (name, *(
+                _fmt(cnt["per_arm"][a][name]["mean_of_round_medians"]) for a in ARMS), *(
+                cnt["per_arm"][a][name]["windows_nonzero"] for a in ARMS)))
         for name, why in cnt["unavailable"].items():
             lines.append("  %-24s unavailable (%s)" % (name, why))
     return "\n".join(lines)
