@@ -1,0 +1,71 @@
+"""python -m pyqueue ownership: the ownership control of SPEC §6.2 (seed 000).
+
+Same worker, same business query, data warmed by the worker itself vs by a
+thread on another core and handed over; prints p50/p99/p999 ns per 64-query
+window per arm, the other/self ratio and whether the checksums agree.
+
+Exit status: 0 complete with equal checksums; 1 checksums differ; 2 bad
+arguments or CPUs; 130 interrupted (the partial output folder is valid).
+"""
+import sys
+
+NAME = "ownership"
+HELP = "ownership control (§6.2): self-warmed vs handed-over data, same worker and query"
+
+QUICK = {"windows": 1000, "rounds": 3, "slice_windows": 50}
+DEFAULTS = {"windows": 10_000, "rounds": 3, "slice_windows": 100}
+
+
+def add_arguments(parser):
+    parser.add_argument("--worker-cpu", type=int, default=0, help="CPU of the timed worker (0)")
+    parser.add_argument("--other-cpu", type=int, default=1,
+                        help="CPU of the helper that warms the data in arm 'other' (1)")
+    parser.add_argument("--windows", type=int, default=None,
+                        help="timed windows per arm per round (%d; --quick %d)"
+                        % (DEFAULTS["windows"], QUICK["windows"]))
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (3)")
+    parser.add_argument("--data-kib", type=int, default=48, help="business data in KiB (48)")
+    parser.add_argument("--queries", type=int, default=64, help="queries per timed window (64)")
+    parser.add_argument("--groups", type=int, default=4, help="timed groups per window (4)")
+    parser.add_argument("--slice-windows", type=int, default=None,
+                        help="windows per interleaved slice (%d)" % DEFAULTS["slice_windows"])
+    parser.add_argument("--seed", type=lambda s: int(s, 0), default=None,
+                        help="data and query seed (default: seed 000's id)")
+    parser.add_argument("--pmu", action="store_true",
+                        help="also run counter-bracketed slices (hardware counters where the "
+                             "machine has a PMU, software counters otherwise)")
+    parser.add_argument("--out", default=None, help="write the SPEC §6 output folder here")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing pyqueue output folder at --out")
+    parser.add_argument("--quick", action="store_true",
+                        help="a run of a few seconds (%d windows per arm per round)"
+                        % QUICK["windows"])
+    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
+def run(args):
+    from ..lab.ownership import DEFAULT_SEED, ownership
+
+    base = QUICK if args.quick else DEFAULTS
+    pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]
+    try:
+        result = ownership(worker_cpu=args.worker_cpu, other_cpu=args.other_cpu,
+                           windows=pick("windows"), rounds=pick("rounds"),
+                           data_kib=args.data_kib, queries=args.queries, groups=args.groups,
+                           slice_windows=pick("slice_windows"), pmu=args.pmu, out=args.out,
+                           progress=not args.no_progress,
+                           seed=DEFAULT_SEED if args.seed is None else args.seed,
+                           overwrite=args.overwrite, argv=sys.argv)
+    except (ValueError, TypeError, RuntimeError, FileExistsError) as e:
+        print("ownership: %s" % e, file=sys.stderr)
+        return 2
+    print(result.table)
+    if args.out:
+        print("\noutput folder: %s" % args.out)
+    if not result.complete:
+        print("ownership: %s" % result.status, file=sys.stderr)
+        return 130
+    if not result.summary["checksums"]["equal"]:
+        print("ownership: checksums differ between the arms", file=sys.stderr)
+        return 1
+    return 0
