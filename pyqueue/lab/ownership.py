@@ -25,9 +25,9 @@ table always comes from the counter-free slices.
 import errno as _errno
 import json
 import os
-import sys
+
 import time
-import types
+
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .._pyq import ffi, lib
 from ._output import OutputFolder, to_jsonable
 from ._progress import GracefulInterrupt, Progress
 from . import placement as _placement
+from ._callable import callable_module
 from ._stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
                      percentile_label)
 
@@ -534,13 +535,4 @@ def _table(params, summary, status):
     return "\n".join(lines)
 
 
-class _CallableModule(types.ModuleType):
-    """Importing this submodule binds ``pyqueue.lab.ownership`` to the module,
-    shadowing the lazily mapped function of the same name (pyqueue/lab/__init__.py);
-    calling the module runs the experiment, so ``lab.ownership(...)`` works either way."""
-
-    def __call__(self, *args, **kwargs):
-        return ownership(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+callable_module(__name__, ownership)
