@@ -23,17 +23,6 @@ struct consume {
     int32_t verify;
 };
 
-/* The seed's per-message work: 64 dependent multiply-adds.  The empty asm makes
- * x opaque each round, so the compiler cannot fold the loop into a formula. */
-static inline uint64_t loop64(uint64_t x)
-{
-    for (int i = 0; i < 64; i++) {
-        x = x * 6364136223846793005ull + (uint64_t)i;
-        __asm__ __volatile__("" : "+r"(x));
-    }
-    return x;
-}
-
 static int on_message(void *ctx, const void *msg, uint32_t len)
 {
     struct consume *c = ctx;
@@ -42,7 +31,7 @@ static int on_message(void *ctx, const void *msg, uint32_t len)
     if (c->ts && c->n < c->cap)
         c->ts[c->n] = pyq_now_ns();
     if (c->work == PYQ_WORK_LOOP64)
-        c->sink += loop64(seq ^ len);
+        c->sink += pyq_work_loop64(seq ^ len);
     else if (c->work == PYQ_WORK_SPIN_NS)
         pyq_spin_ticks(c->work_ticks, c->work_ns);
     if (c->verify) {

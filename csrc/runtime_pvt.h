@@ -47,6 +47,18 @@ static inline uint64_t pyq_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The seed's per-message consumer work (SPEC §6.1): 64 dependent multiply-adds.
+ * The empty asm makes x opaque each round, so the compiler cannot fold the loop
+ * into a formula.  Shared by the runtime consumer and the burst-tail study. */
+static inline uint64_t pyq_work_loop64(uint64_t x)
+{
+    for (int i = 0; i < 64; i++) {
+        x = x * 6364136223846793005ull + (uint64_t)i;
+        __asm__ __volatile__("" : "+r"(x));
+    }
+    return x;
+}
+
 /* Ticks per ns of the cycle counter, calibrating on first use; 0 without one. */
 double pyq_clock_ticks_per_ns(void);
 

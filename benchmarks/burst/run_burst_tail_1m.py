@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""Reproduce seed 000's 1 MiB burst-tail study (SPEC §6.1).
+
+Business p50/p99/p999 ns/query right after each 1 MiB send, for the pyqueue
+retry strategies yield1024 / yield0 / yield65536 and the open-source queues
+ck_ring, DPDK rte_ring and moodycamel ReaderWriterQueue, with the migration
+evidence.  Every default is the seed's; every parameter can be changed:
+
+    python benchmarks/burst/run_burst_tail_1m.py --out results/burst-1m
+    python benchmarks/burst/run_burst_tail_1m.py --help
+
+This is the same implementation as ``python -m pyqueue burst-tail``.
+"""
+import sys
+
+from pyqueue.__main__ import main
+
+if __name__ == "__main__":
+    sys.exit(main(["burst-tail"] + sys.argv[1:]))

@@ -1,0 +1,359 @@
+"""The burst-tail study (SPEC §6.1, seed 000): business latency after a 1 MiB send.
+
+    import pyqueue.lab as lab
+    res = lab.burst_tail(windows=200)       # the SPEC defaults, fewer windows
+    print(res.table())
+
+Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
+C writer loop, business function and verifying consumer callback through one
+adapter (csrc/burst.c).  Classes run interleaved in slices of a few dozen windows,
+so a drift of the host (it moves the virtual CPUs) hits every class alike; each
+class keeps its own queue, backlog and consumer state across slices, and its
+consumer thread runs only during its own slices.
+"""
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import clock as _clock
+from .. import peers as _peers
+from ..cpu import check_cpu
+from .._errors import VerificationError, check
+from .._pyq import ffi, lib
+from ._callable import callable_module
+from . import burst_report as report
+
+PYQUEUE_CLASSES = {"yield1024": 1024, "yield0": 0, "yield65536": 65536}
+DEFAULT_CLASSES = ("yield1024", "yield0", "yield65536", "ck", "dpdk", "rwq")
+RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
+RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
+PMU_ALL = (1 << 8) - 1
+
+
+@dataclass
+class BurstTailResult:
+    """What burst_tail() returns: ``summary`` (dict, JSON-ready), ``samples``
+    ({class: {name: ndarray}}, raw and unfiltered: group_ns has shape
+    (rounds, windows, groups)), ``params`` and ``status``."""
+    params: dict
+    summary: dict = field(default_factory=dict)
+    samples: dict = field(default_factory=dict)
+    status: str = "complete"
+    out: str = None
+
+    def table(self, markdown=False):
+        return report.table(self.summary, self.params, markdown=markdown)
+
+    def __str__(self):
+        return self.table()
+
+    def to_json(self, path):
+        import json
+        from ._output import to_jsonable
+        with open(path, "w") as f:
+            json.dump(to_jsonable({"status": self.status, "params": self.params,
+                                   "summary": self.summary}), f, indent=1)
+
+
+class _Class:
+    """One class: its C state (pyq_burst_t) and its per-round records."""
+
+    def __init__(self, name, cfg, aparams, adapter, rounds, windows, groups, pmu_windows):
+        self.name = name
+        out = ffi.new("pyq_burst_t **")
+        check(lib.pyq_burst_open(adapter, aparams, cfg, out), "open class %s" % name)
+        self.ptr = out[0]
+        self.groups = groups
+        self.rec = {"group_ticks": np.zeros((rounds, windows, groups), np.uint64)}
+        for k in RECORDS_U64:
+            self.rec[k] = np.zeros((rounds, windows), np.uint64)
+        for k in RECORDS_CPU:
+            self.rec[k] = np.full((rounds, windows), -1, np.int32)
+        self.pmu = np.zeros((pmu_windows, 8), np.uint64) if pmu_windows else None
+        self.done = [0] * rounds           # windows finished per round
+        self.round_totals = []             # pyq_burst_totals after each round
+        self.fill_totals = None
+
+    def totals(self):
+        t = ffi.new("pyq_burst_totals_t *")
+        lib.pyq_burst_totals(self.ptr, t)
+        return {k: getattr(t, k) for k in ("sent", "verified", "retries", "yields", "max_backlog",
+                                           "capacity", "checksum", "error", "error_seq",
+                                           "perf_opened", "perf_read_ns")}
+
+    def _records(self, arrays, start, n, pmu=None):
+        r = ffi.new("pyq_burst_records_t *")
+        keep = []
+
+        def ptr(ctype, arr):
+            keep.append(arr)
+            return ffi.cast(ctype, ffi.from_buffer(arr, require_writable=True))
+
+        r.group_ticks = ptr("uint64_t *", arrays["group_ticks"][start:start + n])
+        for k in RECORDS_U64:
+            setattr(r, k, ptr("uint64_t *", arrays[k][start:start + n]))
+        for k in RECORDS_CPU:
+            setattr(r, k, ptr("int32_t *", arrays[k][start:start + n]))
+        r.pmu = ptr("uint64_t *", pmu) if pmu is not None else ffi.NULL
+        return r, keep
+
+    def run(self, rnd, n):
+        """n more windows of round rnd (the C loop releases the GIL)."""
+        start = self.done[rnd]
+        arrays = {k: v[rnd] for k, v in self.rec.items()}
+        r, keep = self._records(arrays, start, n)
+        self._check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
+        self.done[rnd] += n
+
+    def run_pmu(self, n):
+        scratch = {"group_ticks": np.zeros((n, self.groups), np.uint64)}
+        for k in RECORDS_U64:
+            scratch[k] = np.zeros(n, np.uint64)
+        for k in RECORDS_CPU:
+            scratch[k] = np.zeros(n, np.int32)
+        r, keep = self._records(scratch, 0, n, self.pmu)
+        self._check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
+        return scratch
+
+    def _check(self, rc, what):
+        if rc == lib.PYQ_EBADMSG:
+            t = self.totals()
+            raise VerificationError("class %s: message %d failed verification (lost, reordered "
+                                    "or corrupted)" % (self.name, t["error_seq"]), rc)
+        if rc == lib.PYQ_EINVAL:
+            raise ValueError("class %s: %s refused (a CPU is not available?)" % (self.name, what))
+        check(rc, "class %s %s" % (self.name, what))
+
+    def close(self):
+        if self.ptr is not None:
+            lib.pyq_burst_close(self.ptr)
+            self.ptr = None
+
+
+def _resolve(classes):
+    """[(name, adapter name, retry_yield_every or None)], and {name: why} of the missing."""
+    avail = _peers.available()
+    run, missing = [], {}
+    for name in classes:
+        if name in PYQUEUE_CLASSES:
+            run.append((name, "pyqueue", PYQUEUE_CLASSES[name]))
+        elif name.startswith("yield") and name[5:].isdigit():
+            run.append((name, "pyqueue", int(name[5:])))
+        elif name in avail:
+            if avail[name] == "built":
+                run.append((name, name, None))
+            else:
+                missing[name] = "%s (%s)" % (avail[name], _peers.install_hint())
+        else:
+            raise ValueError("unknown class %r: use yieldN (a pyqueue retry strategy) or one of %s"
+                             % (name, ", ".join(sorted(avail))))
+    return run, missing
+
+
+def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
+               send_bytes=1 << 20, block_size=4096, hot_blocks=4, spill_blocks=65536,
+               publish="max", scan_current=False, touch_after_write=True, consumer_loop=True,
+               warmup_queries=512, groups=4, group_queries=16, data_kib=48,
+               backlog_target=0.8, peer_retry_yield_every=1024, writer_cpu=-1,
+               consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,
+               seed=0x5EED, out=None, overwrite=False, progress=True):
+    """Run the study; every default is SPEC §6.1's (seed 000).
+
+    classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and peer names
+    (ck, dpdk, rwq, boost, mutex).  A peer that is not installed is reported in
+    ``summary['not_installed']`` and skipped.  backlog_target is a fraction of each
+    queue's capacity in messages.  writer_cpu/consumer_cpu -1 leave the threads
+    unpinned (as the seed, whose platform could not pin).  pmu=True adds a
+    separate pass of pmu_windows windows per class with counters read around the
+    measured queries; the latency tables never use those windows.
+    """
+    from ._output import OutputFolder
+    from ._progress import GracefulInterrupt, Progress
+
+    params = dict(classes=list(classes), rounds=rounds, windows=windows, msg_size=msg_size,
+                  send_bytes=send_bytes, block_size=block_size, hot_blocks=hot_blocks,
+                  spill_blocks=spill_blocks, publish=publish, scan_current=scan_current,
+                  touch_after_write=touch_after_write, consumer_loop=consumer_loop,
+                  warmup_queries=warmup_queries, groups=groups, group_queries=group_queries,
+                  data_kib=data_kib, backlog_target=backlog_target,
+                  peer_retry_yield_every=peer_retry_yield_every, writer_cpu=writer_cpu,
+                  consumer_cpu=consumer_cpu, slice_windows=slice_windows, pmu=pmu,
+                  pmu_windows=pmu_windows if pmu else 0, seed=seed)
+    _validate(params)
+    check_cpu("writer_cpu", writer_cpu)
+    check_cpu("consumer_cpu", consumer_cpu)
+    run, missing = _resolve(classes)
+    cc = _clock.calibrate()
+    params["ticks_per_ns"] = cc.ticks_per_ns
+    params["clock"] = cc.name
+    if not cc.available:
+        raise RuntimeError("burst_tail needs a cycle counter; this platform has none")
+
+    folder = None
+    if out:
+        folder = OutputFolder(out, "burst_tail", params, overwrite=overwrite,
+                              pinning={"writer_cpu": writer_cpu, "consumer_cpu": consumer_cpu})
+    res = BurstTailResult(params, out=out)
+    state = []
+    total = rounds * windows * len(run)
+    bar = Progress(total, desc="burst-tail", unit="windows", enabled=progress)
+    stop = GracefulInterrupt()
+    error = None
+    try:
+        with stop:
+            for name, adapter, ryield in run:
+                state.append(_open_class(name, adapter, ryield, params))
+            for c in state:
+                if stop.requested:
+                    break
+                bar.update(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
+                c._check(lib.pyq_burst_fill(c.ptr), "fill")
+                c.fill_totals = c.totals()
+            for rnd in range(rounds):
+                _run_round(state, rnd, windows, slice_windows, stop, bar)
+                for c in state:
+                    c.round_totals.append(c.totals())
+                if folder:
+                    _save(folder, state, res, params, rnd + 1, missing, checkpoint=True)
+                if stop.requested:
+                    break
+            if pmu and not stop.requested:
+                res.summary["pmu"] = _pmu_pass(state, params, bar)
+            bar.update(0, "draining")
+            for c in state:
+                rc = lib.pyq_burst_drain(c.ptr, 30_000_000_000)
+                c._check(rc, "drain")
+    except BaseException as e:
+        error = e
+        raise
+    finally:
+        bar.close()
+        done_rounds = sum(1 for r in range(rounds) if state and all(c.done[r] == windows for c in state))
+        try:
+            pmu_summary = res.summary.get("pmu")
+            res.summary = report.summarize(state, params, missing)
+            if pmu_summary:
+                res.summary["pmu"] = pmu_summary
+            res.samples = {c.name: _samples(c, params) for c in state}
+            res.status = ("complete" if done_rounds == rounds and error is None
+                          else "interrupted after %d of %d rounds" % (done_rounds, rounds))
+            if folder:
+                _save(folder, state, res, params, done_rounds, missing, checkpoint=False,
+                      error=None if error is None or isinstance(error, KeyboardInterrupt) else error)
+        finally:
+            for c in state:
+                c.close()
+    return res
+
+
+def _validate(p):
+    ints = dict(rounds=(1, 1000), windows=(1, 10**7), msg_size=(8, 256),
+                send_bytes=(8, 1 << 34), block_size=(64, 1 << 24), hot_blocks=(1, 1 << 30),
+                spill_blocks=(0, 1 << 30), warmup_queries=(0, 10**7), groups=(1, 64),
+                group_queries=(1, 10**6), data_kib=(4, 1 << 20), slice_windows=(1, 10**6),
+                peer_retry_yield_every=(0, 2**32 - 1), pmu_windows=(0, 10**7))
+    for k, (lo, hi) in ints.items():
+        v = p[k]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError("%s must be an integer in [%d, %d], got %r" % (k, lo, hi, v))
+    if p["send_bytes"] % p["msg_size"]:
+        raise ValueError("send_bytes (%d) must be a multiple of msg_size (%d)"
+                         % (p["send_bytes"], p["msg_size"]))
+    t = p["backlog_target"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 0.95:
+        raise ValueError("backlog_target must be a fraction of capacity in [0, 0.95], got %r" % (t,))
+    if not p["classes"]:
+        raise ValueError("classes must name at least one class")
+    if len(set(p["classes"])) != len(p["classes"]):
+        raise ValueError("classes must not repeat a name: %r" % (p["classes"],))
+
+
+def _open_class(name, adapter, ryield, p):
+    a = _peers.get(adapter)
+    qkw = dict(block_size=p["block_size"], hot_blocks=p["hot_blocks"],
+               spill_blocks=p["spill_blocks"], publish=p["publish"],
+               scan_current=p["scan_current"], touch_after_write=p["touch_after_write"],
+               retry_yield_every=ryield if ryield is not None else p["peer_retry_yield_every"])
+    ap = _peers.params(p["msg_size"], adapter=adapter, **qkw)
+    cfg = ffi.new("pyq_burst_config_t *")
+    lib.pyq_burst_config_init(cfg)
+    cfg.msg_size = p["msg_size"]
+    cfg.send_messages = p["send_bytes"] // p["msg_size"]
+    cfg.warmup_queries = p["warmup_queries"]
+    cfg.groups = p["groups"]
+    cfg.group_queries = p["group_queries"]
+    cfg.consumer_loop = 1 if p["consumer_loop"] else 0
+    cfg.retry_yield_every = qkw["retry_yield_every"]
+    cfg.data_bytes = p["data_kib"] * 1024
+    cfg.writer_cpu = p["writer_cpu"]
+    cfg.consumer_cpu = p["consumer_cpu"]
+    cfg.seed = p["seed"]
+    # The same seed for every class: identical business work, so checksums match.
+    c = _Class(name, cfg, ap, a, p["rounds"], p["windows"], p["groups"],
+               p["pmu_windows"] if p["pmu"] else 0)
+    cap = c.totals()["capacity"]
+    target = int(cap * p["backlog_target"])   # a fraction of this queue's own capacity
+    lib.pyq_burst_set_backlog_target(c.ptr, target)
+    c.capacity, c.target, c.adapter, c.retry_yield_every = cap, target, adapter, cfg.retry_yield_every
+    return c
+
+
+def _run_round(state, rnd, windows, slice_windows, stop, bar):
+    """Interleave the classes in slices, rotating the order each pass."""
+    k = 0
+    while not stop.requested and any(c.done[rnd] < windows for c in state):
+        order = state[k % len(state):] + state[:k % len(state)]
+        k += 1
+        for c in order:
+            n = min(slice_windows, windows - c.done[rnd])
+            if n <= 0 or stop.requested:
+                continue
+            c.run(rnd, n)
+            bar.update(n, "round %d %s" % (rnd + 1, c.name))
+
+
+def _pmu_pass(state, params, bar):
+    """A separate pass with counters read around the measured queries only."""
+    names = [ffi.string(lib.pyq_perf_name(i)).decode() for i in range(8)]
+    out = {"windows": params["pmu_windows"], "counters": names, "classes": {}}
+    for c in state:
+        bar.update(0, "PMU pass %s" % c.name)
+        lib.pyq_burst_set_pmu(c.ptr, PMU_ALL)
+        try:
+            scratch = c.run_pmu(params["pmu_windows"])
+        finally:
+            lib.pyq_burst_set_pmu(c.ptr, 0)
+        window_ns = scratch["group_ticks"].sum(axis=1) / params["ticks_per_ns"]
+        t = c.totals()
+        out["classes"][c.name] = report.pmu_summary(c.pmu, window_ns, names, t["perf_opened"],
+                                                    t["perf_read_ns"])
+    return out
+
+
+def _samples(c, params):
+    s = {"group_ns": (c.rec["group_ticks"].astype(np.float64) / params["ticks_per_ns"]
+                      / params["group_queries"])}
+    for k, v in c.rec.items():
+        s[k] = v
+    s["windows_done"] = np.array(c.done, np.int64)
+    if c.pmu is not None:
+        s["pmu"] = c.pmu
+    return s
+
+
+def _save(folder, state, res, params, done_rounds, missing, checkpoint, error=None):
+    summary = report.summarize(state, params, missing)
+    if "pmu" in res.summary:
+        summary["pmu"] = res.summary["pmu"]
+    for c in state:
+        folder.save_samples(c.name, **{k: v for k, v in _samples(c, params).items()})
+    folder.save_text("table.txt", report.table(summary, params))
+    if checkpoint:
+        folder.checkpoint(summary, done_rounds, params["rounds"])
+    else:
+        folder.finish(summary, done_rounds, params["rounds"], error=error)
+
+
+callable_module(__name__, burst_tail)
