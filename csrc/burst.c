@@ -182,6 +182,8 @@ static int send_burst(struct pyq_burst *b, uint64_t *retries_out, int *hit_full)
 
     for (uint32_t i = 0; i < b->c.send_messages; i++) {
         pyq_pattern_fill(b->msg, size, b->sent);
+        if (PYQ_UNLIKELY(b->c.fault_seq && b->sent + 1 == b->c.fault_seq))
+            b->msg[size - 1] ^= 0xFF; /* injected fault: the consumer must catch it */
         while ((rc = b->a->try_write(b->h, b->msg, size)) != 0) {
             if (rc != PYQ_EAGAIN)
                 return rc;

@@ -41,6 +41,7 @@ typedef struct pyq_burst_config {
     uint64_t seed;              /* business layout and query streams */
     uint32_t pmu_mask;          /* pyq_perf counters read around the measured queries */
     uint32_t reserved;
+    uint64_t fault_seq;         /* tests only: corrupt message fault_seq - 1 (0: never) */
 } pyq_burst_config_t;
 
 /* Per-window records of pyq_burst_windows(): arrays of n entries (group_ticks:

@@ -57,6 +57,14 @@ class BurstTailResult:
                                    "summary": self.summary}), f, indent=1)
 
 
+def load(path):
+    """A BurstTailResult from an output folder written with ``out=`` (checksums
+    verified; a partial folder loads too, with its status)."""
+    from ._output import load as _load
+    d = _load(path, samples=True, check=True)
+    return BurstTailResult(d.params, d.results or {}, d.samples, d.status, str(path))
+
+
 class _Class:
     """One class: its C state (pyq_burst_t) and its per-round records."""
 
@@ -158,7 +166,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                warmup_queries=512, groups=4, group_queries=16, data_kib=48,
                backlog_target=0.8, peer_retry_yield_every=1024, writer_cpu=-1,
                consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,
-               seed=0x5EED, out=None, overwrite=False, progress=True):
+               seed=0x5EED, out=None, overwrite=False, progress=True, _fault_seq=0):
     """Run the study; every default is SPEC §6.1's (seed 000).
 
     classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and peer names
@@ -182,6 +190,8 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                   consumer_cpu=consumer_cpu, slice_windows=slice_windows, pmu=pmu,
                   pmu_windows=pmu_windows if pmu else 0, seed=seed)
     _validate(params)
+    if _fault_seq:
+        params["_fault_seq"] = int(_fault_seq)
     check_cpu("writer_cpu", writer_cpu)
     check_cpu("consumer_cpu", consumer_cpu)
     run, missing = _resolve(classes)
@@ -290,6 +300,7 @@ def _open_class(name, adapter, ryield, p):
     cfg.writer_cpu = p["writer_cpu"]
     cfg.consumer_cpu = p["consumer_cpu"]
     cfg.seed = p["seed"]
+    cfg.fault_seq = p.get("_fault_seq", 0)
     # The same seed for every class: identical business work, so checksums match.
     c = _Class(name, cfg, ap, a, p["rounds"], p["windows"], p["groups"],
                p["pmu_windows"] if p["pmu"] else 0)

@@ -1,0 +1,116 @@
+"""The burst-tail study end to end on small parameters (no timing assertions)."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+import pyqueue
+import pyqueue.lab as lab
+from pyqueue import peers
+from pyqueue.lab import _output
+from pyqueue.lab.burst import DEFAULT_CLASSES
+
+SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_queries=64,
+             slice_windows=3, progress=False)
+
+
+def installed_classes():
+    avail = peers.available()
+    return [c for c in DEFAULT_CLASSES if c.startswith("yield") or avail.get(c) == "built"]
+
+
+def test_small_study_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    res = lab.burst_tail(classes=DEFAULT_CLASSES, out=str(out), **SMALL)
+    assert res.status == "complete"
+    assert _output.verify(str(out)) == []
+    loaded = _output.load(str(out))
+    assert loaded.complete
+    s = res.summary
+    assert set(s["classes"]) == set(installed_classes())
+    assert set(s["classes"]) | set(s["not_installed"]) == set(DEFAULT_CLASSES)
+    checksums = {d["business_checksum"] for d in s["classes"].values()}
+    assert len(checksums) == 1, "every class must run the same business work"
+    for name, d in s["classes"].items():
+        assert d["all_verified"], name
+        assert d["messages_sent_total"] == d["messages_verified_total"] > 0
+        assert d["messages_sent_per_round"] == [6 * 2048] * 2
+        assert d["windows_per_round"] == [6, 6]
+        lat = d["latency_ns_per_query"]
+        assert lat["counts"] == [6 * 4, 6 * 4]
+        assert all(v > 0 for v in lat["mean"])
+        g = res.samples[name]["group_ns"]
+        assert g.shape == (2, 6, 4) and (g > 0).all()
+        assert 0 <= d["backlog_fraction"]["mean"] <= 1
+        assert np.array_equal(loaded.samples[name]["group_ticks"], res.samples[name]["group_ticks"])
+    text = res.table()
+    for name in DEFAULT_CLASSES:
+        assert name in text
+    assert "nearest rank" in text
+
+
+def test_missing_peer_is_reported_not_dropped(monkeypatch):
+    real = peers.available()
+    fake = dict(real, rwq="not installed: readerwriterqueue.h not found")
+    monkeypatch.setattr(peers, "available", lambda *a, **k: fake)
+    res = lab.burst_tail(classes=["yield0", "rwq"], **dict(SMALL, rounds=1))
+    assert "rwq" not in res.summary["classes"]
+    assert "not installed" in res.summary["not_installed"]["rwq"]
+    assert "rwq" in res.table() and "not installed" in res.table()
+
+
+def test_verification_failure_is_raised():
+    with pytest.raises(pyqueue.VerificationError, match="message 1000"):
+        lab.burst_tail(classes=["yield0"], _fault_seq=1001, **dict(SMALL, rounds=1))
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(windows=0), "windows"), (dict(rounds=-1), "rounds"), (dict(msg_size=4), "msg_size"),
+    (dict(send_bytes=100), "send_bytes"), (dict(backlog_target=1.5), "backlog_target"),
+    (dict(classes=["nonsense"]), "nonsense"), (dict(classes=[]), "classes"),
+    (dict(writer_cpu=4096), "writer_cpu"), (dict(groups=0), "groups"),
+])
+def test_bad_parameters(kw, name):
+    args = dict(SMALL)
+    args.update(kw)
+    with pytest.raises(ValueError, match=name):
+        lab.burst_tail(**args)
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(pyqueue.__file__))] + env.get("PYTHONPATH", "").split(os.pathsep))
+    return env
+
+
+def test_ctrl_c_leaves_valid_partial_folder(tmp_path):
+    out = tmp_path / "partial"
+    cmd = [sys.executable, "-m", "pyqueue", "burst-tail", "--classes", "yield0,yield1024",
+           "--rounds", "50", "--windows", "40", "--slice-windows", "5", "--spill-blocks", "512",
+           "--send-bytes", "65536", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=tempfile.gettempdir(), env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / "summary.json").exists():
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert _output.verify(str(out)) == []
+    loaded = _output.load(str(out))
+    assert loaded.status.startswith("interrupted")
+    assert "interrupted" in stdout
+
+
+def test_benchmark_script_help():
+    script = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "burst", "run_burst_tail_1m.py")
+    proc = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
+                          env=_env(), cwd=tempfile.gettempdir(), timeout=60)
+    assert proc.returncode == 0 and "--windows" in proc.stdout
