@@ -20,6 +20,11 @@ void pyq_config_init(pyq_config_t *cfg)
     cfg->retry_yield_every = 1024;
     cfg->touch_after_write = 1;
     cfg->prefetch = 1;
+#if defined(__x86_64__) && defined(__SSE2__)
+    /* A spill block is written under backlog and read much later: streaming it
+     * keeps the writer's own working set in its caches (the burst-tail study). */
+    cfg->spill_nontemporal = 1;
+#endif
 }
 
 int pyq_config_check(const pyq_config_t *c, const char **bad)

@@ -59,7 +59,7 @@ def _timeout_ns(timeout):
 def make_config(block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
                 scan_current=False, retry_yield_every=1024, hugepages=False,
                 prefault=False, mlock=False, touch_after_write=True,
-                spill_nontemporal=False, prefetch=True):
+                spill_nontemporal=None, prefetch=True):
     """A checked ``pyq_config_t`` (cffi struct) from keyword arguments."""
     cfg = ffi.new("pyq_config_t *")
     lib.pyq_config_init(cfg)
@@ -75,7 +75,8 @@ def make_config(block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max"
     cfg.prefault = _bool_param("prefault", prefault)
     cfg.mlock = _bool_param("mlock", mlock)
     cfg.touch_after_write = _bool_param("touch_after_write", touch_after_write)
-    cfg.spill_nontemporal = _bool_param("spill_nontemporal", spill_nontemporal)
+    if spill_nontemporal is not None:  # None: the platform default (on for x86-64)
+        cfg.spill_nontemporal = _bool_param("spill_nontemporal", spill_nontemporal)
     cfg.prefetch = _bool_param("prefetch", prefetch)
     bad = ffi.new("const char **")
     if lib.pyq_config_check(cfg, bad) != 0:
@@ -259,7 +260,7 @@ class Queue:
     def __init__(self, block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
                  scan_current=False, retry_yield_every=1024, hugepages=False,
                  prefault=False, mlock=False, touch_after_write=True,
-                 spill_nontemporal=False, prefetch=True):
+                 spill_nontemporal=None, prefetch=True):
         self._ptr = None
         cfg = make_config(block_size, hot_blocks, spill_blocks, publish, scan_current,
                           retry_yield_every, hugepages, prefault, mlock,
@@ -280,7 +281,7 @@ class Queue:
                             retry_yield_every=retry_yield_every, hugepages=bool(hugepages),
                             prefault=bool(prefault), mlock=bool(mlock),
                             touch_after_write=bool(touch_after_write),
-                            spill_nontemporal=bool(spill_nontemporal), prefetch=bool(prefetch))
+                            spill_nontemporal=bool(cfg.spill_nontemporal), prefetch=bool(prefetch))
         self.writer = Writer(self)
         self.reader = Reader(self)
 

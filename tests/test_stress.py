@@ -46,10 +46,13 @@ def test_ten_million_random_sizes(publish, scan):
         assert st["peak_backlog"] > 4 * 256
 
 
+@pytest.mark.parametrize("nt", [False, True])
 @pytest.mark.parametrize("scan", [False, True])
 @pytest.mark.parametrize("publish", POLICIES)
-def test_default_blocks_random_sizes(publish, scan):
-    with pq.Queue(spill_blocks=512, publish=publish, scan_current=scan) as q:
+def test_default_blocks_random_sizes(publish, scan, nt):
+    # nt: spill blocks written with streaming stores (the x86-64 default) or cached.
+    with pq.Queue(spill_blocks=512, publish=publish, scan_current=scan,
+                  spill_nontemporal=nt) as q:
         st = stress(q, 300_000, pause_every=100_000, pause_us=20_000)
         assert st["takes_spill"] > 0
 

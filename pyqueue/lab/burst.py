@@ -25,7 +25,11 @@ from .._pyq import ffi, lib
 from ._callable import callable_module
 from . import burst_report as report
 
-PYQUEUE_CLASSES = {"yield1024": 1024, "yield0": 0, "yield65536": 65536}
+# pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
+# overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
+# "-cached" ordinary stores (the seed's plain write).  Without a suffix the
+# queue's default (spill_nontemporal) is used.
+_SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
 DEFAULT_CLASSES = ("yield1024", "yield0", "yield65536", "ck", "dpdk", "rwq")
 RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
@@ -140,23 +144,37 @@ class _Class:
             self.ptr = None
 
 
+def _pyqueue_class(name):
+    """(retry_yield_every, spill_nontemporal or None) for a yield<N>[-nt|-cached] name."""
+    if not name.startswith("yield"):
+        return None
+    rest = name[5:]
+    for suffix, nt in _SPILL_SUFFIX.items():
+        if suffix and rest.endswith(suffix):
+            rest = rest[:-len(suffix)]
+            break
+    else:
+        nt = None
+    return (int(rest), nt) if rest.isdigit() else None
+
+
 def _resolve(classes):
-    """[(name, adapter name, retry_yield_every or None)], and {name: why} of the missing."""
+    """[(name, adapter, retry_yield_every or None, spill_nontemporal or None)], and
+    {name: why} of the peers that are missing."""
     avail = _peers.available()
     run, missing = [], {}
     for name in classes:
-        if name in PYQUEUE_CLASSES:
-            run.append((name, "pyqueue", PYQUEUE_CLASSES[name]))
-        elif name.startswith("yield") and name[5:].isdigit():
-            run.append((name, "pyqueue", int(name[5:])))
+        pq_class = _pyqueue_class(name)
+        if pq_class is not None:
+            run.append((name, "pyqueue") + pq_class)
         elif name in avail:
             if avail[name] == "built":
-                run.append((name, name, None))
+                run.append((name, name, None, None))
             else:
                 missing[name] = "%s (%s)" % (avail[name], _peers.install_hint())
         else:
-            raise ValueError("unknown class %r: use yieldN (a pyqueue retry strategy) or one of %s"
-                             % (name, ", ".join(sorted(avail))))
+            raise ValueError("unknown class %r: use yieldN[-nt|-cached] (a pyqueue retry "
+                             "strategy) or one of %s" % (name, ", ".join(sorted(avail))))
     return run, missing
 
 
@@ -213,8 +231,8 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     error = None
     try:
         with stop:
-            for name, adapter, ryield in run:
-                state.append(_open_class(name, adapter, ryield, params))
+            for name, adapter, ryield, nt in run:
+                state.append(_open_class(name, adapter, ryield, nt, params))
             for c in state:
                 if stop.requested:
                     break
@@ -280,12 +298,14 @@ def _validate(p):
         raise ValueError("classes must not repeat a name: %r" % (p["classes"],))
 
 
-def _open_class(name, adapter, ryield, p):
+def _open_class(name, adapter, ryield, nt, p):
     a = _peers.get(adapter)
     qkw = dict(block_size=p["block_size"], hot_blocks=p["hot_blocks"],
                spill_blocks=p["spill_blocks"], publish=p["publish"],
                scan_current=p["scan_current"], touch_after_write=p["touch_after_write"],
                retry_yield_every=ryield if ryield is not None else p["peer_retry_yield_every"])
+    if nt is not None:
+        qkw["spill_nontemporal"] = nt
     ap = _peers.params(p["msg_size"], adapter=adapter, **qkw)
     cfg = ffi.new("pyq_burst_config_t *")
     lib.pyq_burst_config_init(cfg)
@@ -308,6 +328,7 @@ def _open_class(name, adapter, ryield, p):
     target = int(cap * p["backlog_target"])   # a fraction of this queue's own capacity
     lib.pyq_burst_set_backlog_target(c.ptr, target)
     c.capacity, c.target, c.adapter, c.retry_yield_every = cap, target, adapter, cfg.retry_yield_every
+    c.spill_nontemporal = bool(ap.queue.spill_nontemporal) if adapter == "pyqueue" else None
     return c
 
 

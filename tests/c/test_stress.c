@@ -5,7 +5,7 @@
 #include "check.h"
 #include "pyq_selftest.h"
 
-static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint32_t bs)
+static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint32_t bs, int nt)
 {
     pyq_config_t cfg;
     pyq_queue_t *q;
@@ -21,6 +21,11 @@ static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint3
     cfg.publish_bytes = pb;
     cfg.scan_current = scan;
     cfg.retry_yield_every = 16;
+#if defined(__x86_64__)
+    cfg.spill_nontemporal = nt;
+#else
+    (void)nt;
+#endif
     CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
     memset(&p, 0, sizeof(p));
     p.messages = n;
@@ -48,10 +53,12 @@ int main(int argc, char **argv)
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 
     for (int scan = 0; scan <= 1; scan++) {
-        run(PYQ_PUBLISH_MAX, 0, scan, 0, n, 512);
-        run(PYQ_PUBLISH_EACH, 0, scan, 0, n, 512);
-        run(PYQ_PUBLISH_BYTES, 300, scan, 0, n, 512);
-        run(PYQ_PUBLISH_MAX, 0, scan, 1, n, 512);
+        for (int nt = 0; nt <= 1; nt++) { /* spill blocks cached / streamed */
+            run(PYQ_PUBLISH_MAX, 0, scan, 0, n, 512, nt);
+            run(PYQ_PUBLISH_EACH, 0, scan, 0, n, 512, nt);
+            run(PYQ_PUBLISH_BYTES, 300, scan, 0, n, 512, nt);
+        }
+        run(PYQ_PUBLISH_MAX, 0, scan, 1, n, 512, 1);
     }
     CHECK_DONE("test_stress");
 }
