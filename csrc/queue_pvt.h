@@ -6,8 +6,12 @@
  *           the full ring and the two free rings (uint32 block indices).
  * Framing:  a block holds records back to back from offset 0.  A record is an
  *           8-byte header (PYQ_HDR_COMMIT | len, or PYQ_HDR_PAD = end of block)
- *           and the payload padded to 8 bytes.  A zero header means "nothing
- *           committed here yet" (only meaningful with scan_current, see writer.c).
+ *           and the payload padded to 8 bytes -- to 64 with scan_current, so the
+ *           next header always starts a cache line: one line transfer then
+ *           delivers a small message's header and payload together, and the
+ *           line the reader waits on is never the one still holding the
+ *           previous record.  A zero header means "nothing committed here yet"
+ *           (only meaningful with scan_current, see writer.c).
  * Position: the writer's progress is pub_pos = seq * block_size + offset, where
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
@@ -81,6 +85,7 @@ struct pyq_queue {
     uint32_t max_message;
     uint32_t hugepages_used, mlocked;
     bool scan;                     /* cfg.scan_current */
+    uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
@@ -108,9 +113,10 @@ static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)
     return (_Atomic uint64_t *)(void *)(blk + pos);
 }
 
-static inline uint32_t pyq_record_size(uint32_t len)
+/* Bytes a record of len payload bytes takes in its block (len <= max_message). */
+static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
 {
-    return PYQ_RECORD_HEADER + ((len + (PYQ_RECORD_ALIGN - 1)) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+    return (PYQ_RECORD_HEADER + len + q->rec_mask) & ~q->rec_mask;
 }
 
 /* pool.c */

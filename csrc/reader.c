@@ -31,7 +31,7 @@ static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *
 {
     const uint32_t bs = q->cfg.block_size;
     uint64_t start = r->seq * bs;
-    uint64_t avail = q->scan ? bs : (r->pub_cache - start < bs ? r->pub_cache - start : bs);
+    uint64_t avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
 
     if (avail > 4096)
         avail = 4096;
@@ -66,7 +66,9 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             r->idx = q->ring[r->seq & q->ring_mask];
             r->blk = q->base + (size_t)r->idx * bs;
             r->pos = 0;
-            if (q->cfg.prefetch)
+            /* Not with scan_current: the lines ahead are still being written, and
+             * a shared copy here would cost the writer an invalidation per line. */
+            if (q->cfg.prefetch && !q->scan)
                 prefetch_block(q, r);
         }
         if (r->pos >= bs) {
@@ -99,7 +101,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
 
 static inline void consumed(struct pyq_queue *q, uint32_t len)
 {
-    q->r.pos += pyq_record_size(len);
+    q->r.pos += pyq_record_size(q, len);
     pyq_counter_add(&q->rs.messages, 1);
     pyq_counter_add(&q->rs.bytes, len);
 }

@@ -168,7 +168,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
         return PYQ_ETOOBIG;
     if (PYQ_UNLIKELY(atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return PYQ_ECLOSED;
-    rec = pyq_record_size(len);
+    rec = pyq_record_size(q, len);
     if (PYQ_UNLIKELY(!w->blk || w->pos + rec > q->cfg.block_size)) {
         int rc;
         if (w->blk)
@@ -186,7 +186,7 @@ static inline void commit(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
     const uint32_t bs = q->cfg.block_size;
-    uint32_t len = w->claim_len, pos = w->pos, next = pos + pyq_record_size(len);
+    uint32_t len = w->claim_len, pos = w->pos, next = pos + pyq_record_size(q, len);
     uint64_t hdr = PYQ_HDR_COMMIT | len;
 
     if (q->scan) {

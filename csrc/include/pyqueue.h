@@ -42,7 +42,8 @@
 #define PYQ_PUBLISH_EACH 1  /* every message is visible when its write returns */
 #define PYQ_PUBLISH_BYTES 2 /* publish every publish_bytes bytes (and when full) */
 
-/* Bytes of framing per message: an 8-byte record header; payload padded to 8. */
+/* Bytes of framing per message: an 8-byte record header; payload padded to 8
+ * (header + payload padded to 64 with scan_current). */
 #define PYQ_RECORD_HEADER 8
 #define PYQ_RECORD_ALIGN 8
 /* Limits checked by pyq_queue_create(). */
@@ -63,7 +64,9 @@ typedef struct pyq_config {
     int32_t publish;            /* PYQ_PUBLISH_*; default MAX */
     uint32_t publish_bytes;     /* N of bytes:N (>= 1) when publish == PYQ_PUBLISH_BYTES */
     int32_t scan_current;       /* reader also consumes committed messages of the
-                                   writer's current, unpublished block; default 0 */
+                                   writer's current, unpublished block; records are
+                                   then padded to 64 bytes (one cache line carries a
+                                   small message); default 0 */
     uint32_t retry_yield_every; /* full queue: sched_yield() every N failed retries,
                                    0 = never yield; default 1024 */
     int32_t touch_after_write;  /* read the first byte of each message just written */
