@@ -119,7 +119,7 @@ def pacing_text(res, params):
                      "n/a" if math.isinf(t["p_max"]) else
                      ms(max(t["offer_late_max_ns"]) if t["offer_late_max_ns"] else None),
                      sum(t["stalls"])))
-    lines += [""] + grid(("T", "P", "P/D", "model@D_typ", "model@D_run", "measured max",
+    lines += [""] + grid(("T", "P", "P/D_pace", "model@D_typ", "model@D_run", "measured max",
                           "measured/T", "pacer late", "stalls"), rows)
     if r.get("checks"):
         t0 = res.runs[0].start_ns

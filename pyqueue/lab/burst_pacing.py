@@ -400,7 +400,7 @@ def _pacing_results(res, params):
         d_runs = [b.metrics["d_run"] for b in bs]
         at_run = [model.max_delay(n, pm, d) if d and math.isfinite(d) else None for d in d_runs]
         out["targets"].append(dict(
-            t=t, p_max=pm, p_over_d=pm / d_typ, tight_loop_ok=bool(n <= d_pace * t),
+            t=t, p_max=pm, p_over_d=pm / d_pace, tight_loop_ok=bool(n <= d_pace * t),
             model_at_d_pace=model.max_delay(n, pm, d_pace),
             model_at_d_typical=model.max_delay(n, pm, d_typ),
             measured_max_s=measured, ratio=[m / t for m in measured],
