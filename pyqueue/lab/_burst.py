@@ -90,7 +90,8 @@ def analyse(b):
     delay = b.delay_ns
     n = delay.size
     late = b.offer_ns.astype(np.int64) - b.scheduled_ns.astype(np.int64)
-    gaps = np.diff(b.dequeue_ns.astype(np.int64))
+    # from the first scheduled send: a consumer that starts late stalls too
+    gaps = np.diff(b.dequeue_ns.astype(np.int64), prepend=np.int64(b.scheduled_ns[0]))
     stalls = gaps[gaps > STALL_NS]
     slope, intercept = fit_line(delay)
     max_delay = int(delay.max())
@@ -109,8 +110,27 @@ def analyse(b):
         offer_span_ns=int(b.offer_ns[-1]) - int(b.offer_ns[0]),
         offer_late_p99_ns=float(lp99), offer_late_max_ns=int(late.max()),
         stalls=int(stalls.size), stall_ns=int(stalls.sum()),
-        longest_gap_ns=int(gaps.max()) if gaps.size else 0)
+        longest_gap_ns=int(gaps.max()), first_delay_ns=int(delay[0]))
     return b
+
+
+_TICK_MS = 1000.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
+def steal_ms(cpus):
+    """{cpu: ms the hypervisor ran something else on it} from /proc/stat ("steal",
+    in USER_HZ ticks: 10 ms steps); {} where unreadable."""
+    out = {}
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                name, *vals = line.split()
+                if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus \
+                        and len(vals) >= 8:
+                    out[int(name[3:])] = int(vals[7]) * _TICK_MS
+    except OSError:
+        pass
+    return out
 
 
 @contextmanager
@@ -157,6 +177,8 @@ class Rig:
         """One burst of ``n`` messages at ``rate`` (0: unpaced); returns an analysed Burst."""
         sched, offer, deq = (np.zeros(n, np.uint64) for _ in range(3))
         utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        cpus = (self.producer_cpu, self.consumer_cpu)
+        steal0 = steal_ms(cpus)
         cons = ConsumerThread(self.queue, n, verify=self.verify, work="spin_ns",
                               work_ns=self.work_ns, idle="spin", size=self.size,
                               cpu=self.consumer_cpu, fifo_priority=self.fifo_priority,
@@ -176,6 +198,15 @@ class Rig:
         if pres.messages != n or cres.messages != n:
             raise RuntimeError("%s: %d sent, %d received of %d" % (label, pres.messages,
                                                                   cres.messages, n))
-        return analyse(Burst(kind=kind, label=label, round=round, n=n, rate=float(rate),
-                             target_s=target_s, utc=utc, scheduled_ns=sched, offer_ns=offer,
-                             dequeue_ns=deq, producer=pres, consumer=cres))
+        steal1 = steal_ms(cpus)
+        b = analyse(Burst(kind=kind, label=label, round=round, n=n, rate=float(rate),
+                          target_s=target_s, utc=utc, scheduled_ns=sched, offer_ns=offer,
+                          dequeue_ns=deq, producer=pres, consumer=cres))
+        # host steal over the run (thread starts included): vCPU descheduled by the host
+        b.metrics["steal_ms"] = {"producer": _diff(steal0, steal1, self.producer_cpu),
+                                 "consumer": _diff(steal0, steal1, self.consumer_cpu)}
+        return b
+
+
+def _diff(a, b, cpu):
+    return b[cpu] - a[cpu] if cpu in a and cpu in b else None

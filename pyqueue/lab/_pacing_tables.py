@@ -64,15 +64,18 @@ def drain_text(res, p):
              "Unpaced bursts: every message is scheduled at the burst's ready time; delay = "
              "dequeue - scheduled (CLOCK_MONOTONIC).",
              "D_max = N / max delay (seed 004's method); D_fit = 1 / slope of the least-squares "
-             "line of delay vs position; stalls = dequeue gaps > %d us (kept)." % (STALL_NS // 1000)]
+             "line of delay vs position; stalls = gaps > %d us without a dequeue, from the first "
+             "scheduled send (kept); steal = host steal on the consumer CPU (10 ms ticks)."
+             % (STALL_NS // 1000)]
     if not res.runs:
         return "\n".join(lines + ["", "not measured (no run finished)"])
     t0 = res.runs[0].start_ns
     rows = [("%s" % "{:,}".format(b.n), b.round + 1, "%.2f" % ((b.start_ns - t0) * 1e-9),
              ms(b.metrics["max_delay_ns"]), rate(b.metrics["d_max"]), rate(b.metrics["d_fit"]),
-             "%d (%s)" % (b.metrics["stalls"], ms(b.metrics["stall_ns"])))
+             "%d (%s)" % (b.metrics["stalls"], ms(b.metrics["stall_ns"])), _steal(b))
             for b in res.runs]
-    lines += [""] + grid(("N", "rep", "t (s)", "max delay", "D_max", "D_fit", "stalls"), rows)
+    lines += [""] + grid(("N", "rep", "t (s)", "max delay", "D_max", "D_fit", "stalls", "steal"),
+                         rows)
     r = res.results
     rows = [("{:,}".format(int(n)), v["runs"], rate(v["d_max_median"]), rate(v["d_fit_median"]),
              rate(v["d_max_min"]), "%.1f %%" % (100 * v["spread"]) if v["spread"] is not None else "-")
@@ -87,6 +90,11 @@ def drain_text(res, p):
     lines.append("D typical = %s (median D_max of the largest bursts), conservative = %s "
                  "(their lowest)." % (rate(r["d_typical"]), rate(r["d_conservative"])))
     return "\n".join(lines)
+
+
+def _steal(b):
+    st = b.metrics.get("steal_ms", {}).get("consumer")
+    return "-" if st is None else "%g ms" % st
 
 
 def _pct(x):
@@ -104,7 +112,7 @@ def pacing_text(res, params):
              "model@D_typ: max_delay(N, P, D typical); model@D_run: with the rate the consumer "
              "delivered in that burst ((N-1)/(last - first dequeue)), median over rounds.",
              "measured: max delay of the burst, median [worst] over rounds; pacer late = worst "
-             "(offer - scheduled)."]
+             "(offer - scheduled); stalls and steal: summed over rounds."]
     rows = []
     for t in r["targets"]:
         meas = t["measured_max_s"]
@@ -118,9 +126,10 @@ def pacing_text(res, params):
                      # unpaced: every message is scheduled at once, lateness is the send loop
                      "n/a" if math.isinf(t["p_max"]) else
                      ms(max(t["offer_late_max_ns"]) if t["offer_late_max_ns"] else None),
-                     sum(t["stalls"])))
+                     "%d (%s)" % (sum(t["stalls"]), ms(sum(t["stall_ns"]))),
+                     "-" if None in t["steal_ms"] else "%g ms" % sum(t["steal_ms"])))
     lines += [""] + grid(("T", "P", "P/D_pace", "model@D_typ", "model@D_run", "measured max",
-                          "measured/T", "pacer late", "stalls"), rows)
+                          "measured/T", "pacer late", "stalls", "steal"), rows)
     if r.get("checks"):
         t0 = res.runs[0].start_ns
         lines += ["", "Drift: unpaced check burst of N each round (t = s since the first run): " +

@@ -408,7 +408,9 @@ def _pacing_results(res, params):
             ratio_worst=max([m / t for m in measured]) if measured else None,
             d_run=d_runs, model_at_d_run=at_run,
             offer_late_max_ns=[b.metrics["offer_late_max_ns"] for b in bs],
-            stalls=[b.metrics["stalls"] for b in bs]))
+            stalls=[b.metrics["stalls"] for b in bs], stall_ns=[b.metrics["stall_ns"] for b in bs],
+            first_delay_ns=[b.metrics["first_delay_ns"] for b in bs],
+            steal_ms=[b.metrics["steal_ms"]["consumer"] for b in bs]))
     out["checks"] = [dict(round=b.round, start_ns=b.start_ns, utc=b.utc, d_max=b.metrics["d_max"],
                           d_fit=b.metrics["d_fit"]) for b in res.checks]
     streams = []
