@@ -222,6 +222,8 @@ def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
     ("pacing", dict(drain_sizes=(0, 10)), "drain_sizes"),
     ("pacing", dict(drain_reps=0), "drain_reps"),
     ("pacing", dict(pace_with="optimistic"), "pace_with"),
+    ("pacing", dict(d_margin=1.0), "d_margin"),
+    ("pacing", dict(d_margin=-0.1), "d_margin"),
     ("pacing", dict(stream_factors=(1.1, -0.9)), "stream_factors"),
     ("pacing", dict(stream_messages=1), "stream_messages"),
     ("pacing", dict(stream_messages=10, stream_segments=11), "stream_segments"),

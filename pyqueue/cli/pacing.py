@@ -31,6 +31,8 @@ def add_arguments(p):
     p.add_argument("--drain-reps", type=int, default=5, help="unpaced bursts per drain size")
     p.add_argument("--pace-with", choices=("conservative", "typical"), default="conservative",
                    help="D used for P_max: the lowest (default) or the median N/max-delay")
+    p.add_argument("--d-margin", type=float, default=0.0, metavar="FRACTION",
+                   help="pace with D lowered by this fraction (e.g. 0.05), default 0")
     p.add_argument("--stream-messages", type=int, default=None,
                    help="messages per sustained stream (default 4 N)")
     p.add_argument("--stream-factors", default="1.1,0.9", metavar="F,...",
@@ -69,7 +71,8 @@ def run(args):
             res = pacing(args.burst, [parse_duration(t) for t in args.targets.split(",")
                                       if t.strip()],
                          args.rounds, drain_sizes=sizes, drain_reps=args.drain_reps,
-                         pace_with=args.pace_with, stream_messages=args.stream_messages,
+                         pace_with=args.pace_with, d_margin=args.d_margin,
+                         stream_messages=args.stream_messages,
                          stream_factors=_list(float)(args.stream_factors), **common)
     except (ValueError, FileExistsError) as e:
         print("pacing: %s" % e, file=sys.stderr)

@@ -106,9 +106,10 @@ def pacing_text(res, params):
     n = params["n"]
     if not r.get("targets"):
         return "Paced bursts: not measured (D unknown: the drain phase did not finish)."
+    how = params["pace_with"] + (" - %g %%" % (100 * params["d_margin"]) if params["d_margin"] else "")
     lines = ["Paced bursts of N = %s at P_max = D/(1 - T·D/N) with D = %s (%s), pacer burst 1, "
              "%d round(s).  Delay from each message's scheduled time." % (
-                 "{:,}".format(n), rate(r["d_pace"]), params["pace_with"], params["rounds"]),
+                 "{:,}".format(n), rate(r["d_pace"]), how, params["rounds"]),
              "model@D_typ: max_delay(N, P, D typical); model@D_run: with the rate the consumer "
              "delivered in that burst ((N-1)/(last - first dequeue)), median over rounds.",
              "measured: max delay of the burst, median [worst] over rounds; pacer late = worst "

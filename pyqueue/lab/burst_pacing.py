@@ -301,7 +301,8 @@ def _drain_results(runs, sizes):
 # ---------------------------------------------------------------- pacing ----
 
 def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
-           drain_sizes=None, drain_reps=5, pace_with="conservative", stream_messages=None,
+           drain_sizes=None, drain_reps=5, pace_with="conservative", d_margin=0.0,
+           stream_messages=None,
            stream_factors=(1.1, 0.9), stream_segments=8, work_ns=500, size=32,
            producer_cpu=0, consumer_cpu=1, fifo_priority=0, verify=True, out=None,
            overwrite=False, progress=True, should_stop=None):
@@ -309,7 +310,9 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     sustained streams at ``f``·D for each f in ``stream_factors``.
 
     ``pace_with``: "conservative" (the lowest N/max-delay seen; seed 004's advice
-    for hard bounds) or "typical" (the median).  A target T >= n/D needs no pacing:
+    for hard bounds) or "typical" (the median); ``d_margin`` in [0, 1) lowers that D
+    by this fraction first (headroom for D drifting between measurement and use).
+    A target T >= n/D needs no pacing:
     that burst is sent unpaced.  ``drain_sizes`` defaults to (n, n // 4);
     ``stream_messages`` to 4 n.  Each round: one unpaced drain check (D drift), one
     paced burst per target (order rotated each round), one stream per factor.
@@ -323,6 +326,9 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     drain_reps = _count("drain_reps", drain_reps, 1, 10**6)
     if pace_with not in PACE_WITH:
         raise ValueError("pace_with must be one of %s, got %r" % (", ".join(PACE_WITH), pace_with))
+    if isinstance(d_margin, bool) or not isinstance(d_margin, (int, float)) \
+            or not 0 <= d_margin < 1:
+        raise ValueError("d_margin must be a fraction in [0, 1), got %r" % (d_margin,))
     stream_messages = _count("stream_messages", 4 * n if stream_messages is None
                              else stream_messages, 2)
     factors = _positives("stream_factors", stream_factors)
@@ -331,7 +337,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
         raise ValueError("stream_segments must be <= stream_messages (%d), got %d"
                          % (stream_messages, segments))
     params = dict(p, n=n, targets=targets, rounds=rounds, drain_sizes=sizes,
-                  drain_reps=drain_reps, pace_with=pace_with, stream_messages=stream_messages,
+                  drain_reps=drain_reps, pace_with=pace_with, d_margin=float(d_margin),
+                  stream_messages=stream_messages,
                   stream_factors=factors, stream_segments=segments)
     total = drain_reps * len(sizes) + rounds * (1 + len(targets) + len(factors))
     res = PacingResult(params, drain=DrainResult(dict(p, sizes=sizes, reps=drain_reps)))
@@ -362,6 +369,7 @@ def _pace_plan(res, params):
     d = res.drain.results.get("d_" + params["pace_with"])
     if not d or not math.isfinite(d):
         return None, None
+    d *= 1.0 - params["d_margin"]
     return d, {t: model.p_max(d, t, params["n"]) for t in params["targets"]}
 
 
