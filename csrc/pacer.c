@@ -20,27 +20,46 @@ int pyq_pacer_init(pyq_pacer_t *p, double rate, uint32_t burst, uint64_t spin_ns
     p->rate = rate;
     p->interval_ns = rate > 0 ? 1e9 / rate : 0;
     p->tolerance_ns = (double)(burst - 1) * p->interval_ns;
-    p->tat_ns = 0;
+    p->anchor_ns = 0;
+    p->steps = 0;
     p->burst = burst;
     p->pad = 0;
     p->spin_ns = spin_ns ? spin_ns : PYQ_PACER_DEFAULT_SPIN_NS;
     return 0;
 }
 
+/* Round half away from zero without libm. */
+static inline int64_t round_ns(double x)
+{
+    return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(-x + 0.5);
+}
+
 uint64_t pyq_pacer_next(pyq_pacer_t *p, uint64_t ready_ns)
 {
-    double ready = (double)ready_ns, at;
+    double ready, tat, at;
 
     if (p->rate <= 0)
         return ready_ns;
     /* GCRA: a message conforms from TAT - tolerance on (the bucket holds a
      * token); TAT moves one interval per message and restarts from the ready
-     * time after an idle spell (the bucket refilled). */
-    at = p->tat_ns - p->tolerance_ns;
+     * time after an idle spell (the bucket refilled).  TAT is kept as
+     * anchor + steps * interval, one rounding however long the stream: a TAT
+     * summed in absolute double ns loses the interval's fraction once
+     * CLOCK_MONOTONIC is large (1 ns steps after ~52 days of uptime), which
+     * would shift the rate by up to 0.1-0.5 %. */
+    ready = (double)(int64_t)(ready_ns - p->anchor_ns);
+    tat = (double)p->steps * p->interval_ns;
+    at = tat - p->tolerance_ns;
     if (at < ready)
         at = ready;
-    p->tat_ns = (p->tat_ns > at ? p->tat_ns : at) + p->interval_ns;
-    return (uint64_t)(at + 0.5);
+    if (p->steps == 0 || at > tat) {
+        /* first message, or ready after TAT (then at == ready): restart the schedule */
+        p->anchor_ns = ready_ns;
+        p->steps = 1;
+        return ready_ns;
+    }
+    p->steps++;
+    return p->anchor_ns + (uint64_t)round_ns(at);
 }
 
 uint64_t pyq_pacer_wait_until(const pyq_pacer_t *p, uint64_t when_ns, const _Atomic int *stop)

@@ -197,7 +197,8 @@ typedef struct pyq_pacer {
     double rate;          /* messages per second; 0 = unpaced */
     double interval_ns;   /* 1e9 / rate */
     double tolerance_ns;  /* (burst - 1) * interval_ns */
-    double tat_ns;        /* theoretical arrival time of the next message */
+    uint64_t anchor_ns;   /* the theoretical arrival time of the next message (TAT) */
+    uint64_t steps;       /*   is anchor_ns + steps * interval_ns; 0 steps: no message yet */
     uint32_t burst;
     uint32_t pad;
     uint64_t spin_ns;     /* waits longer than this sleep first, then spin */

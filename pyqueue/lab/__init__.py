@@ -12,8 +12,8 @@ _EXPERIMENTS = {
     "core_to_core": "pyqueue.lab.c2c",
     "false_sharing": "pyqueue.lab.c2c",
     "pipeline": "pyqueue.lab.pipeline",
-    "pacing": "pyqueue.lab.pacing",
-    "drain_rate": "pyqueue.lab.pacing",
+    "pacing": "pyqueue.lab.burst_pacing",
+    "drain_rate": "pyqueue.lab.burst_pacing",
     "bench": "pyqueue.lab.bench",
     "soak": "pyqueue.lab.soak",
 }

@@ -1,0 +1,443 @@
+"""Drain rate and burst pacing (SPEC §6.5, seed 004): the model, checked by experiment.
+
+``drain_rate()`` measures D, the rate at which a consumer with a fixed
+per-message cost drains the queue: unpaced bursts of two sizes; each message's
+queueing delay (dequeue - scheduled) rises linearly with its position to about
+N/D.  D is estimated twice per burst, as N / (max delay) (seed 004's method)
+and as 1 / slope of a least-squares fit of delay vs position, and the two burst
+sizes are compared.
+
+``pacing()`` measures D that way, then for each delay target T sends bursts of N
+paced by the C token bucket at P_max(D, T, N) = D / (1 - T·D/N) and reports the
+measured max delay against T, beside the model's prediction; then sustained
+streams at P slightly above and below D: above, the backlog (and the delay)
+grows with the stream; below, it stays flat.
+
+Every run is a separate C run (so Ctrl-C is seen between runs), pinned producer
+CPU 0 -> consumer CPU 1 by default, and with ``out`` every run's raw arrays
+(scheduled, offer, dequeue, delay; unfiltered) land in a SPEC §6 output folder.
+"""
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import clock as _clock
+from .. import pacing as model
+from ..cpu import check_cpu, check_priority
+from ..queue import _int_param
+from ._burst import Rig, fit_line
+from ._progress import GracefulInterrupt, Progress
+from ._pacing_tables import drain_text, median as _median, ms, pacing_text
+
+__all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
+
+PACE_WITH = ("typical", "conservative")
+
+
+# ---------------------------------------------------------------- results ----
+
+@dataclass
+class DrainResult:
+    """What ``drain_rate()`` measured.  ``runs``: the Bursts (raw arrays in
+    ``.scheduled_ns``, ``.offer_ns``, ``.dequeue_ns``, ``.delay_ns``)."""
+    params: dict
+    runs: list = field(default_factory=list)
+    results: dict = field(default_factory=dict)
+    summary: str = ""
+    status: str = "complete"
+
+    @property
+    def d(self):
+        """Typical D (msg/s): median N/max-delay over the bursts of the largest size."""
+        return self.results.get("d_typical")
+
+    @property
+    def d_conservative(self):
+        """Conservative D: the lowest N/max-delay of the largest size (seed 004's advice
+        for hard bounds)."""
+        return self.results.get("d_conservative")
+
+    @property
+    def interrupted(self):
+        return self.status != "complete"
+
+    def table(self):
+        return self.summary
+
+    def __str__(self):
+        return self.summary
+
+    def to_json(self, path):
+        _write_json(path, "drain_rate", self.params, self.results, self.status, self.runs)
+
+
+@dataclass
+class PacingResult:
+    """What ``pacing()`` measured: ``drain`` (a DrainResult), ``paced`` (one Burst
+    per target per round), ``checks`` (an unpaced drain check per round) and
+    ``streams`` (sustained streams above/below D)."""
+    params: dict
+    drain: DrainResult = None
+    paced: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    streams: list = field(default_factory=list)
+    results: dict = field(default_factory=dict)
+    summary: str = ""
+    status: str = "complete"
+
+    @property
+    def runs(self):
+        return (self.drain.runs if self.drain else []) + self.paced + self.checks + self.streams
+
+    @property
+    def interrupted(self):
+        return self.status != "complete"
+
+    def table(self):
+        return self.summary
+
+    def __str__(self):
+        return self.summary
+
+    def to_json(self, path):
+        _write_json(path, "pacing", self.params, self.results, self.status, self.runs)
+
+
+def _write_json(path, experiment, params, results, status, runs):
+    from ._output import to_jsonable
+    body = to_jsonable({"experiment": experiment, "status": status, "params": params,
+                        "results": results, "runs": [b.meta() for b in runs]})
+    with open(path, "w") as f:
+        json.dump(body, f, indent=1)
+        f.write("\n")
+
+
+# ---------------------------------------------------------- the session -----
+
+class _Session:
+    """Runs bursts one C run at a time: progress, Ctrl-C between runs, and the
+    output folder (raw samples after every run, a checkpoint summary after each)."""
+
+    def __init__(self, experiment, params, total, max_messages, out, overwrite, progress,
+                 should_stop, p):
+        self.total, self.done, self.bursts = total, 0, []
+        self.should_stop = should_stop or (lambda: False)
+        self.rig = Rig(max_messages, size=p["size"], work_ns=p["work_ns"],
+                       producer_cpu=p["producer_cpu"], consumer_cpu=p["consumer_cpu"],
+                       fifo_priority=p["fifo_priority"], verify=p["verify"])
+        self.folder = None
+        try:
+            if out is not None:
+                from ._output import OutputFolder
+                self.folder = OutputFolder(out, experiment, params, overwrite=overwrite,
+                                           pinning={"producer_cpu": p["producer_cpu"],
+                                                    "consumer_cpu": p["consumer_cpu"],
+                                                    "fifo_priority": p["fifo_priority"]})
+        except BaseException:
+            self.rig.close()
+            raise
+        self.bar = Progress(total, desc=experiment, unit="runs", enabled=progress)
+        self.stop = GracefulInterrupt(
+            message="\nstopping after the current run (Ctrl-C again to abort now)")
+        self.results_fn = lambda: {}
+
+    def __enter__(self):
+        self.stop.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.__exit__(*exc)
+        self.bar.close()
+        self.rig.close()
+        return False
+
+    @property
+    def stopping(self):
+        return self.stop.requested or self.should_stop()
+
+    def warmup(self, n):
+        """Untimed: calibrates the cycle counter in the consumer, warms caches."""
+        self.rig.run("warmup", "warmup", n)
+
+    def run(self, into, kind, label, n, rate=0.0, **kw):
+        """One measured run, appended to the list ``into`` (and returned), or None
+        when a stop was asked for."""
+        if self.stopping:
+            return None
+        factor = kw.pop("factor", None)
+        b = self.rig.run(kind, label, n, rate, **kw)
+        if factor is not None:
+            b.metrics["factor"] = factor          # a stream's P / D
+        self.bursts.append(b)
+        into.append(b)
+        self.done += 1
+        if self.folder is not None:
+            self.folder.save_samples(label, scheduled_ns=b.scheduled_ns, offer_ns=b.offer_ns,
+                                     dequeue_ns=b.dequeue_ns, delay_ns=b.delay_ns)
+            self.folder.save_json("runs.json", [x.meta() for x in self.bursts])
+            self.folder.checkpoint(self.results_fn(), self.done, self.total, "runs")
+        self.bar.update(1, status="%s max %s" % (label, ms(b.metrics["max_delay_ns"])))
+        return b
+
+    def finish(self, results, summary, error=None):
+        status = "complete" if self.done == self.total else (
+            "interrupted after %d of %d runs" % (self.done, self.total))
+        if error is not None:
+            status = "failed after %d of %d runs: %s" % (self.done, self.total, error)
+        if self.folder is not None:
+            self.folder.save_text("table.txt", summary + "\n")
+            status = self.folder.finish(results, self.done, self.total, "runs", error=error)
+        return status
+
+
+# ------------------------------------------------------------- checking -----
+
+def _count(name, value, lo, hi=2**40):
+    return _int_param(name, value, lo, hi)
+
+
+def _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify):
+    p = dict(size=_count("size", size, 1, 1 << 16), work_ns=_count("work_ns", work_ns, 0, 10**9),
+             producer_cpu=check_cpu("producer_cpu", producer_cpu),
+             consumer_cpu=check_cpu("consumer_cpu", consumer_cpu),
+             fifo_priority=check_priority("fifo_priority", fifo_priority), verify=bool(verify))
+    if p["producer_cpu"] >= 0 and p["producer_cpu"] == p["consumer_cpu"]:
+        raise ValueError("consumer_cpu must differ from producer_cpu (both %d): the drain "
+                         "rate of a consumer sharing its CPU with the producer is not D"
+                         % p["producer_cpu"])
+    return p
+
+
+def _sizes(name, sizes):
+    try:
+        sizes = [int(s) if not isinstance(s, bool) and int(s) == s else None for s in sizes]
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a sequence of burst sizes, got %r" % (name, sizes)) from None
+    if not sizes or None in sizes or min(sizes) < 2:
+        raise ValueError("%s must be burst sizes >= 2 messages, got %r" % (name, sizes))
+    return sizes
+
+
+def _positives(name, values):
+    try:
+        vals = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a sequence of positive numbers, got %r" % (name, values)) from None
+    if not vals or any(not v > 0 for v in vals):
+        raise ValueError("%s must be positive numbers, got %r" % (name, values))
+    return vals
+
+
+# ------------------------------------------------------------ drain rate ----
+
+def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer_cpu=0,
+               consumer_cpu=1, fifo_priority=0, verify=True, out=None, overwrite=False,
+               progress=True, should_stop=None):
+    """Measure the drain rate D of a consumer costing ``work_ns`` (+ verify) per message.
+
+    ``reps`` unpaced bursts of each size in ``sizes``, interleaved; per burst
+    D = N / max delay and D = 1 / fitted slope of delay vs position.  ``out``:
+    write the SPEC §6 output folder there.  ``should_stop()``: checked between
+    runs, like Ctrl-C.  Returns a DrainResult.
+    """
+    p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
+    sizes = _sizes("sizes", sizes)
+    reps = _count("reps", reps, 1, 10**6)
+    params = dict(p, sizes=sizes, reps=reps)
+    res = DrainResult(params)
+    with _Session("drain_rate", params, reps * len(sizes), max(sizes), out, overwrite,
+                  progress, should_stop, p) as s:
+        s.results_fn = lambda: _drain_results(res.runs, sizes)
+        error = None
+        try:
+            _drain_phase(s, res, sizes, reps)
+        except Exception as e:
+            error = e
+            raise
+        finally:
+            res.results = _drain_results(res.runs, sizes)
+            res.summary = drain_text(res, p)
+            res.status = s.finish(res.results, res.summary, error)
+    return res
+
+
+def _drain_phase(s, res, sizes, reps):
+    _clock.calibrate()
+    s.warmup(max(sizes))
+    for rep in range(reps):
+        for n in sizes:
+            if s.run(res.runs, "drain", "drain_n%d_r%d" % (n, rep), n, round=rep) is None:
+                return
+
+
+def _drain_results(runs, sizes):
+    by = {}
+    for n in sizes:
+        rs = [b for b in runs if b.n == n]
+        dmax = [b.metrics["d_max"] for b in rs]
+        dfit = [b.metrics["d_fit"] for b in rs]
+        by[str(n)] = dict(runs=len(rs), d_max=dmax, d_fit=dfit,
+                          max_delay_ns=[b.metrics["max_delay_ns"] for b in rs],
+                          d_max_median=_median(dmax), d_fit_median=_median(dfit),
+                          d_max_min=min(dmax) if dmax else None,
+                          spread=(max(dmax) / min(dmax) - 1) if dmax else None)
+    big, small = str(max(sizes)), str(min(sizes))
+    out = dict(by_size=by, d_typical=by[big]["d_max_median"], d_conservative=by[big]["d_max_min"],
+               d_fit=by[big]["d_fit_median"])
+    if big != small:
+        agree = {}
+        for k in ("d_max_median", "d_fit_median"):
+            a, b = by[big][k], by[small][k]
+            agree[k[:-7]] = abs(a / b - 1) if a and b else None
+        agree["within_10pct"] = (all(v is not None and v <= 0.10 for v in agree.values())
+                                 if agree else None)
+        out["agreement"] = agree
+    return out
+
+
+# ---------------------------------------------------------------- pacing ----
+
+def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
+           drain_sizes=None, drain_reps=5, pace_with="conservative", d_margin=0.0,
+           stream_messages=None,
+           stream_factors=(1.1, 0.9), stream_segments=8, work_ns=500, size=32,
+           producer_cpu=0, consumer_cpu=1, fifo_priority=0, verify=True, out=None,
+           overwrite=False, progress=True, should_stop=None):
+    """Measure D, pace bursts of ``n`` at P_max(D, T, n) per target T (s), then run
+    sustained streams at ``f``·D for each f in ``stream_factors``.
+
+    ``pace_with``: "conservative" (the lowest N/max-delay seen; seed 004's advice
+    for hard bounds) or "typical" (the median); ``d_margin`` in [0, 1) lowers that D
+    by this fraction first (headroom for D drifting between measurement and use).
+    A target T >= n/D needs no pacing:
+    that burst is sent unpaced.  ``drain_sizes`` defaults to (n, n // 4);
+    ``stream_messages`` to 4 n.  Each round: one unpaced drain check (D drift), one
+    paced burst per target (order rotated each round), one stream per factor.
+    Returns a PacingResult; ``out`` writes the SPEC §6 output folder.
+    """
+    p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
+    n = _count("n", n, 2)
+    targets = _positives("targets", targets)
+    rounds = _count("rounds", rounds, 1, 10**6)
+    sizes = _sizes("drain_sizes", drain_sizes if drain_sizes is not None else (n, max(2, n // 4)))
+    drain_reps = _count("drain_reps", drain_reps, 1, 10**6)
+    if pace_with not in PACE_WITH:
+        raise ValueError("pace_with must be one of %s, got %r" % (", ".join(PACE_WITH), pace_with))
+    if isinstance(d_margin, bool) or not isinstance(d_margin, (int, float)) \
+            or not 0 <= d_margin < 1:
+        raise ValueError("d_margin must be a fraction in [0, 1), got %r" % (d_margin,))
+    stream_messages = _count("stream_messages", 4 * n if stream_messages is None
+                             else stream_messages, 2)
+    factors = _positives("stream_factors", stream_factors)
+    segments = _count("stream_segments", stream_segments, 1, 1000)
+    if segments > stream_messages:
+        raise ValueError("stream_segments must be <= stream_messages (%d), got %d"
+                         % (stream_messages, segments))
+    params = dict(p, n=n, targets=targets, rounds=rounds, drain_sizes=sizes,
+                  drain_reps=drain_reps, pace_with=pace_with, d_margin=float(d_margin),
+                  stream_messages=stream_messages,
+                  stream_factors=factors, stream_segments=segments)
+    total = drain_reps * len(sizes) + rounds * (1 + len(targets) + len(factors))
+    res = PacingResult(params, drain=DrainResult(dict(p, sizes=sizes, reps=drain_reps)))
+    with _Session("pacing", params, total, max(sizes + [n, stream_messages]), out, overwrite,
+                  progress, should_stop, p) as s:
+        s.results_fn = lambda: _pacing_results(res, params)
+        error = None
+        try:
+            _drain_phase(s, res.drain, sizes, drain_reps)
+            res.drain.results = _drain_results(res.drain.runs, sizes)
+            _paced_phase(s, res, params)
+        except Exception as e:
+            error = e
+            raise
+        finally:
+            res.drain.results = _drain_results(res.drain.runs, sizes)
+            res.drain.summary = drain_text(res.drain, p)
+            res.drain.status = "complete" if len(res.drain.runs) == drain_reps * len(sizes) \
+                else "interrupted"
+            res.results = _pacing_results(res, params)
+            res.summary = res.drain.summary + "\n\n" + pacing_text(res, params)
+            res.status = s.finish(res.results, res.summary, error)
+    return res
+
+
+def _pace_plan(res, params):
+    """{target: P_max (inf: unpaced)} from the D chosen by pace_with, or None."""
+    d = res.drain.results.get("d_" + params["pace_with"])
+    if not d or not math.isfinite(d):
+        return None, None
+    d *= 1.0 - params["d_margin"]
+    return d, {t: model.p_max(d, t, params["n"]) for t in params["targets"]}
+
+
+def _paced_phase(s, res, params):
+    n, targets = params["n"], params["targets"]
+    d_pace, plan = _pace_plan(res, params)
+    d_typ = res.drain.d
+    if plan is None:
+        return
+    for r in range(params["rounds"]):
+        if s.run(res.checks, "check", "check_n%d_r%d" % (n, r), n, round=r) is None:
+            return
+        order = targets[r % len(targets):] + targets[:r % len(targets)]
+        for t in order:
+            pm = plan[t]
+            if s.run(res.paced, "paced", "paced_T%gms_r%d" % (t * 1e3, r), n,
+                     0.0 if math.isinf(pm) else pm, round=r, target_s=t) is None:
+                return
+        for f in params["stream_factors"]:
+            if s.run(res.streams, "stream", "stream_x%.2f_r%d" % (f, r),
+                     params["stream_messages"], f * d_typ, round=r, factor=f) is None:
+                return
+
+
+def _pacing_results(res, params):
+    n = params["n"]
+    d_pace, plan = _pace_plan(res, params)
+    d_typ = res.drain.d
+    out = dict(drain=res.drain.results, d_pace=d_pace, d_typical=d_typ, targets=[])
+    if plan is None:
+        return out
+    for t in params["targets"]:
+        bs = [b for b in res.paced if b.target_s == t]
+        pm = plan[t]
+        measured = [b.metrics["max_delay_ns"] * 1e-9 for b in bs]
+        d_runs = [b.metrics["d_run"] for b in bs]
+        at_run = [model.max_delay(n, pm, d) if d and math.isfinite(d) else None for d in d_runs]
+        out["targets"].append(dict(
+            t=t, p_max=pm, p_over_d=pm / d_pace, tight_loop_ok=bool(n <= d_pace * t),
+            model_at_d_pace=model.max_delay(n, pm, d_pace),
+            model_at_d_typical=model.max_delay(n, pm, d_typ),
+            measured_max_s=measured, ratio=[m / t for m in measured],
+            ratio_median=_median([m / t for m in measured]),
+            ratio_worst=max([m / t for m in measured]) if measured else None,
+            d_run=d_runs, model_at_d_run=at_run,
+            offer_late_max_ns=[b.metrics["offer_late_max_ns"] for b in bs],
+            stalls=[b.metrics["stalls"] for b in bs], stall_ns=[b.metrics["stall_ns"] for b in bs],
+            first_delay_ns=[b.metrics["first_delay_ns"] for b in bs],
+            steal_ms=[b.metrics["steal_ms"]["consumer"] for b in bs]))
+    out["checks"] = [dict(round=b.round, start_ns=b.start_ns, utc=b.utc, d_max=b.metrics["d_max"],
+                          d_fit=b.metrics["d_fit"]) for b in res.checks]
+    streams = []
+    for f in params["stream_factors"]:
+        bs = [b for b in res.streams if b.metrics["factor"] == f]
+        pred = 1 - 1 / f if f > 1 else 0.0      # d(delay)/d(time) = 1 - D/P above D
+        streams.append(dict(factor=f, rate=f * d_typ, messages=params["stream_messages"],
+                            segment_max_ns=[[int(x.max()) for x in np.array_split(
+                                b.delay_ns, params["stream_segments"])] for b in bs],
+                            max_delay_ns=[b.metrics["max_delay_ns"] for b in bs],
+                            model_max_delay_s=model.max_delay(params["stream_messages"],
+                                                              f * d_typ, d_typ),
+                            model_growth_per_s=pred,
+                            growth_per_s=[_growth(b) for b in bs]))
+    out["streams"] = streams
+    return out
+
+
+def _growth(b):
+    """Fitted slope of delay vs scheduled time (s of delay per s of stream)."""
+    slope, _ = fit_line(b.delay_ns)                 # ns per message
+    return slope * b.rate * 1e-9 if b.rate else None
