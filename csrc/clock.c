@@ -1,0 +1,170 @@
+/*
+ * clock.c - CLOCK_MONOTONIC, the cycle counter (rdtsc / CNTVCT_EL0) calibrated
+ * against it, and the measured cost of each (SPEC §4).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "runtime_pvt.h"
+
+static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
+static pyq_clock_info_t calib; /* written under calib_lock */
+/* The ticks-per-ns double as bits, so hot readers need no lock.  C1: stored with
+ * release after calib is complete; pairs with the acquire load in
+ * pyq_clock_ticks_per_ns(). 0 = not calibrated yet. */
+static _Atomic uint64_t ticks_per_ns_bits;
+
+uint64_t pyq_clock_now_ns(void)
+{
+    return pyq_now_ns();
+}
+
+uint64_t pyq_clock_cycles(void)
+{
+    return pyq_cycles_now();
+}
+
+static uint64_t counter_hz(void)
+{
+#if defined(__aarch64__)
+    uint64_t f;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+    return f;
+#else
+    return 0; /* x86 has no architectural TSC frequency register */
+#endif
+}
+
+/* Ticks per ns over about interval_ns: each end brackets the cycle read between
+ * two clock reads and uses their midpoint, so the clock's own cost cancels. */
+static double measure(uint64_t interval_ns)
+{
+    uint64_t a0 = pyq_now_ns(), c0 = pyq_cycles_fenced(), b0 = pyq_now_ns();
+    struct timespec req = {.tv_sec = (time_t)(interval_ns / 1000000000u),
+                           .tv_nsec = (long)(interval_ns % 1000000000u)};
+    nanosleep(&req, NULL);
+    uint64_t a1 = pyq_now_ns(), c1 = pyq_cycles_fenced(), b1 = pyq_now_ns();
+    double ns = ((double)a1 + (double)b1) / 2 - ((double)a0 + (double)b0) / 2;
+
+    return ns > 0 ? (double)(c1 - c0) / ns : 0;
+}
+
+int pyq_clock_calibrate(uint64_t interval_ns, int force, pyq_clock_info_t *out)
+{
+    int rc = 0;
+
+    if (interval_ns == 0)
+        interval_ns = 20000000u;
+    pthread_mutex_lock(&calib_lock);
+    if (!PYQ_HAVE_CYCLES) {
+        calib.has_cycles = 0;
+        calib.cycles_name = PYQ_CYCLES_NAME;
+        rc = PYQ_ENOTSUP;
+    } else if (!calib.calibrated || force) {
+        double tpn = measure(interval_ns);
+        uint64_t bits;
+
+        calib.has_cycles = 1;
+        calib.calibrated = tpn > 0;
+        calib.ticks_per_ns = tpn;
+        calib.counter_hz = (double)counter_hz();
+        calib.calib_ns = interval_ns;
+        calib.cycles_name = PYQ_CYCLES_NAME;
+        memcpy(&bits, &tpn, sizeof bits);
+        /* C1: publish the calibration; pairs with C2. */
+        atomic_store_explicit(&ticks_per_ns_bits, bits, memory_order_release);
+    }
+    if (out)
+        *out = calib;
+    pthread_mutex_unlock(&calib_lock);
+    return rc;
+}
+
+double pyq_clock_ticks_per_ns(void)
+{
+    /* C2: pairs with C1; a stale 0 only means we calibrate (again) below. */
+    uint64_t bits = atomic_load_explicit(&ticks_per_ns_bits, memory_order_acquire);
+    double tpn;
+
+    if (!PYQ_HAVE_CYCLES)
+        return 0;
+    if (bits == 0) {
+        pyq_clock_info_t info;
+        pyq_clock_calibrate(0, 0, &info);
+        return info.ticks_per_ns;
+    }
+    memcpy(&tpn, &bits, sizeof tpn);
+    return tpn;
+}
+
+double pyq_clock_cycles_to_ns(uint64_t ticks)
+{
+    double tpn = pyq_clock_ticks_per_ns();
+
+    return tpn > 0 ? (double)ticks / tpn : 0;
+}
+
+static uint64_t read_clock(int which)
+{
+    struct timespec ts;
+
+    switch (which) {
+    case PYQ_CLOCK_MONOTONIC:
+        return pyq_now_ns();
+    case PYQ_CLOCK_CYCLES:
+        return pyq_cycles_now();
+    case PYQ_CLOCK_CYCLES_FENCED:
+        return pyq_cycles_fenced();
+    default:
+        clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+}
+
+int pyq_clock_cost_ns(int which, uint32_t n, double *ns_per_read)
+{
+    uint64_t sink = 0, t0, t1;
+
+    if (which < 0 || which >= PYQ_CLOCK_COUNT || !ns_per_read)
+        return PYQ_EINVAL;
+    if (!PYQ_HAVE_CYCLES && (which == PYQ_CLOCK_CYCLES || which == PYQ_CLOCK_CYCLES_FENCED))
+        return PYQ_ENOTSUP;
+    if (n == 0)
+        n = 1;
+    /* The switch is hoisted out of the timed loops: each loop times one clock. */
+    t0 = pyq_now_ns();
+    switch (which) {
+    case PYQ_CLOCK_MONOTONIC:
+        for (uint32_t i = 0; i < n; i++)
+            sink += pyq_now_ns();
+        break;
+    case PYQ_CLOCK_CYCLES:
+        for (uint32_t i = 0; i < n; i++)
+            sink += pyq_cycles_now();
+        break;
+    case PYQ_CLOCK_CYCLES_FENCED:
+        for (uint32_t i = 0; i < n; i++)
+            sink += pyq_cycles_fenced();
+        break;
+    default:
+        for (uint32_t i = 0; i < n; i++)
+            sink += read_clock(which);
+    }
+    t1 = pyq_now_ns();
+    __asm__ __volatile__("" : : "r"(sink)); /* keep the reads */
+    *ns_per_read = (double)(t1 - t0) / n;
+    return 0;
+}
+
+const char *pyq_clock_name(int which)
+{
+    switch (which) {
+    case PYQ_CLOCK_MONOTONIC: return "monotonic";
+    case PYQ_CLOCK_CYCLES: return PYQ_CYCLES_NAME;
+    case PYQ_CLOCK_CYCLES_FENCED: return PYQ_HAVE_CYCLES ? PYQ_CYCLES_NAME "+fence" : "none";
+    case PYQ_CLOCK_MONOTONIC_RAW: return "monotonic_raw";
+    default: return "unknown";
+    }
+}
