@@ -293,3 +293,18 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                 del lat[v][done:], late[v][done:], infos[v][done:]
             save(final=True, error=error)
     return res
+
+
+class _CallableModule(type(json)):
+    """pyqueue.lab maps the name ``pipeline`` to this module's ``pipeline``
+    function, but importing the submodule binds ``pyqueue.lab.pipeline`` to the
+    module itself; calling the module calls the function, so ``lab.pipeline(...)``
+    works either way."""
+
+    def __call__(self, *args, **kwargs):
+        return pipeline(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule
