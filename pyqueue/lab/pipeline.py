@@ -79,6 +79,26 @@ def _check_fifo(variant, spec, cpus, fifo_priority):
                                            "shares CPU %d" % cpus[i]))
 
 
+def _cpu_busy_s():
+    """(machine busy CPU-seconds from /proc/stat, this process's CPU-seconds), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = (sum(v[:8]) - v[3] - v[4]) / hz          # all but idle and iowait (steal counts)
+    t = os.times()
+    return busy, t.user + t.system
+
+
+def _others_cpus(before, after, wall_s):
+    """CPUs used by everything but this process during a run (the host's other load)."""
+    if not before or not after or wall_s <= 0:
+        return None
+    return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall_s)
+
+
 def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, messages=10_000,
              msg_size=32, fifo_priority=0, stage_work_ns=0, pacer_spin_ns=10_000,
              producer_slack_ns=1, timeout=60.0, idle_spins=1024, idle_yield_every=64,
@@ -114,7 +134,9 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     cfg.latency_ns = ffi.from_buffer("uint64_t[]", latency, require_writable=True)
     cfg.lateness_ns = ffi.from_buffer("uint64_t[]", lateness, require_writable=True)
     res = ffi.new("pyq_pipeline_result_t *")
+    busy0 = _cpu_busy_s()
     rc = lib.pyq_pipeline_run(cfg, res)
+    busy1 = _cpu_busy_s()
     if rc != 0:
         who = THREADS[res.failed_thread] if 0 <= res.failed_thread < 3 else "pipeline"
         text = ffi.string(lib.pyq_strerror(rc)).decode()
@@ -142,7 +164,8 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
                 threads=threads,
                 context_switches=sum(t["voluntary_cs"] + t["involuntary_cs"]
                                      for t in threads.values()),
-                cpu_ns=sum(t["cpu_ns"] for t in threads.values()))
+                cpu_ns=sum(t["cpu_ns"] for t in threads.values()),
+                others_cpus=_others_cpus(busy0, busy1, wall / 1e9))
     return latency, lateness, info
 
 
@@ -174,7 +197,8 @@ def _figures(name, lat_slices, late_slices, infos):
     per_thread_cs = {t: sum(i["threads"][t]["voluntary_cs"] + i["threads"][t]["involuntary_cs"]
                             for i in infos) for t in THREADS}
     per_thread_cpu = {t: sum(i["threads"][t]["cpu_ns"] for i in infos) / wall for t in THREADS}
-    return dict(latency_us=rp, producer_lateness_us=late, messages=msgs,
+    others = [i["others_cpus"] for i in infos if i.get("others_cpus") is not None]
+    return dict(latency_us=rp, others_cpus=float(np.mean(others)) if others else None, producer_lateness_us=late, messages=msgs,
                 context_switches=cs, cs_per_1k_messages=1000.0 * cs / msgs,
                 cs_by_thread=per_thread_cs, cpus_used=sum(per_thread_cpu.values()),
                 cpu_share_by_thread=per_thread_cpu,
@@ -188,12 +212,14 @@ def _summary(res):
              % (res.params["rate"], res.params["msg_size"], res.params["messages"]), ""]
     lines.append(format_table(rows, unit="µs", digits=1, label="variant"))
     lines.append("")
-    lines.append("%-16s %12s %18s %10s  %s" % ("variant", "ctx switches", "per 1k messages",
-                                               "CPUs used", "CPU share producer/stage/consumer"))
+    lines.append("%-16s %12s %16s %10s  %-34s %s" % (
+        "variant", "ctx switches", "per 1k messages", "CPUs used",
+        "CPU share producer/stage/consumer", "other load (CPUs)"))
     for n, f in res.table.items():
-        lines.append("%-16s %12d %18.1f %10.2f  %s" % (
+        lines.append("%-16s %12d %16.1f %10.2f  %-34s %s" % (
             n, f["context_switches"], f["cs_per_1k_messages"], f["cpus_used"],
-            " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS)))
+            " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS),
+            "-" if f["others_cpus"] is None else "%.2f" % f["others_cpus"]))
     lines.append("")
     lines.append("producer lateness p99.9 (send - scheduled, µs): " + ", ".join(
         "%s %.1f" % (n, f["producer_lateness_us"].mean[2]) for n, f in res.table.items()))
