@@ -247,14 +247,14 @@ static uint64_t thread_cpu_ns(void)
 static int setup(struct pipe_thread *t)
 {
     const pyq_pipeline_config_t *cfg = &t->p->cfg;
-    int cpu = cfg->cpu[t->index], rc;
+    int cpu = cfg->cpu[t->index], rc, prio;
 
     if (cpu >= 0 && (rc = pyq_cpu_pin_self(cpu)) != 0) {
         fail(t, PYQ_STEP_PIN, rc, PYQ_SEQ_NONE);
         return rc;
     }
-    if (t->index != PYQ_PIPE_PRODUCER && cfg->fifo_priority > 0 &&
-        (rc = pyq_cpu_set_fifo_self(cfg->fifo_priority)) != 0) {
+    prio = t->index == PYQ_PIPE_PRODUCER ? cfg->producer_fifo_priority : cfg->fifo_priority;
+    if (prio > 0 && (rc = pyq_cpu_set_fifo_self(prio)) != 0) {
         fail(t, PYQ_STEP_SCHED, rc, PYQ_SEQ_NONE);
         return rc;
     }
@@ -354,7 +354,8 @@ static int check_config(const pyq_pipeline_config_t *cfg)
         return PYQ_EINVAL;
     if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > 4096 || cfg->mutex_slots == 0)
         return PYQ_EINVAL;
-    if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0)
+    if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0 ||
+        cfg->producer_fifo_priority < 0 || cfg->producer_fifo_priority > 99)
         return PYQ_EINVAL;
     return 0;
 }

@@ -70,6 +70,8 @@ def test_bad_arguments():
         lab.pipeline(variants=("pinned_spin",), placement=(0, 0, 0), fifo_priority=5)
     with pytest.raises(ValueError, match="rate"):
         pl.run_once(rate=0)
+    with pytest.raises(ValueError, match="producer_fifo"):
+        pl.run_once(rate=100_000, pacer_spin_ns=10_000, producer_fifo=1)
 
 
 @pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs")
@@ -82,6 +84,9 @@ def test_fifo_bounded_run():
         pytest.skip("SCHED_FIFO not allowed here")
     assert info["delivered"] == 1000
     assert info["threads"]["stage"]["policy"] == 1      # SCHED_FIFO
+    lat, _, info = pl.run_once("pyqueue", "spin", PLACEMENT, rate=20_000, messages=500,
+                               producer_fifo=1, timeout=10)
+    assert info["delivered"] == 500 and info["threads"]["producer"]["policy"] == 1
 
 
 def test_mutex_queue_fifo_order_and_close():

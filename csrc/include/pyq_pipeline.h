@@ -62,6 +62,8 @@ typedef struct pyq_pipeline_config {
     int32_t kind;            /* PYQ_PIPE_* */
     int32_t cpu[3];          /* producer, stage, consumer: CPU or -1 (not pinned) */
     int32_t fifo_priority;   /* stage and consumer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
+    int32_t producer_fifo_priority; /* producer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
+    int32_t pad0;
     int32_t idle_strategy;   /* PYQUEUE kind: PYQ_IDLE_* of stage and consumer */
     uint32_t idle_spins;     /* BACKOFF: relaxed polls before the first sleep */
     uint32_t idle_yield_every; /* YIELD: empty polls per sched_yield() */

@@ -20,6 +20,9 @@ def add_arguments(parser):
                              "(-1 = not pinned; default %s)" % ",".join(map(str, DEFAULT_PLACEMENT)))
     parser.add_argument("--fifo", type=int, default=0, metavar="PRIO",
                         help="SCHED_FIFO priority for stage and consumer (0 = off)")
+    parser.add_argument("--producer-fifo", type=int, default=0, metavar="PRIO",
+                        help="SCHED_FIFO priority for the producer, which sleeps between sends "
+                             "(0 = off); lets it preempt a busy poller sharing its CPU")
     parser.add_argument("--msg-size", type=int, default=32, help="bytes per message (>= 32)")
     parser.add_argument("--stage-work-ns", type=int, default=0, help="stage spin per message")
     parser.add_argument("--out", default=None, help="output folder (SPEC §6)")
@@ -33,7 +36,7 @@ def run(args):
         placement = tuple(int(c) for c in args.placement.split(","))
         r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
                      rate=args.rate, messages=args.messages, slices=args.slices,
-                     placement=placement, fifo_priority=args.fifo, msg_size=args.msg_size,
+                     placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
                      stage_work_ns=args.stage_work_ns, out=args.out, overwrite=args.overwrite,
                      progress=not args.quiet)
     except (ValueError, PermissionError) as e:

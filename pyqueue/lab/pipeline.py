@@ -99,9 +99,18 @@ def _others_cpus(before, after, wall_s):
     return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall_s)
 
 
+def _check_producer_fifo(priority, rate, pacer_spin_ns):
+    """The producer spins pacer_spin_ns before each send; as SCHED_FIFO it must
+    still sleep most of each interval, or it would starve the CPU it shares."""
+    if priority and pacer_spin_ns >= 0.5e9 / rate:
+        raise ValueError("producer_fifo=%d at rate %g: the producer would spin %d of every %.0f ns "
+                         "as SCHED_FIFO; lower the rate or pacer_spin_ns below half the interval"
+                         % (priority, rate, pacer_spin_ns, 1e9 / rate))
+
+
 def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, messages=10_000,
              msg_size=32, fifo_priority=0, stage_work_ns=0, pacer_spin_ns=10_000,
-             producer_slack_ns=1, timeout=60.0, idle_spins=1024, idle_yield_every=64,
+             producer_slack_ns=1, timeout=60.0, producer_fifo=0, idle_spins=1024, idle_yield_every=64,
              idle_sleep_min_ns=1000, idle_sleep_cap_ns=50_000):
     """One complete pipeline run in C.  Returns (latency_ns, lateness_ns, info dict).
 
@@ -117,11 +126,13 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     if not isinstance(msg_size, int) or not lib.PYQ_PIPE_MIN_MSG <= msg_size <= 4096:
         raise ValueError("msg_size must be in [%d, 4096], got %r" % (lib.PYQ_PIPE_MIN_MSG, msg_size))
     cpus = _check_placement(cpus)
+    _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
     cfg = ffi.new("pyq_pipeline_config_t *")
     lib.pyq_pipeline_config_init(cfg)
     cfg.kind = lib.PYQ_PIPE_MUTEX if kind == "mutex" else lib.PYQ_PIPE_PYQUEUE
     cfg.cpu = list(cpus)
     cfg.fifo_priority = int(fifo_priority)
+    cfg.producer_fifo_priority = int(producer_fifo)
     cfg.idle_strategy = IDLE[idle] if kind == "pyqueue" else lib.PYQ_IDLE_BACKOFF
     cfg.idle_spins, cfg.idle_yield_every = int(idle_spins), int(idle_yield_every)
     cfg.idle_sleep_min_ns, cfg.idle_sleep_cap_ns = int(idle_sleep_min_ns), int(idle_sleep_cap_ns)
@@ -144,8 +155,7 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
             raise RuntimeError("pipeline: the %s found message %d wrong or out of order (%d of %d "
                                "delivered)" % (who, res.error_seq, res.delivered, messages))
         if rc == lib.PYQ_EPERM:
-            raise PermissionError("pipeline: SCHED_FIFO priority %d refused for the %s"
-                                  % (fifo_priority, who))
+            raise PermissionError("pipeline: SCHED_FIFO refused for the %s" % who)
         if rc == lib.PYQ_EINVAL:
             raise ValueError("pipeline: %s (%s, step %d)" % (text, who, res.failed_step))
         raise RuntimeError("pipeline: %s in the %s after %d of %d messages"
@@ -237,7 +247,8 @@ def _summary(res):
 
 def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
              placement=DEFAULT_PLACEMENT, fifo_priority=0, msg_size=32, stage_work_ns=0,
-             pacer_spin_ns=10_000, timeout=60.0, out=None, overwrite=False, progress=True):
+             pacer_spin_ns=10_000, timeout=60.0, producer_fifo=0, out=None, overwrite=False,
+             progress=True):
     """Run every variant ``slices`` times (interleaved, order rotated), each slice a
     full pipeline of ``messages`` at ``rate`` msg/s; see the module doc."""
     variants = tuple(variants)
@@ -249,6 +260,7 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     placement = _check_placement(placement)
     if not isinstance(fifo_priority, int) or not 0 <= fifo_priority <= 99:
         raise ValueError("fifo_priority must be 0 or 1..99, got %r" % (fifo_priority,))
+    _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
     cpus_of = {v: placement if VARIANTS[v]["pinned"] else (-1, -1, -1) for v in variants}
     for v in variants:
         _check_fifo(v, VARIANTS[v], cpus_of[v], fifo_priority)
@@ -259,7 +271,7 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     params = dict(variants=list(variants), rate=rate, messages=messages, slices=slices,
                   placement=list(placement), fifo_priority=fifo_priority, msg_size=msg_size,
                   stage_work_ns=stage_work_ns, pacer_spin_ns=pacer_spin_ns,
-                  variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v])) for v in variants},
+                  producer_fifo=producer_fifo, variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v])) for v in variants},
                   loadavg_start=load)
     folder = OutputFolder(out, "pipeline", params, overwrite=overwrite,
                           pinning={v: dict(zip(THREADS, cpus_of[v])) for v in variants}) if out else None
@@ -302,7 +314,8 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                     spec = VARIANTS[v]
                     a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
                                           rate, messages, msg_size, fifo_priority,
-                                          stage_work_ns, pacer_spin_ns, timeout=timeout)
+                                          stage_work_ns, pacer_spin_ns, timeout=timeout,
+                                          producer_fifo=producer_fifo)
                     lat[v].append(a)
                     late[v].append(b)
                     infos[v].append(info)
