@@ -1,0 +1,127 @@
+/*
+ * pyq_pipeline.h - the producer -> stage -> consumer pipeline of SPEC §6.4
+ * (seed 003), and the mutex + condition-variable queue it is compared with.
+ *
+ * The producer sends fixed-size messages on a token-bucket schedule (open
+ * loop: each message carries its *scheduled* send time, so a late producer or a
+ * stalled stage shows up as latency, never as a missing sample).  The stage
+ * forwards every message to the second queue; the consumer records
+ * latency = delivery time - scheduled time (CLOCK_MONOTONIC ns).  Stage and
+ * consumer check every sequence number: a pipeline run that loses, duplicates
+ * or reorders a message ends with PYQ_EBADMSG.
+ * Plain declarations only: this header is also the cffi cdef.
+ */
+#ifndef PYQ_PIPELINE_H
+#define PYQ_PIPELINE_H
+
+#include <stdint.h>
+
+#include "pyqueue.h"
+
+/* ---- pipeline_mutexq.c: a bounded queue under one mutex ------------------ */
+
+/* Fixed-size slots in a ring under one pthread mutex; a waiting side sleeps
+ * on a condition variable (futex), the classic design seed 003 started from. */
+typedef struct pyq_mutexq pyq_mutexq_t;
+
+/* Any thread.  slots >= 1, msg_size 1..65536.
+ * @return 0 and *out, PYQ_EINVAL, PYQ_ENOMEM. */
+int pyq_mutexq_create(uint32_t slots, uint32_t msg_size, pyq_mutexq_t **out);
+
+/* Any thread, once no other thread uses q.  NULL is ok. */
+void pyq_mutexq_destroy(pyq_mutexq_t *q);
+
+/* Producer thread.  Copy msg_size bytes in, sleeping while full for at most
+ * timeout_ns (PYQ_WAIT_FOREVER: no limit).  Blocking: takes the mutex.
+ * @return 0, PYQ_EAGAIN (still full at the timeout), PYQ_ECLOSED. */
+int pyq_mutexq_push(pyq_mutexq_t *q, const void *msg, int64_t timeout_ns);
+
+/* Consumer thread.  Copy the oldest message out, sleeping while empty for at
+ * most timeout_ns.  Blocking: takes the mutex.
+ * @return 0, PYQ_EAGAIN (still empty at the timeout), PYQ_ECLOSED (closed and drained). */
+int pyq_mutexq_pop(pyq_mutexq_t *q, void *out, int64_t timeout_ns);
+
+/* Any thread.  Wake every waiter; later pushes fail, pops drain then fail. */
+void pyq_mutexq_close(pyq_mutexq_t *q);
+
+/* Any thread.  Times a push or pop had to sleep on the condition variable. */
+uint64_t pyq_mutexq_waits(const pyq_mutexq_t *q);
+
+/* ---- pipeline.c --------------------------------------------------------- */
+
+#define PYQ_PIPE_MUTEX 0    /* both hops through pyq_mutexq (condvar waits) */
+#define PYQ_PIPE_PYQUEUE 1  /* both hops through pyqueue, publish each, idle strategy */
+
+#define PYQ_PIPE_PRODUCER 0 /* index of each thread in cpu[] and thread[] */
+#define PYQ_PIPE_STAGE 1
+#define PYQ_PIPE_CONSUMER 2
+#define PYQ_PIPE_THREADS 3
+#define PYQ_PIPE_MIN_MSG 32 /* seq, scheduled ns, send ns, check word */
+
+typedef struct pyq_pipeline_config {
+    int32_t kind;            /* PYQ_PIPE_* */
+    int32_t cpu[3];          /* producer, stage, consumer: CPU or -1 (not pinned) */
+    int32_t fifo_priority;   /* stage and consumer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
+    int32_t producer_fifo_priority; /* producer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
+    int32_t pad0;
+    int32_t idle_strategy;   /* PYQUEUE kind: PYQ_IDLE_* of stage and consumer */
+    uint32_t idle_spins;     /* BACKOFF: relaxed polls before the first sleep */
+    uint32_t idle_yield_every; /* YIELD: empty polls per sched_yield() */
+    uint64_t idle_sleep_min_ns; /* BACKOFF: first sleep */
+    uint64_t idle_sleep_cap_ns; /* BACKOFF: longest sleep */
+    double rate;             /* offered messages per second (> 0) */
+    uint64_t count;          /* messages (>= 1) */
+    uint32_t msg_size;       /* bytes, PYQ_PIPE_MIN_MSG..4096 */
+    uint32_t mutex_slots;    /* MUTEX kind: ring slots per hop */
+    uint32_t queue_spill_blocks; /* PYQUEUE kind: tier-2 blocks per hop (backlog room) */
+    int32_t producer_slack_ns; /* producer's PR_SET_TIMERSLACK (0: leave the default) */
+    uint64_t pacer_spin_ns;  /* producer spins (not sleeps) this close to a send time */
+    uint64_t stage_work_ns;  /* stage spins this long per message (0: forward only) */
+    uint64_t start_delay_ns; /* schedule starts this long after all threads are ready */
+    uint64_t timeout_ns;     /* whole run; then the threads are stopped: PYQ_EAGAIN */
+    uint64_t *latency_ns;    /* count entries: delivery - scheduled, per message */
+    uint64_t *lateness_ns;   /* optional, count entries: producer send - scheduled */
+} pyq_pipeline_config_t;
+
+/* What one thread used over the run. */
+typedef struct pyq_pipeline_thread {
+    int32_t cpu_start;       /* sched_getcpu() at start and end */
+    int32_t cpu_end;
+    int32_t policy;          /* SCHED_* while running */
+    int32_t perf_status;     /* 0: perf_* are counts; else why the counters are missing */
+    uint64_t messages;       /* handled */
+    uint64_t cpu_ns;         /* CLOCK_THREAD_CPUTIME_ID over the run */
+    uint64_t voluntary_cs;   /* getrusage(RUSAGE_THREAD) ru_nvcsw over the run */
+    uint64_t involuntary_cs; /* ... ru_nivcsw */
+    uint64_t perf_cs;        /* software perf counter context-switches */
+    uint64_t perf_migrations; /* software perf counter cpu-migrations */
+    uint64_t waits;          /* yields + sleeps (PYQUEUE idle) or condvar sleeps of its pops */
+} pyq_pipeline_thread_t;
+
+typedef struct pyq_pipeline_result {
+    int32_t error;           /* 0 or the first PYQ_E* code (also returned) */
+    int32_t failed_thread;   /* PYQ_PIPE_* index of the thread that failed, or -1 */
+    int32_t failed_step;     /* PYQ_STEP_* of pyq_runtime.h */
+    int32_t pad;
+    uint64_t error_seq;      /* seq where a check failed, or PYQ_SEQ_NONE */
+    uint64_t delivered;      /* messages the consumer received in order */
+    uint64_t start_ns;       /* scheduled time of message 0 */
+    uint64_t end_ns;         /* the consumer's last delivery */
+    pyq_pipeline_thread_t thread[3];
+} pyq_pipeline_result_t;
+
+/* Any thread.  Defaults: PYQUEUE kind, unpinned, SCHED_OTHER, idle BACKOFF with
+ * the runtime's default stages, 10,000 msg/s, 10,000 messages of 32 B, 65,536
+ * mutex slots, 1,024 spill blocks, producer timer slack 1 ns, pacer spin 20 µs,
+ * start 2 ms after ready, timeout 60 s. */
+void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg);
+
+/* Any thread (not pinned itself: it starts three pinned threads and joins
+ * them).  Run the whole pipeline once.
+ * @return 0 (every message delivered in order, latency_ns filled); PYQ_EINVAL
+ *         (bad config or a CPU not allowed: failed_step PIN); PYQ_EPERM
+ *         (SCHED_FIFO refused); PYQ_ENOMEM; PYQ_EBADMSG (a sequence check
+ *         failed: error_seq); PYQ_EAGAIN (timeout). */
+int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *res);
+
+#endif /* PYQ_PIPELINE_H */

@@ -1,0 +1,461 @@
+/*
+ * pipeline.c - producer -> stage -> consumer at a set rate (SPEC §6.4, seed
+ * 003); see pyq_pipeline.h.
+ *
+ * Each of the three threads pins itself (when asked), opens its software perf
+ * counters and reads its rusage and thread CPU clock before its loop and after
+ * it, so the result says what each thread cost, not only how fast messages
+ * went.  The loops allocate nothing; their system calls are the ones under
+ * study: nanosleep / sched_yield of the idle strategy, futex waits of the mutex
+ * queue, and the producer's timed sleep between sends.
+ *
+ * Ordering: messages travel through the queues (pyqueue's W2/A2 edges, or the
+ * mutex); the flags below carry no data and are relaxed, except the start
+ * barrier (B1, acq_rel/acquire) and the failure slot (F1, a CAS).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "atomic.h"
+#include "pyq_pipeline.h"
+#include "runtime_pvt.h"
+
+#define PIPE_SLICE_NS 10000000   /* blocking calls wait at most this long, then look at stop */
+#define PIPE_POLL_BATCH 64
+#define PIPE_CHECK UINT64_C(0x9e3779b97f4a7c15)
+
+struct pipe;
+
+struct pipe_thread {
+    /* Owned by this thread during the run; results are copied out at the end. */
+    PYQ_ALIGNED_LINE struct pipe *p;
+    int index;                 /* PYQ_PIPE_PRODUCER / STAGE / CONSUMER */
+    uint64_t expect;           /* next seq this thread must see (stage, consumer) */
+    uint64_t sent;             /* producer: messages sent */
+    uint64_t last_ns;          /* consumer: time of the last delivery */
+    uint8_t msg[4096];         /* the message being built or forwarded */
+    pyq_idle_t idle;
+    uint64_t work_ticks;
+    int err;
+};
+
+struct pipe {
+    /* B1: threads ready to run; the producer starts the schedule at 3. */
+    PYQ_ALIGNED_LINE _Atomic int ready;
+    /* Set by the main thread (timeout) or a failing thread; read by all loops. */
+    PYQ_ALIGNED_LINE _Atomic int stop;
+    /* F1: index of the first thread that failed, -1 while none did. */
+    PYQ_ALIGNED_LINE _Atomic int failed;
+    PYQ_ALIGNED_LINE pyq_pipeline_config_t cfg;
+    pyq_queue_t *pq[2];        /* hop 0: producer -> stage, hop 1: stage -> consumer */
+    pyq_mutexq_t *mq[2];
+    pyq_pipeline_result_t *res;
+    struct pipe_thread t[PYQ_PIPE_THREADS];
+};
+
+/* Relaxed: a stop request carries no data (as S1 of thread_pvt.h). */
+static int stopping(struct pipe *p)
+{
+    return atomic_load_explicit(&p->stop, memory_order_relaxed);
+}
+
+static void fail(struct pipe_thread *t, int step, int rc, uint64_t seq)
+{
+    struct pipe *p = t->p;
+    int none = -1;
+
+    t->err = rc;
+    /* F1: the first failure names the thread, step and seq. */
+    if (atomic_compare_exchange_strong_explicit(&p->failed, &none, t->index,
+                                                memory_order_acq_rel, memory_order_relaxed)) {
+        p->res->failed_step = step;
+        p->res->error_seq = seq;
+    }
+    atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+}
+
+/* ---- message content --------------------------------------------------- */
+
+static void msg_build(uint8_t *m, uint64_t seq, uint64_t sched, uint64_t sent)
+{
+    uint64_t check = (seq ^ sched) * PIPE_CHECK;
+
+    memcpy(m, &seq, 8);
+    memcpy(m + 8, &sched, 8);
+    memcpy(m + 16, &sent, 8);
+    memcpy(m + 24, &check, 8);
+}
+
+/* 0 when m is message `want`; its scheduled time in *sched. */
+static int msg_check(const void *msg, uint32_t len, uint32_t size, uint64_t want, uint64_t *sched)
+{
+    const uint8_t *m = msg;
+    uint64_t seq, check;
+
+    if (len != size)
+        return PYQ_EBADMSG;
+    memcpy(&seq, m, 8);
+    memcpy(sched, m + 8, 8);
+    memcpy(&check, m + 24, 8);
+    return seq == want && check == ((seq ^ *sched) * PIPE_CHECK) ? 0 : PYQ_EBADMSG;
+}
+
+/* ---- sending into a hop, with the stop checks -------------------------- */
+
+static int hop_send(struct pipe_thread *t, int hop, const void *msg)
+{
+    struct pipe *p = t->p;
+    int rc;
+
+    for (;;) {
+        if (p->cfg.kind == PYQ_PIPE_MUTEX)
+            rc = pyq_mutexq_push(p->mq[hop], msg, PIPE_SLICE_NS);
+        else
+            rc = pyq_writer_write(p->pq[hop], msg, p->cfg.msg_size, PIPE_SLICE_NS);
+        if (rc != PYQ_EAGAIN)
+            return rc;
+        if (stopping(p))
+            return PYQ_EINTR;
+    }
+}
+
+/* ---- the three loops ---------------------------------------------------- */
+
+static void producer_loop(struct pipe_thread *t)
+{
+    struct pipe *p = t->p;
+    const pyq_pipeline_config_t *cfg = &p->cfg;
+    pyq_pacer_t pacer;
+    uint64_t start;
+    int rc;
+
+    pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
+    /* B1: acquire pairs with the other threads' acq_rel increments. */
+    while (atomic_load_explicit(&p->ready, memory_order_acquire) < PYQ_PIPE_THREADS) {
+        if (stopping(p))
+            return;
+        sched_yield();
+    }
+    start = pyq_now_ns() + cfg->start_delay_ns;
+    p->res->start_ns = start;
+    for (uint64_t i = 0; i < cfg->count; i++) {
+        /* Open loop: every message is ready at `start`; the bucket alone spaces them. */
+        uint64_t sched = pyq_pacer_next(&pacer, start);
+        uint64_t sent = pyq_pacer_wait_until(&pacer, sched, &p->stop);
+
+        if (stopping(p))
+            return;
+        msg_build(t->msg, i, sched, sent);
+        if ((rc = hop_send(t, 0, t->msg)) != 0) {
+            if (rc != PYQ_EINTR)
+                fail(t, PYQ_STEP_RUN, rc, i);
+            return;
+        }
+        if (cfg->lateness_ns)
+            cfg->lateness_ns[i] = sent - sched;
+        t->sent = i + 1;
+    }
+}
+
+static int stage_msg(void *ctx, const void *msg, uint32_t len)
+{
+    struct pipe_thread *t = ctx;
+    uint64_t sched;
+    int rc;
+
+    if (msg_check(msg, len, t->p->cfg.msg_size, t->expect, &sched) != 0) {
+        fail(t, PYQ_STEP_RUN, PYQ_EBADMSG, t->expect);
+        return PYQ_EBADMSG;
+    }
+    pyq_spin_ticks(t->work_ticks, t->p->cfg.stage_work_ns);
+    if ((rc = hop_send(t, 1, msg)) != 0) {
+        if (rc != PYQ_EINTR)
+            fail(t, PYQ_STEP_RUN, rc, t->expect);
+        return rc;
+    }
+    t->expect++;
+    return 0;
+}
+
+static int consumer_msg(void *ctx, const void *msg, uint32_t len)
+{
+    struct pipe_thread *t = ctx;
+    uint64_t sched, now = pyq_now_ns();
+
+    if (msg_check(msg, len, t->p->cfg.msg_size, t->expect, &sched) != 0) {
+        fail(t, PYQ_STEP_RUN, PYQ_EBADMSG, t->expect);
+        return PYQ_EBADMSG;
+    }
+    t->p->cfg.latency_ns[t->expect] = now - sched;
+    t->last_ns = now;
+    t->expect++;
+    return 0;
+}
+
+/* Stage (hop 0 -> hop 1) or consumer (hop 1 -> latency samples). */
+static void receiver_loop(struct pipe_thread *t)
+{
+    struct pipe *p = t->p;
+    const pyq_pipeline_config_t *cfg = &p->cfg;
+    int hop = t->index == PYQ_PIPE_STAGE ? 0 : 1;
+    pyq_message_fn fn = t->index == PYQ_PIPE_STAGE ? stage_msg : consumer_msg;
+    int64_t n;
+
+    while (t->expect < cfg->count && !stopping(p)) {
+        if (cfg->kind == PYQ_PIPE_MUTEX) {
+            int rc = pyq_mutexq_pop(p->mq[hop], t->msg, PIPE_SLICE_NS);
+
+            if (rc == PYQ_EAGAIN)
+                continue;
+            if (rc != 0) {
+                fail(t, PYQ_STEP_RUN, rc, t->expect);
+                break;
+            }
+            if (fn(t, t->msg, cfg->msg_size) != 0)
+                break;
+        } else {
+            n = pyq_reader_poll(p->pq[hop], PIPE_POLL_BATCH, fn, t);
+            if (n < 0) {
+                if (!t->err && n != PYQ_EINTR)
+                    fail(t, PYQ_STEP_RUN, (int)n, t->expect);
+                break;
+            }
+            if (n == 0)
+                pyq_idle_wait(&t->idle);
+            else
+                pyq_idle_reset(&t->idle);
+        }
+    }
+}
+
+/* ---- thread body: setup, accounting, loop ------------------------------- */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int setup(struct pipe_thread *t)
+{
+    const pyq_pipeline_config_t *cfg = &t->p->cfg;
+    int cpu = cfg->cpu[t->index], rc, prio;
+
+    if (cpu >= 0 && (rc = pyq_cpu_pin_self(cpu)) != 0) {
+        fail(t, PYQ_STEP_PIN, rc, PYQ_SEQ_NONE);
+        return rc;
+    }
+    prio = t->index == PYQ_PIPE_PRODUCER ? cfg->producer_fifo_priority : cfg->fifo_priority;
+    if (prio > 0 && (rc = pyq_cpu_set_fifo_self(prio)) != 0) {
+        fail(t, PYQ_STEP_SCHED, rc, PYQ_SEQ_NONE);
+        return rc;
+    }
+    /* The load generator should wake on time: its lateness is recorded anyway. */
+    if (t->index == PYQ_PIPE_PRODUCER && cfg->producer_slack_ns > 0)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)cfg->producer_slack_ns, 0, 0, 0);
+    if (t->index != PYQ_PIPE_PRODUCER && cfg->kind == PYQ_PIPE_PYQUEUE) {
+        pyq_idle_config_t ic;
+
+        pyq_idle_config_init(&ic, cfg->idle_strategy);
+        ic.spins = cfg->idle_spins;
+        ic.yield_every = cfg->idle_yield_every;
+        ic.sleep_min_ns = cfg->idle_sleep_min_ns;
+        ic.sleep_cap_ns = cfg->idle_sleep_cap_ns;
+        if ((rc = pyq_idle_init(&t->idle, &ic)) != 0) {
+            fail(t, PYQ_STEP_RUN, rc, PYQ_SEQ_NONE);
+            return rc;
+        }
+    }
+    t->work_ticks = (uint64_t)((double)cfg->stage_work_ns * pyq_clock_ticks_per_ns());
+    return 0;
+}
+
+static void *pipe_thread_main(void *arg)
+{
+    struct pipe_thread *t = arg;
+    struct pipe *p = t->p;
+    pyq_pipeline_thread_t *st = &p->res->thread[t->index];
+    struct rusage ru0, ru1;
+    pyq_perf_t perf;
+    uint64_t pv[PYQ_PERF_NEVENTS], cpu0;
+    int rc = setup(t);
+
+    st->cpu_start = pyq_cpu_current();
+    st->policy = pyq_cpu_policy_self(NULL);
+    /* B1: count this thread in even when it failed, so nobody waits for it. */
+    atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    if (rc)
+        return NULL;
+    pyq_perf_open(&perf, PYQ_PERF_SOFTWARE);
+    st->perf_status = perf.status[PYQ_PERF_CONTEXT_SWITCHES];
+    getrusage(RUSAGE_THREAD, &ru0);
+    cpu0 = thread_cpu_ns();
+
+    if (t->index == PYQ_PIPE_PRODUCER)
+        producer_loop(t);
+    else
+        receiver_loop(t);
+
+    st->cpu_ns = thread_cpu_ns() - cpu0;
+    st->messages = t->index == PYQ_PIPE_PRODUCER ? t->sent : t->expect;
+    if (t->index == PYQ_PIPE_CONSUMER)
+        p->res->end_ns = t->last_ns;
+    getrusage(RUSAGE_THREAD, &ru1);
+    st->voluntary_cs = (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
+    st->involuntary_cs = (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
+    if (pyq_perf_read(&perf, pv) >= 0 && st->perf_status == 0) {
+        st->perf_cs = pv[PYQ_PERF_CONTEXT_SWITCHES];
+        st->perf_migrations = pv[PYQ_PERF_CPU_MIGRATIONS];
+    }
+    pyq_perf_close(&perf);
+    if (t->index != PYQ_PIPE_PRODUCER && p->cfg.kind == PYQ_PIPE_PYQUEUE)
+        st->waits = t->idle.stats.yields + t->idle.stats.sleeps;
+    st->cpu_end = pyq_cpu_current();
+    return NULL;
+}
+
+/* ---- setup, run, teardown ----------------------------------------------- */
+
+void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = PYQ_PIPE_PYQUEUE;
+    for (int i = 0; i < PYQ_PIPE_THREADS; i++)
+        cfg->cpu[i] = -1;
+    cfg->idle_strategy = PYQ_IDLE_BACKOFF;
+    cfg->idle_spins = PYQ_IDLE_DEFAULT_SPINS;
+    cfg->idle_yield_every = PYQ_IDLE_DEFAULT_YIELD_EVERY;
+    cfg->idle_sleep_min_ns = PYQ_IDLE_DEFAULT_SLEEP_MIN_NS;
+    cfg->idle_sleep_cap_ns = PYQ_IDLE_DEFAULT_SLEEP_CAP_NS;
+    cfg->rate = 10000;
+    cfg->count = 10000;
+    cfg->msg_size = PYQ_PIPE_MIN_MSG;
+    cfg->mutex_slots = 65536;
+    cfg->queue_spill_blocks = 1024;
+    cfg->producer_slack_ns = 1;
+    cfg->pacer_spin_ns = 20000;
+    cfg->start_delay_ns = 2000000;
+    cfg->timeout_ns = 60000000000ull;
+}
+
+static int check_config(const pyq_pipeline_config_t *cfg)
+{
+    if (cfg->kind != PYQ_PIPE_MUTEX && cfg->kind != PYQ_PIPE_PYQUEUE)
+        return PYQ_EINVAL;
+    if (!(cfg->rate > 0) || cfg->rate > 1e9 || cfg->count == 0 || !cfg->latency_ns)
+        return PYQ_EINVAL;
+    if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > 4096 || cfg->mutex_slots == 0)
+        return PYQ_EINVAL;
+    if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0 ||
+        cfg->producer_fifo_priority < 0 || cfg->producer_fifo_priority > 99)
+        return PYQ_EINVAL;
+    return 0;
+}
+
+static int make_queues(struct pipe *p)
+{
+    pyq_config_t qc;
+    int rc;
+
+    for (int hop = 0; hop < 2; hop++) {
+        if (p->cfg.kind == PYQ_PIPE_MUTEX) {
+            rc = pyq_mutexq_create(p->cfg.mutex_slots, p->cfg.msg_size, &p->mq[hop]);
+        } else {
+            pyq_config_init(&qc);
+            qc.publish = PYQ_PUBLISH_EACH;
+            qc.spill_blocks = p->cfg.queue_spill_blocks;
+            rc = pyq_queue_create(&qc, &p->pq[hop]);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *res)
+{
+    struct pipe *p;
+    pthread_t tid[PYQ_PIPE_THREADS];
+    struct timespec until;
+    int made = 0, rc, f;
+
+    memset(res, 0, sizeof *res);
+    res->failed_thread = -1;
+    res->error_seq = PYQ_SEQ_NONE;
+    if ((rc = check_config(cfg)) != 0)
+        return res->error = rc;
+    (void)pyq_clock_ticks_per_ns(); /* calibrate outside the run */
+    p = aligned_alloc(PYQ_CACHELINE, (sizeof *p + PYQ_CACHELINE - 1) & ~(size_t)(PYQ_CACHELINE - 1));
+    if (!p)
+        return res->error = PYQ_ENOMEM;
+    memset(p, 0, sizeof *p);
+    p->cfg = *cfg;
+    p->res = res;
+    atomic_init(&p->failed, -1);
+    if ((rc = make_queues(p)) != 0)
+        goto out;
+    for (int i = 0; i < PYQ_PIPE_THREADS; i++) {
+        p->t[i].p = p;
+        p->t[i].index = i;
+    }
+    for (int i = 0; i < PYQ_PIPE_THREADS; i++) {
+        /* consumer first, producer last: receivers are polling before data flows */
+        int k = PYQ_PIPE_THREADS - 1 - i;
+        if ((rc = -pthread_create(&tid[k], NULL, pipe_thread_main, &p->t[k])) != 0) {
+            res->failed_step = PYQ_STEP_CREATE;
+            atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+            break;
+        }
+        made++;
+    }
+    /* Wait for the consumer within the timeout, then stop everyone. */
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(cfg->timeout_ns / 1000000000u);
+    until.tv_nsec += (long)(cfg->timeout_ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (made == PYQ_PIPE_THREADS &&
+        pthread_timedjoin_np(tid[PYQ_PIPE_CONSUMER], NULL, &until) != 0) {
+        atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+        pthread_join(tid[PYQ_PIPE_CONSUMER], NULL);
+        if (!rc && atomic_load_explicit(&p->failed, memory_order_acquire) < 0)
+            rc = PYQ_EAGAIN;
+    }
+    /* The consumer is done (or stopped): nothing else can make progress. */
+    atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+    for (int i = 0; i < made; i++) {
+        int k = PYQ_PIPE_THREADS - 1 - i;
+        if (k != PYQ_PIPE_CONSUMER || made < PYQ_PIPE_THREADS)
+            pthread_join(tid[k], NULL);
+    }
+    /* F1: acquire pairs with the failing thread's CAS (its result fields). */
+    f = atomic_load_explicit(&p->failed, memory_order_acquire);
+    if (f >= 0) {
+        res->failed_thread = f;
+        if (!rc)
+            rc = p->t[f].err;
+    }
+    res->delivered = p->t[PYQ_PIPE_CONSUMER].expect;
+    if (!rc && res->delivered != cfg->count)
+        rc = PYQ_EAGAIN;
+out:
+    for (int hop = 0; hop < 2; hop++) {
+        if (p->mq[hop]) {
+            res->thread[hop + 1].waits = pyq_mutexq_waits(p->mq[hop]);
+            pyq_mutexq_destroy(p->mq[hop]);
+        }
+        pyq_queue_destroy(p->pq[hop]);
+    }
+    free(p);
+    return res->error = rc;
+}

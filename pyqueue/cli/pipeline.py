@@ -1,0 +1,46 @@
+"""python -m pyqueue pipeline: producer -> stage -> consumer latency per variant (SPEC §6.4)."""
+import sys
+
+NAME = "pipeline"
+HELP = "producer -> stage -> consumer at a set rate: mutex+condvar vs pyqueue variants"
+
+
+def add_arguments(parser):
+    from ..lab.pipeline import DEFAULT_PLACEMENT, VARIANTS
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated subset of %s" % ", ".join(VARIANTS))
+    parser.add_argument("--rate", type=float, default=20_000, help="messages/s (default 20000)")
+    parser.add_argument("--messages", type=int, default=20_000,
+                        help="messages per slice (default 20000)")
+    parser.add_argument("--slices", type=int, default=5,
+                        help="slices per variant, interleaved (default 5)")
+    parser.add_argument("--placement", default=",".join(map(str, DEFAULT_PLACEMENT)),
+                        metavar="P,S,C",
+                        help="CPUs of producer, stage, consumer for the pinned variants "
+                             "(-1 = not pinned; default %s)" % ",".join(map(str, DEFAULT_PLACEMENT)))
+    parser.add_argument("--fifo", type=int, default=0, metavar="PRIO",
+                        help="SCHED_FIFO priority for stage and consumer (0 = off)")
+    parser.add_argument("--producer-fifo", type=int, default=0, metavar="PRIO",
+                        help="SCHED_FIFO priority for the producer, which sleeps between sends "
+                             "(0 = off); lets it preempt a busy poller sharing its CPU")
+    parser.add_argument("--msg-size", type=int, default=32, help="bytes per message (>= 32)")
+    parser.add_argument("--stage-work-ns", type=int, default=0, help="stage spin per message")
+    parser.add_argument("--out", default=None, help="output folder (SPEC §6)")
+    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args):
+    from ..lab.pipeline import pipeline
+    try:
+        placement = tuple(int(c) for c in args.placement.split(","))
+        r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
+                     rate=args.rate, messages=args.messages, slices=args.slices,
+                     placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
+                     stage_work_ns=args.stage_work_ns, out=args.out, overwrite=args.overwrite,
+                     progress=not args.quiet)
+    except (ValueError, PermissionError) as e:
+        print("pipeline: %s" % e, file=sys.stderr)
+        return 2
+    print(r.summary)
+    return 0 if r.status == "complete" else 1
