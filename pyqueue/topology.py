@@ -16,6 +16,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
+# Human-readable labels of the relations (tables, plots).
+RELATION_LABELS = {"same_cpu": "same CPU", "smt_sibling": "SMT sibling (same core)",
+                   "same_core": "SMT sibling (same core)", "same_l3": "same L3",
+                   "other_l3": "other L3", "other_numa": "other NUMA node",
+                   "same_package": "same package", "other_package": "other package"}
 RELATIONS = ("same_cpu", "smt_sibling", "same_core", "same_l3", "other_l3", "other_numa",
              "same_package", "other_package")
 

@@ -9,7 +9,7 @@ import pytest
 
 import pyqueue.lab as lab
 from pyqueue.lab import c2c
-from pyqueue.lab._c2c_topology import read_topology
+from pyqueue.topology import read as read_topology
 from pyqueue.lab._output import load, verify
 
 ALLOWED = sorted(os.sched_getaffinity(0))

@@ -24,7 +24,8 @@ from . import placement
 from ._output import OutputFolder
 from ._progress import GracefulInterrupt, Progress
 from ._stats import nearest_rank, per_round_then_mean
-from ._c2c_topology import read_topology, RELATION_NAMES
+from ..topology import RELATION_LABELS as RELATION_NAMES
+from ..topology import read as read_topology
 
 __all__ = ["core_to_core", "false_sharing", "CoreToCoreResult", "FalseSharingResult",
            "MODES", "QUEUE_VARIANTS", "relation_matrix", "read_topology", "pingpong_slice"]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._pyq import ffi, lib
+from ._callable import callable_module
 from ._output import OutputFolder, to_jsonable
 from ._progress import GracefulInterrupt, Progress
 from ._stats import format_table, per_round_then_mean
@@ -334,16 +335,4 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     return res
 
 
-class _CallableModule(type(json)):
-    """pyqueue.lab maps the name ``pipeline`` to this module's ``pipeline``
-    function, but importing the submodule binds ``pyqueue.lab.pipeline`` to the
-    module itself; calling the module calls the function, so ``lab.pipeline(...)``
-    works either way."""
-
-    def __call__(self, *args, **kwargs):
-        return pipeline(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule
+callable_module(__name__, pipeline)
