@@ -347,11 +347,11 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
         from ._output import OutputFolder
         folder = OutputFolder(out, "bench", params,
                               pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu})
-        folder.save_json("slices", [s.as_dict() for s in res.slices])
+        folder.save_json("slices.json", [s.as_dict() for s in res.slices])
         for name, arrs in rt.samples.items():
             folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
-        folder.save_text("table", res.table())
-        folder.save_text("table_md", format_markdown(res.summary, params))
+        folder.save_text("table.txt", res.table())
+        folder.save_text("table.md", format_markdown(res.summary, params))
         folder.finish(res.summary, done, rounds, error=None)
         res.params["out"] = str(folder.path)
     return res
