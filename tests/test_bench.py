@@ -54,7 +54,7 @@ def test_quick_cli_end_to_end(tmp_path):
     for t in res["targets"]:
         for e in t["by_placement"].values():
             assert e["median"] > 0 and isinstance(e["met"], bool)
-    slices = json.load(open(out / "slices.json"))
+    slices = json.load(open(out / "slices.json"))["data"]
     assert all(s["probe_before_ns"] > 0 and s["probe_after_ns"] > 0 for s in slices)
 
 
