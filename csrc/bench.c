@@ -8,22 +8,12 @@
 
 #include "atomic.h"
 #include "pin.h"
+#include "bench_pvt.h"
 #include "pyq_bench.h"
 
-#define WARMUP_TRIPS 1000
-
-/* Both threads pin, then meet here, so the clock starts with both running. */
-struct start_line {
-    _Atomic int ready;
-};
-
-static void meet(struct start_line *s, int parties)
-{
-    /* acq_rel: each side's setup happens before the other leaves the barrier. */
-    atomic_fetch_add_explicit(&s->ready, 1, memory_order_acq_rel);
-    while (atomic_load_explicit(&s->ready, memory_order_acquire) < parties)
-        pyq_cpu_relax();
-}
+#define WARMUP_TRIPS PYQ_BENCH_WARMUP_TRIPS
+#define meet pyq_bench_meet
+#define join_two pyq_bench_join_two
 
 /* ---- queue throughput ---------------------------------------------------- */
 
@@ -32,7 +22,7 @@ struct qrun {
     uint64_t n;
     uint32_t size;
     int32_t wcpu, rcpu;
-    struct start_line start;
+    struct pyq_bench_start start;
     uint64_t t0;                        /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
@@ -92,23 +82,6 @@ static void *q_writer(void *arg)
     }
     pyq_writer_flush(r->q);
     return NULL;
-}
-
-static int join_two(void *(*w)(void *), void *(*rd)(void *), void *arg)
-{
-    pthread_t wt, rt;
-    int rc;
-
-    if ((rc = pthread_create(&rt, NULL, rd, arg)) != 0)
-        return -rc;
-    if ((rc = pthread_create(&wt, NULL, w, arg)) != 0) {
-        pthread_cancel(rt);
-        pthread_join(rt, NULL);
-        return -rc;
-    }
-    pthread_join(wt, NULL);
-    pthread_join(rt, NULL);
-    return 0;
 }
 
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
@@ -222,7 +195,7 @@ struct yring {
     uint64_t mask;
     uint64_t n;
     int32_t wcpu, rcpu;
-    struct start_line start;
+    struct pyq_bench_start start;
     uint64_t t0, t1, got;
     _Atomic int err;
 };
@@ -329,7 +302,7 @@ struct pp {
     PYQ_ALIGNED_LINE uint64_t trips;
     int32_t cpu_b;
     _Atomic int err;
-    struct start_line start;
+    struct pyq_bench_start start;
 };
 
 static void *pp_echo(void *arg)
@@ -355,6 +328,7 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
 {
     struct pp *p;
     pthread_t t;
+    int cyc = pyq_bench_timer_cycles();
     int rc;
 
     p = aligned_alloc(PYQ_CACHELINE, sizeof(*p));
@@ -374,13 +348,14 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
     meet(&p->start, 2);
     if ((rc = atomic_load_explicit(&p->err, memory_order_relaxed)) == 0) {
         for (uint64_t i = 1; i <= p->trips; i++) {
-            uint64_t t0 = pyq_mono_ns();
+            uint64_t t0 = pyq_bench_stamp(cyc);
             atomic_store_explicit(&p->ping, i, memory_order_release);
             while (atomic_load_explicit(&p->pong, memory_order_acquire) != i)
                 ;
             if (i > WARMUP_TRIPS)
-                samples_ns[i - WARMUP_TRIPS - 1] = pyq_mono_ns() - t0;
+                samples_ns[i - WARMUP_TRIPS - 1] = pyq_bench_stamp(cyc) - t0;
         }
+        pyq_bench_to_ns(cyc, samples_ns, round_trips);
     }
     pthread_join(t, NULL);
     free(p);
@@ -394,7 +369,7 @@ struct rt {
     uint64_t trips;
     int32_t cpu_b;
     _Atomic int err;
-    struct start_line start;
+    struct pyq_bench_start start;
 };
 
 struct one {
@@ -450,6 +425,7 @@ int pyq_bench_roundtrip(const pyq_config_t *cfg, int32_t cpu_a, int32_t cpu_b,
     struct rt r;
     pthread_t t;
     uint8_t msg[32];
+    int cyc = pyq_bench_timer_cycles();
     int rc;
 
     memset(&r, 0, sizeof(r));
@@ -469,15 +445,17 @@ int pyq_bench_roundtrip(const pyq_config_t *cfg, int32_t cpu_a, int32_t cpu_b,
     memset(msg, 0, sizeof(msg));
     rc = atomic_load_explicit(&r.err, memory_order_relaxed);
     for (uint64_t i = 0; i < r.trips && !rc; i++) {
-        uint64_t t0 = pyq_mono_ns();
+        uint64_t t0 = pyq_bench_stamp(cyc);
         memcpy(msg, &i, 8);
         rc = pyq_writer_write(r.ab, msg, sizeof(msg), PYQ_WAIT_FOREVER);
         pyq_writer_flush(r.ab);
         if (!rc)
             rc = recv_one(r.ba, i, &r.err);
         if (i >= WARMUP_TRIPS)
-            samples_ns[i - WARMUP_TRIPS] = pyq_mono_ns() - t0;
+            samples_ns[i - WARMUP_TRIPS] = pyq_bench_stamp(cyc) - t0;
     }
+    if (!rc)
+        pyq_bench_to_ns(cyc, samples_ns, round_trips);
     if (rc) {
         atomic_store_explicit(&r.err, rc, memory_order_relaxed);
         pyq_queue_close(r.ba);

@@ -2,7 +2,10 @@
  * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
  * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
  * Python writer, the two-line ping-pong floor and the queue round trip.
- * Every reader checks sequence numbers, so nothing can be optimised away.
+ * bench_adapter.c runs the same writer and reader loops over any adapter
+ * (pyq_adapter.h) for the peer comparison of issue 7.  Every reader checks
+ * sequence numbers, so nothing can be optimised away.  Latency samples are
+ * taken with the cycle counter (CLOCK_MONOTONIC without one), converted to ns.
  */
 #ifndef PYQ_BENCH_H
 #define PYQ_BENCH_H
@@ -10,6 +13,7 @@
 #include <stdint.h>
 
 #include "pyqueue.h"
+#include "pyq_adapter.h"
 
 typedef struct pyq_bench_result {
     uint64_t messages;    /* delivered and verified in order */
@@ -54,5 +58,25 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
  * both created from cfg; samples_ns[i] = round trip i in ns, after warm-up. */
 int pyq_bench_roundtrip(const pyq_config_t *cfg, int32_t cpu_a, int32_t cpu_b,
                         uint32_t round_trips, uint64_t *samples_ns);
+
+/* Any thread.  Throughput through adapter a over its queue h (from a->create,
+ * empty; reused across calls): a writer pinned to writer_cpu sends n 32-byte
+ * messages (seq in the first 8 bytes) with try_write, or try_write_burst of
+ * `burst` messages when burst > 0 (<= 1024, the adapter must have it), and on a
+ * full queue spins with relax, sched_yield() every 1024 failures; a reader
+ * pinned to reader_cpu polls (max unlimited) and checks every sequence number.
+ * elapsed_ns runs from the writer's start to the last delivery.
+ * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or the adapter's or pinning's
+ * code (also in r->error). */
+int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                                 int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread (it becomes side A: pinned to cpu_a until re-pinned).  One 32-byte
+ * message A -> B through queue ab (try_write + flush) and back through ba, both
+ * adapter a's, each side spinning on poll(max 1); samples_ns[i] = round trip i
+ * in ns after 1,000 untimed trips, on the same timer as pyq_bench_pingpong.
+ * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or an adapter/pinning code. */
+int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
+                                int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
 
 #endif /* PYQ_BENCH_H */

@@ -1,9 +1,10 @@
-"""python -m pyqueue bench: interleaved throughput / round-trip benchmark."""
+"""python -m pyqueue bench: pyqueue against its peers, interleaved slices (issue 7)."""
 import shlex
 import sys
 
 NAME = "bench"
-HELP = "throughput and round trip of pyqueue vs a yardstick ring and the ping-pong floor"
+HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring and the "
+        "ping-pong floor, plus the Python API rows")
 
 
 def add_arguments(p):
@@ -12,19 +13,29 @@ def add_arguments(p):
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--messages", type=int, default=2_000_000, help="messages per throughput slice")
     p.add_argument("--trips", type=int, default=20_000, help="round trips per latency slice")
+    p.add_argument("--py-messages", type=int, default=200_000,
+                   help="messages per Python-API slice")
+    p.add_argument("--budget-bytes", type=int, default=1 << 20,
+                   help="memory budget of every queue (pyqueue: 4 hot 4 KiB blocks + spill)")
     p.add_argument("--split-ns", type=float, default=100.0,
                    help="one-way probe threshold between 'near' and 'far' placements")
-    p.add_argument("--quick", action="store_true", help="3 rounds of small slices")
+    p.add_argument("--quick", action="store_true", help="2 rounds of small slices")
+    p.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
     p.add_argument("--out", help="write the SPEC §6 output folder here")
     p.add_argument("--no-progress", action="store_true")
 
 
 def run(args):
-    from ..lab.bench import bench
+    from ..lab.bench import bench, format_markdown
     if args.quick:
-        args.rounds, args.messages, args.trips = 3, 200_000, 2_000
+        args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
+                py_messages=args.py_messages, budget_bytes=args.budget_bytes,
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out)
     print(res.table())
+    if args.markdown:
+        print("\n" + format_markdown(res.summary, res.params))
+    if args.out:
+        print("\noutput folder: %s" % res.params["out"])
     print("\ncommand: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     return 0

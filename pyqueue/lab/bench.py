@@ -1,26 +1,36 @@
-"""Throughput and round-trip benchmark of the queue, interleaved with placement
-probes (issue 2's benchmark; the peer rows of issue 7 plug in as more contenders).
+"""pyqueue against its peers (issue 7): throughput and round trip of 32-byte
+messages in short interleaved slices, each bracketed by a placement probe.
 
-Throughput contenders (32-byte messages, writer pinned to one CPU, reader to the
-other, every reader checks sequence numbers):
-  pyqueue        the C writer, publish 'max' (pyq_bench_queue_throughput)
-  py_batch       Python ``write_batch`` on 64 Ki-row chunks, C reader thread
-  yardstick      a per-message ring of 32-byte slots with cached indices (rigtorp)
-Round-trip contenders (one 32-byte message there and back):
-  pingpong       the raw two-line ping-pong floor
-  rt_each        pyqueue, publish 'each'
-  rt_scan        pyqueue, publish 'max' + flush, reader scan_current
-Each slice is bracketed by a one-way ping-pong probe; ratios come only from rounds
-whose probes agree on the placement (see placement.py).
+Throughput (writer pinned to one CPU, reader to the other, M msg/s):
+  pyqueue         pyqueue through the adapter driver (publish 'max'): the SAME
+                  writer/reader loop as every peer (csrc/bench_adapter.c)
+  mutex ck dpdk rwq boost   the peers through that driver, try_write per message
+  dpdk_burst32    DPDK rte_ring with try_write_burst of 32
+  pyqueue_direct  the C writer on pyqueue's own API (pyq_writer_write, waits inside)
+  py_batch        Python ``write_batch`` (64 Ki-row chunks) to a C reader thread
+  yardstick       a per-message ring of 32-byte slots with cached indices (rigtorp)
+Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
+  pingpong        the raw two-line ping-pong floor (same timer as the queues)
+  pyqueue_each    pyqueue, publish 'each';  pyqueue_scan: 'max' + flush, scan_current
+  mutex ck dpdk rwq boost   the peers, through the same round-trip driver
+Python API, one thread, per message (M msg/s):
+  py_write_poll   Writer.write(m) then Reader.poll(1), publish 'each'
+  py_batch_local  write_batch(1024 rows) then poll_into(1024 rows)
+  simplequeue     queue.SimpleQueue put(m) then get()
+  deque           collections.deque append(m) then popleft()
+Every queue has the same memory budget (``budget_bytes``); peers whose library
+is missing are listed as "not installed", never dropped.  Ratios come only from
+rounds whose probes agree on the placement (placement.py).
 """
+import collections
 import os
-import statistics
-import sys
+import queue as _stdqueue
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import peers as _peers
 from .. import queue as _queue
 from .._errors import check
 from .._pyq import ffi, lib
@@ -30,6 +40,9 @@ from ._stats import nearest_rank
 MSG = 32
 PROBE_TRIPS = 2000
 CHUNK = 65536
+LOCAL_CHUNK = 1024
+PEERS = ("mutex", "ck", "dpdk", "rwq", "boost")
+PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-message peer"
 
 
 def _u64(arr):
@@ -37,8 +50,8 @@ def _u64(arr):
 
 
 class _Pinned:
-    """Pin the calling thread for the duration (the C loops pin their own threads;
-    the Python writer and the probe's calling side run on this thread)."""
+    """Pin the calling thread for the duration, then restore its affinity (the C
+    round-trip loops pin the calling thread themselves)."""
 
     def __init__(self, cpu):
         self.cpu = cpu
@@ -55,7 +68,7 @@ class _Pinned:
 def probe_one_way_ns(cpu_a, cpu_b, trips=PROBE_TRIPS):
     """Median one-way ns of a two-line ping-pong between cpu_a and cpu_b."""
     s = np.zeros(trips, np.uint64)
-    with _Pinned(-1):  # the C side pins this thread; restore afterwards
+    with _Pinned(-1):
         check(lib.pyq_bench_pingpong(cpu_a, cpu_b, trips, _u64(s)), "ping-pong probe")
     return float(np.median(s)) / 2.0
 
@@ -66,10 +79,33 @@ def _seq_rows(n):
     return arr
 
 
+def _queue_kw(budget_bytes, **kw):
+    """pyqueue keyword arguments for a pool of budget_bytes (4 hot blocks + spill)."""
+    return dict(hot_blocks=4, spill_blocks=max(0, budget_bytes // 4096 - 4), **kw)
+
+
+class _AdapterQueue:
+    """One queue of an adapter, created once and reused by every slice (so no
+    slice pays for first-touch page faults after the warm-up)."""
+
+    def __init__(self, name, budget_bytes, peer_dir=None, **queue):
+        self.a = _peers.get(name, peer_dir)
+        self.p = _peers.params(MSG, budget_bytes, adapter=name, **queue)
+        h = ffi.new("void **")
+        check(self.a.create(self.p, h), "create %s" % name)
+        self.h = h[0]
+
+    def close(self):
+        if self.h is not None:
+            self.a.destroy(self.h)
+            self.h = None
+
+
 @dataclass
 class BenchResult:
     params: dict
-    slices: list = field(default_factory=list)      # Slice records, unfiltered
+    status: dict                                     # adapter -> "built" / "not installed: ..."
+    slices: list = field(default_factory=list)       # Slice records, unfiltered
     summary: dict = field(default_factory=dict)
 
     def table(self):
@@ -83,17 +119,33 @@ class BenchResult:
 
 
 class _Throughput:
-    def __init__(self, n, wcpu, rcpu, yard_slots):
+    def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, installed, peer_dir):
         self.n, self.wcpu, self.rcpu, self.slots = n, wcpu, rcpu, yard_slots
-        self.q = _queue.Queue(publish="max")   # SPEC defaults: 4 x 4 KiB + 65,536 x 4 KiB
+        self.q = _queue.Queue(publish="max", **_queue_kw(budget_bytes))
         self.rows = _seq_rows(n)
+        self.adapters = {}
+        try:
+            for name in ("pyqueue",) + PEERS:
+                if name in installed:
+                    self.adapters[name] = _AdapterQueue(name, budget_bytes, peer_dir, publish="max")
+        except BaseException:
+            self.close()
+            raise
+
+    def contenders(self):
+        names = ["pyqueue_direct", "py_batch", "yardstick"] + list(self.adapters)
+        if "dpdk" in self.adapters:
+            names.append("dpdk_burst32")
+        return names
 
     def close(self):
         self.q.close()
+        for a in self.adapters.values():
+            a.close()
 
     def run(self, name):
         r = ffi.new("pyq_bench_result_t *")
-        if name == "pyqueue":
+        if name == "pyqueue_direct":
             check(lib.pyq_bench_queue_throughput(self.q.c_handle, self.n, MSG, self.wcpu,
                                                  self.rcpu, r), "pyqueue throughput")
         elif name == "yardstick":
@@ -102,7 +154,10 @@ class _Throughput:
         elif name == "py_batch":
             self._python_batch(r)
         else:
-            raise ValueError("unknown contender %r" % name)
+            base, burst = ("dpdk", 32) if name == "dpdk_burst32" else (name, 0)
+            a = self.adapters[base]
+            check(lib.pyq_bench_adapter_throughput(a.a, a.h, self.n, burst, self.wcpu,
+                                                   self.rcpu, r), "%s throughput" % name)
         if r.messages != self.n:
             raise RuntimeError("%s delivered %d of %d messages" % (name, r.messages, self.n))
         return r.messages / r.elapsed_ns * 1e3, {"elapsed_ns": int(r.elapsed_ns)}
@@ -127,12 +182,28 @@ class _Throughput:
 
 
 class _RoundTrip:
-    def __init__(self, trips, cpu_a, cpu_b):
+    def __init__(self, trips, cpu_a, cpu_b, budget_bytes, installed, peer_dir):
         self.trips, self.a, self.b = trips, cpu_a, cpu_b
-        small = dict(hot_blocks=4, spill_blocks=16)
-        self.cfgs = {"rt_each": _queue.make_config(publish="each", **small),
-                     "rt_scan": _queue.make_config(publish="max", scan_current=True, **small)}
         self.samples = {}
+        self.pairs = {}
+        variants = [("pyqueue_each", "pyqueue", dict(publish="each")),
+                    ("pyqueue_scan", "pyqueue", dict(publish="max", scan_current=True))]
+        variants += [(p, p, {}) for p in PEERS if p in installed]
+        try:
+            for row, adapter, kw in variants:
+                self.pairs[row] = tuple(_AdapterQueue(adapter, budget_bytes, peer_dir, **kw)
+                                        for _ in "ab")
+        except BaseException:
+            self.close()
+            raise
+
+    def contenders(self):
+        return ["pingpong"] + list(self.pairs)
+
+    def close(self):
+        for pair in self.pairs.values():
+            for q in pair:
+                q.close()
 
     def run(self, name):
         s = np.zeros(self.trips, np.uint64)
@@ -140,98 +211,321 @@ class _RoundTrip:
             if name == "pingpong":
                 check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
             else:
-                check(lib.pyq_bench_roundtrip(self.cfgs[name], self.a, self.b, self.trips,
-                                              _u64(s)), name)
+                ab, ba = self.pairs[name]
+                check(lib.pyq_bench_adapter_roundtrip(ab.a, ab.h, ba.h, self.a, self.b,
+                                                      self.trips, _u64(s)), name)
         self.samples.setdefault(name, []).append(s)
         p50, p99, p999 = nearest_rank(s, (50, 99, 99.9))
         return float(p50), {"p99_ns": float(p99), "p999_ns": float(p999)}
 
 
+class _PythonAPI:
+    """Per-message cost of the Python APIs, one thread (pinned to cpu): each
+    message is written and read back before the next, so it measures the call
+    path of write()+poll() against SimpleQueue put+get and deque append+popleft,
+    not a cross-core hand-off."""
+
+    def __init__(self, n, cpu, budget_bytes):
+        self.n, self.cpu = n, cpu
+        self.msgs = [bytes(r) for r in _seq_rows(n)]
+        self.q1 = _queue.Queue(**_queue_kw(budget_bytes, publish="each"))
+        self.qb = _queue.Queue(**_queue_kw(budget_bytes, publish="max"))
+        self.rows = _seq_rows(n)
+        self.out = np.zeros((LOCAL_CHUNK, MSG), np.uint8)
+
+    def contenders(self):
+        return ["py_write_poll", "py_batch_local", "simplequeue", "deque"]
+
+    def close(self):
+        self.q1.close()
+        self.qb.close()
+
+    def run(self, name):
+        with _Pinned(self.cpu):
+            t0 = time.perf_counter_ns()
+            got = getattr(self, "_" + name)()
+            dt = time.perf_counter_ns() - t0
+        if got != self.n:
+            raise RuntimeError("%s: %d of %d messages came back intact" % (name, got, self.n))
+        return self.n / dt * 1e3, {"ns_per_msg": dt / self.n}
+
+    def _py_write_poll(self):
+        w, r, ok = self.q1.writer, self.q1.reader, 0
+        for m in self.msgs:
+            w.write(m)
+            ok += r.poll(1)[0] == m
+        return ok
+
+    def _py_batch_local(self):
+        w, r, out, ok = self.qb.writer, self.qb.reader, self.out, 0
+        for i in range(0, self.n, LOCAL_CHUNK):
+            chunk = self.rows[i:i + LOCAL_CHUNK]
+            w.write_batch(chunk)
+            w.flush()
+            k = r.poll_into(out)
+            ok += k if k == len(chunk) and np.array_equal(out[:k], chunk) else 0
+        return ok
+
+    def _simplequeue(self):
+        q, ok = _stdqueue.SimpleQueue(), 0
+        put, get = q.put, q.get
+        for m in self.msgs:
+            put(m)
+            ok += get() == m
+        return ok
+
+    def _deque(self):
+        d, ok = collections.deque(), 0
+        put, get = d.append, d.popleft
+        for m in self.msgs:
+            put(m)
+            ok += get() == m
+        return ok
+
+
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_000,
-          yardstick_slots=16384, split_ns=pl.DEFAULT_SPLIT_NS, progress=True, out=None):
-    """Run the interleaved core benchmark; returns a BenchResult (see module doc)."""
+          py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
+          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None):
+    """Run the interleaved benchmark; returns a BenchResult (see module doc).
+
+    peer_dir: where to look for peer libraries (default: the package's); a peer
+    that is not there is reported as not installed."""
     from ._progress import GracefulInterrupt, Progress
 
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
-                  messages=messages, trips=trips, message_size=MSG,
-                  yardstick_slots=yardstick_slots, split_ns=split_ns)
+                  messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
+                  budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
+                  timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode())
     for cpu in (writer_cpu, reader_cpu):
         if cpu not in os.sched_getaffinity(0):
             raise ValueError("CPU %d is not available to this process (allowed: %s)"
                              % (cpu, sorted(os.sched_getaffinity(0))))
-    res = BenchResult(params)
-    tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots)
-    rt = _RoundTrip(trips, writer_cpu, reader_cpu)
+    status = _peers.available(peer_dir)
+    installed = {n for n, st in status.items() if st == "built"}
+    res = BenchResult(params, status)
+    tp = rt = py = None
     probe = lambda: probe_one_way_ns(writer_cpu, reader_cpu)
-    total = rounds * 6
-    bar = Progress(total, desc="bench", unit="slices", enabled=progress)
     try:
-        with GracefulInterrupt() as stop:
-            tp.run("pyqueue")  # untimed warm-up: fault in the pool pages
-            tput = pl.interleave(["pyqueue", "py_batch", "yardstick"], rounds, tp.run, probe,
-                                 split_ns, should_stop=lambda: stop.requested,
-                                 on_slice=lambda s: bar.update(1, "%s %.1f" % (s.contender, s.value)))
-            lat = pl.interleave(["pingpong", "rt_each", "rt_scan"], rounds, rt.run, probe,
-                                split_ns, should_stop=lambda: stop.requested,
-                                on_slice=lambda s: bar.update(1, "%s %.0f ns" % (s.contender, s.value)))
-            interrupted = stop.requested
+        tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
+                         installed, peer_dir)
+        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, installed, peer_dir)
+        py = _PythonAPI(py_messages, writer_cpu, budget_bytes)
+        groups = [("throughput", tp), ("roundtrip", rt), ("python", py)]
+        total = rounds * sum(len(g.contenders()) for _, g in groups)
+        bar = Progress(total, desc="bench", unit="slices", enabled=progress)
+        slices = {}
+        try:
+            with GracefulInterrupt() as stop:
+                for kind, g in groups:   # untimed warm-up: fault in every queue's pages
+                    for name in g.contenders():
+                        g.run(name)
+                rt.samples.clear()
+                for r in range(rounds):  # one round of every group, then the next round
+                    for kind, g in groups:
+                        got = pl.interleave(g.contenders(), 1, g.run, probe, split_ns,
+                                            should_stop=lambda: stop.requested,
+                                            on_slice=lambda s: bar.update(1, "%s %.4g" % (s.contender, s.value)),
+                                            first_round=r)
+                        for s in got:
+                            s.extra["kind"] = kind
+                        slices.setdefault(kind, []).extend(got)
+                    if stop.requested:
+                        break
+                interrupted = stop.requested
+        finally:
+            bar.close()
     finally:
-        bar.close()
-        tp.close()
-    for s in tput:
-        s.extra["kind"] = "throughput"
-    for s in lat:
-        s.extra["kind"] = "roundtrip"
-    res.slices = tput + lat
-    res.summary = summarize(tput, lat)
+        for g in (tp, rt, py):
+            if g is not None:
+                g.close()
+    res.slices = [s for kind in ("throughput", "roundtrip", "python") for s in slices.get(kind, [])]
+    res.summary = summarize(slices, status)
+    done = len({s.round for s in slices.get("python", [])})
+    res.summary["rounds_done"] = done
     res.summary["interrupted"] = bool(interrupted)
     if out:
         from ._output import OutputFolder
         folder = OutputFolder(out, "bench", params,
                               pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu})
-        folder.save_json("slices", [s.as_dict() for s in res.slices])
+        folder.save_json("slices.json", [s.as_dict() for s in res.slices])
         for name, arrs in rt.samples.items():
             folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
-        folder.save_text("table", res.table())
-        done = len({s.round for s in lat})
+        folder.save_text("table.txt", res.table())
+        folder.save_text("table.md", format_markdown(res.summary, params))
         folder.finish(res.summary, done, rounds, error=None)
+        res.params["out"] = str(folder.path)
     return res
 
 
-def summarize(tput, lat):
-    summ = {"throughput_mmsg_s": {}, "roundtrip_p50_ns": {}, "ratios": {}}
-    for place, d in pl.medians_by_placement(tput).items():
-        summ["throughput_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
-    for place, d in pl.medians_by_placement(lat).items():
-        summ["roundtrip_p50_ns"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
-    for label, sl, num, den in (("pyqueue/yardstick", tput, "pyqueue", "yardstick"),
-                                ("py_batch/pyqueue", tput, "py_batch", "pyqueue"),
-                                ("rt_each/pingpong", lat, "rt_each", "pingpong"),
-                                ("rt_scan/pingpong", lat, "rt_scan", "pingpong")):
-        summ["ratios"][label] = {p: {"median": e["median"], "rounds": e["rounds"],
-                                     "ratios": e["ratios"]}
-                                 for p, e in pl.ratios_by_placement(sl, num, den).items()}
+# ---- summary -----------------------------------------------------------------
+
+def _p(key):
+    return lambda s: s.extra[key]
+
+
+# (label, kind, numerator, denominator(s), key, best, target, higher_is_better)
+TARGETS = [
+    ("pyqueue / best per-message peer, 32 B throughput", "throughput", "pyqueue",
+     PER_MESSAGE_PEERS, None, max, 1.5, True),
+    ("pyqueue / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue",
+     "dpdk_burst32", None, max, 1.0, True),
+    ("pyqueue_each / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_each",
+     "pingpong", None, max, 1.2, False),
+    ("pyqueue_scan / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_scan",
+     "pingpong", None, max, 1.2, False),
+    ("pyqueue_each / best peer, round-trip p99.9", "roundtrip", "pyqueue_each",
+     PEERS, "p999_ns", min, 1.0, False),
+    ("pyqueue_scan / best peer, round-trip p99.9", "roundtrip", "pyqueue_scan",
+     PEERS, "p999_ns", min, 1.0, False),
+    ("Python write_batch / C writer, throughput", "throughput", "py_batch",
+     "pyqueue_direct", None, max, 0.5, True),
+    ("Python write()+poll() / SimpleQueue put+get", "python", "py_write_poll",
+     "simplequeue", None, max, 1.0, True),
+]
+EXTRA_RATIOS = [
+    ("pyqueue (adapter) / pyqueue_direct", "throughput", "pyqueue", "pyqueue_direct"),
+    ("pyqueue_direct / yardstick", "throughput", "pyqueue_direct", "yardstick"),
+] + [("pyqueue / %s" % p, "throughput", "pyqueue", p) for p in PEERS] + [
+    ("py_write_poll / deque", "python", "py_write_poll", "deque"),
+    ("py_batch_local / simplequeue", "python", "py_batch_local", "simplequeue"),
+]
+
+
+def _ratio_entry(d):
+    return {p: {"median": e["median"], "rounds": e["rounds"], "ratios": e["ratios"],
+                "against": e["against"]} for p, e in d.items()}
+
+
+def summarize(slices, status):
+    """Medians per placement and contender, and the per-round ratios."""
+    tput, lat, py = (slices.get(k, []) for k in ("throughput", "roundtrip", "python"))
+    summ = {"peers": status, "throughput_mmsg_s": {}, "roundtrip_ns": {}, "python_mmsg_s": {},
+            "targets": [], "ratios": {}}
+    for dest, sl in (("throughput_mmsg_s", tput), ("python_mmsg_s", py)):
+        for place, d in pl.medians_by_placement(sl).items():
+            summ[dest][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
+    for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
+        med = pl.medians_by_placement(lat, key=_p(key) if key else pl._value)
+        for place, d in med.items():
+            for k, (v, n) in d.items():
+                summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = v
+    by_kind = {"throughput": tput, "roundtrip": lat, "python": py}
+    for label, kind, num, den, key, best, target, higher in TARGETS:
+        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key) if key else pl._value,
+                                   best=best)
+        per = {}
+        for place, e in r.items():
+            if e["median"] is not None:
+                met = e["median"] >= target if higher else e["median"] <= target
+                per[place] = {"median": e["median"], "rounds": len(e["ratios"]), "met": met,
+                              "against": collections.Counter(e["against"]).most_common()}
+        summ["targets"].append({"label": label, "target": target, "higher_is_better": higher,
+                                "by_placement": per,
+                                "moved_rounds": r.get("moved", {}).get("rounds", 0)})
+    for label, kind, num, den in EXTRA_RATIOS:
+        summ["ratios"][label] = _ratio_entry(pl.ratios_by_placement(by_kind[kind], num, den))
     return summ
 
 
+def _missing(summary):
+    return {n: st for n, st in summary["peers"].items() if st != "built"}
+
+
 def format_summary(summary, params):
-    lines = ["32-byte messages, writer CPU %d -> reader CPU %d; %d rounds of interleaved slices."
-             % (params["writer_cpu"], params["reader_cpu"], params["rounds"]),
-             "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND after"
-             " the slice; 'moved' slices are kept in the raw data but give no ratio." % params["split_ns"],
-             "", "Throughput, M msg/s (median over slices of that placement):"]
+    """Plain-text report: medians per placement, then the targets."""
+    lines = ["32-byte messages, writer CPU %d -> reader CPU %d; %d rounds of interleaved slices; "
+             "memory budget %d bytes per queue." % (params["writer_cpu"], params["reader_cpu"],
+                                                     params["rounds"], params["budget_bytes"]),
+             "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND "
+             "after the slice; 'moved' slices are kept in the raw data but give no ratio."
+             % params["split_ns"]]
+    for n, st in sorted(_missing(summary).items()):
+        lines.append("  %s: %s" % (n, st))
+    lines += ["", "Throughput, M msg/s (median over slices):"]
     for place, d in sorted(summary["throughput_mmsg_s"].items()):
         lines.append("  %-6s " % place + "  ".join("%s %.2f (n=%d)" % (k, v["median"], v["slices"])
                                                     for k, v in sorted(d.items())))
-    lines += ["", "Round trip p50 per slice (nearest-rank), ns; median over slices:"]
-    for place, d in sorted(summary["roundtrip_p50_ns"].items()):
-        lines.append("  %-6s " % place + "  ".join("%s %.0f (n=%d)" % (k, v["median"], v["slices"])
+    lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices):"]
+    for place, d in sorted(summary["roundtrip_ns"].items()):
+        lines.append("  %s" % place)
+        for k, v in sorted(d.items(), key=lambda kv: kv[1]["p50"]):
+            lines.append("    %-13s %7.0f %8.0f %9.0f  (n=%d)" % (k, v["p50"], v["p99"], v["p999"],
+                                                                  v["slices"]))
+    lines += ["", "Python API, one thread, M msg/s (median over slices):"]
+    for place, d in sorted(summary["python_mmsg_s"].items()):
+        lines.append("  %-6s " % place + "  ".join("%s %.3f" % (k, v["median"])
                                                     for k, v in sorted(d.items())))
-    lines += ["", "Ratios within one round and one placement (median over rounds):"]
+    lines += ["", "Targets (ratio within one round and one placement, median over rounds):"]
+    for t in summary["targets"]:
+        parts = ["%s %.2fx (%d rounds, %s)" % (p, e["median"], e["rounds"],
+                                                "met" if e["met"] else "MISSED")
+                 for p, e in sorted(t["by_placement"].items())]
+        lines.append("  %-50s %s %.2fx: %s" % (t["label"], ">=" if t["higher_is_better"] else "<=",
+                                               t["target"], "  ".join(parts) or "not measured"))
+    lines += ["", "Other ratios:"]
     for label, d in summary["ratios"].items():
-        parts = ["%s %.2fx (%d rounds)" % (p, e["median"], len(e["ratios"]))
-                 for p, e in sorted(d.items()) if e["median"] is not None]
-        moved = sum(e["rounds"] for p, e in d.items() if p == "moved")
-        lines.append("  %-18s %s%s" % (label, "  ".join(parts) or "not measured",
-                                        "  (%d rounds moved)" % moved if moved else ""))
+        parts = ["%s %.2fx" % (p, e["median"]) for p, e in sorted(d.items())
+                 if e["median"] is not None]
+        lines.append("  %-36s %s" % (label, "  ".join(parts) or "not measured"))
     return "\n".join(lines)
+
+
+def _cell(d, place, name, fmt, key="median"):
+    e = d.get(place, {}).get(name)
+    return fmt % e[key] if e and e.get(key) is not None else "-"
+
+
+def format_markdown(summary, params):
+    """Markdown tables (docs/BENCHMARKS.md): one column per placement."""
+    places = sorted({p for k in ("throughput_mmsg_s", "roundtrip_ns", "python_mmsg_s")
+                     for p in summary[k]} - {"moved"})
+    missing = _missing(summary)
+
+    def head(first):
+        return ["| %s | %s |" % (first, " | ".join(places)),
+                "|---|%s" % ("---:|" * len(places))]
+
+    out = ["**Throughput, 32-byte messages, M msg/s** (median over slices; n = slices)", ""]
+    out += head("contender")
+    names = sorted({n for d in summary["throughput_mmsg_s"].values() for n in d})
+    for n in names:
+        cells = []
+        for p in places:
+            e = summary["throughput_mmsg_s"].get(p, {}).get(n)
+            cells.append("%.2f (n=%d)" % (e["median"], e["slices"]) if e else "-")
+        out.append("| %s | %s |" % (n, " | ".join(cells)))
+    for n in sorted(missing):
+        out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
+    out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
+            "nearest rank, median over slices)", ""]
+    out += head("contender")
+    names = sorted({n for d in summary["roundtrip_ns"].values() for n in d})
+    for n in names:
+        cells = []
+        for p in places:
+            e = summary["roundtrip_ns"].get(p, {}).get(n)
+            cells.append("%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"], e["slices"])
+                         if e else "-")
+        out.append("| %s | %s |" % (n, " | ".join(cells)))
+    for n in sorted(missing):
+        out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
+    out += ["", "**Python API, one thread, write+read per message, M msg/s**", ""]
+    out += head("contender")
+    names = sorted({n for d in summary["python_mmsg_s"].values() for n in d})
+    for n in names:
+        out.append("| %s | %s |" % (n, " | ".join(_cell(summary["python_mmsg_s"], p, n, "%.3f")
+                                                    for p in places)))
+    out += ["", "**Targets of issue 7** (ratio per round within one placement, median over rounds)",
+            ""]
+    out += ["| target | goal | %s |" % " | ".join(places), "|---|---|%s" % ("---|" * len(places))]
+    for t in summary["targets"]:
+        cells = []
+        for p in places:
+            e = t["by_placement"].get(p)
+            cells.append("%.2fx %s (%d rounds)" % (e["median"], "met" if e["met"] else "**missed**",
+                                                   e["rounds"]) if e else "-")
+        out.append("| %s | %s %.2fx | %s |" % (t["label"], "≥" if t["higher_is_better"] else "≤",
+                                               t["target"], " | ".join(cells)))
+    for n, st in sorted(missing.items()):
+        out.append("\n%s: %s" % (n, st))
+    return "\n".join(out)

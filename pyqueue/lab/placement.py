@@ -41,15 +41,17 @@ def classify(probe_before_ns, probe_after_ns, split_ns=DEFAULT_SPLIT_NS):
 
 
 def interleave(contenders, rounds, run_slice, probe, split_ns=DEFAULT_SPLIT_NS,
-               should_stop=lambda: False, on_slice=None):
+               should_stop=lambda: False, on_slice=None, first_round=0):
     """Run every contender once per round, rotating the order each round.
 
-    run_slice(name) -> (value, extra dict); probe() -> one-way ns.  Returns the
-    list of Slice records, in execution order, unfiltered.
+    run_slice(name) -> (value, extra dict); probe() -> one-way ns.  Rounds are
+    numbered from first_round (so a caller can run one round at a time and
+    interleave several groups).  Returns the list of Slice records, in
+    execution order, unfiltered.
     """
     names = list(contenders)
     slices = []
-    for r in range(rounds):
+    for r in range(first_round, first_round + rounds):
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
             if should_stop():
@@ -64,41 +66,59 @@ def interleave(contenders, rounds, run_slice, probe, split_ns=DEFAULT_SPLIT_NS,
     return slices
 
 
-def round_placement(slices, r):
-    """The placement of round r: its slices' common tag, or 'moved'."""
-    tags = {s.placement for s in slices if s.round == r}
+def round_placement(slices, r=None):
+    """The common placement of these slices (of one round), or 'moved'.
+
+    r, when given, keeps only the slices of round r."""
+    tags = {s.placement for s in slices if r is None or s.round == r}
     return tags.pop() if len(tags) == 1 else "moved"
 
 
-def ratios_by_placement(slices, num, den):
-    """value(num) / value(den) per round, grouped by the round's placement.
+def _value(s):
+    return s.value
 
-    Rounds whose slices disagree ('moved') are counted but yield no ratio.
-    Returns {placement: {"ratios": [...], "median": float|None, "rounds": n}}.
+
+def ratios_by_placement(slices, num, den, key=_value, best=max):
+    """key(num) / key(den) per round, grouped by the round's placement.
+
+    den is one contender or a sequence of them: then each round's ratio is taken
+    against the best of those present in that round (``best`` = max for
+    higher-is-better figures such as throughput, min for latencies), and
+    ``against`` records which one it was.  A round counts only when num and at
+    least one den ran in it; the placement is that of num and every den slice of
+    the round, so one moved slice makes the round 'moved': counted, no ratio.
+    Returns {placement: {"ratios": [...], "against": [...], "median": float|None,
+    "rounds": n}}.
     """
+    dens = [den] if isinstance(den, str) else list(den)
     out = {}
     by_round = {}
     for s in slices:
         by_round.setdefault(s.round, {})[s.contender] = s
     for r, group in sorted(by_round.items()):
-        if num not in group or den not in group:
+        present = [group[d] for d in dens if d in group]
+        if num not in group or not present:
             continue
-        place = round_placement([group[num], group[den]], r)
-        entry = out.setdefault(place, {"ratios": [], "median": None, "rounds": 0})
+        place = round_placement([group[num]] + present)
+        entry = out.setdefault(place, {"ratios": [], "against": [], "median": None, "rounds": 0})
         entry["rounds"] += 1
-        if place != "moved" and group[den].value:
-            entry["ratios"].append(group[num].value / group[den].value)
+        if place == "moved":
+            continue
+        ref = best(present, key=key)
+        if key(ref):
+            entry["ratios"].append(key(group[num]) / key(ref))
+            entry["against"].append(ref.contender)
     for entry in out.values():
         if entry["ratios"]:
             entry["median"] = statistics.median(entry["ratios"])
     return out
 
 
-def medians_by_placement(slices):
-    """{placement: {contender: (median value, n slices)}} over agreeing slices."""
+def medians_by_placement(slices, key=_value):
+    """{placement: {contender: (median of key(slice), n slices)}}, 'moved' included."""
     out = {}
     keyf = lambda s: (s.placement, s.contender)
     for (place, name), group in itertools.groupby(sorted(slices, key=keyf), key=keyf):
-        vals = [s.value for s in group]
+        vals = [key(s) for s in group]
         out.setdefault(place, {})[name] = (statistics.median(vals), len(vals))
     return out

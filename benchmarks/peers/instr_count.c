@@ -1,0 +1,95 @@
+/*
+ * instr_count.c - instructions per message of each queue's write and read path,
+ * one thread, for valgrind --tool=callgrind (no hardware counters on this VM).
+ *
+ * The same loops as csrc/bench_adapter.c, minus the second thread: write K
+ * messages (try_write, or try_write_burst of 32), then poll them back with the
+ * sequence-checking callback; repeat.  Writing and reading are separate
+ * functions so callgrind attributes them apart (run_writes / run_polls,
+ * inclusive cost).  See benchmarks/peers/instr_count.sh.
+ *
+ *   instr_count <adapter> <peer_dir> [burst] [rounds]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pyq_adapter.h"
+
+#define K 512
+
+struct ctx { uint64_t expected; };
+
+static int check(void *c, const void *msg, uint32_t len)
+{
+    struct ctx *x = c;
+    uint64_t s;
+
+    memcpy(&s, msg, 8);
+    if (s != x->expected)
+        return PYQ_EBADMSG;
+    x->expected++;
+    return 0;
+}
+
+__attribute__((noinline)) int run_writes(const pyq_adapter_t *a, void *h, uint64_t *seq,
+                                         uint32_t burst, uint8_t *buf)
+{
+    if (!burst) {
+        for (int i = 0; i < K; i++, ++*seq) {
+            memcpy(buf, seq, 8);
+            if (a->try_write(h, buf, 32))
+                return -1;
+        }
+    } else {
+        for (int i = 0; i < K; i += burst) {
+            for (uint32_t j = 0; j < burst; j++, ++*seq)
+                memcpy(buf + 32 * j, seq, 8);
+            if (a->try_write_burst(h, buf, burst, 32) != burst)
+                return -1;
+        }
+    }
+    a->flush(h);
+    return 0;
+}
+
+__attribute__((noinline)) int64_t run_polls(const pyq_adapter_t *a, void *h, struct ctx *c)
+{
+    int64_t n = 0, k;
+
+    while ((k = a->poll(h, UINT64_MAX, check, c)) > 0)
+        n += k;
+    return k < 0 ? k : n;
+}
+
+int main(int argc, char **argv)
+{
+    const pyq_adapter_t *a;
+    pyq_adapter_params_t p;
+    void *h;
+    uint8_t buf[32 * 32] = {0};
+    uint64_t seq = 0;
+    struct ctx c = {0};
+    uint32_t burst = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
+    int rounds = argc > 4 ? atoi(argv[4]) : 200;
+
+    if (argc < 3 || pyq_adapter_get(argv[1], argv[2], &a) != 0) {
+        fprintf(stderr, "usage: instr_count <adapter> <peer_dir> [burst] [rounds]: %s\n",
+                pyq_adapter_error());
+        return 2;
+    }
+    pyq_adapter_params_init(&p);
+    p.capacity_bytes = 1 << 20;              /* the bench's budget */
+    p.queue.spill_blocks = (1 << 20) / 4096 - p.queue.hot_blocks;
+    if (a->create(&p, &h) != 0)
+        return 1;
+    for (int r = 0; r < rounds; r++) {
+        if (run_writes(a, h, &seq, burst, buf) || run_polls(a, h, &c) != K) {
+            fprintf(stderr, "%s: failed in round %d\n", argv[1], r);
+            return 1;
+        }
+    }
+    printf("%s burst=%u: %llu messages\n", argv[1], burst, (unsigned long long)seq);
+    a->destroy(h);
+    return 0;
+}

@@ -1,0 +1,89 @@
+"""The benchmark's --quick mode end to end (never an assertion on speed): every
+row measured or marked not installed, the output folder valid."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import pyqueue.peers as peers
+from pyqueue.lab import bench as B
+from pyqueue.lab import _output
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CPUS = sorted(os.sched_getaffinity(0))
+needs_two = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+
+TINY = dict(rounds=1, messages=20_000, trips=300, py_messages=2_000, progress=False)
+
+
+def _rows(summary, section):
+    return {n for d in summary[section].values() for n in d}
+
+
+@needs_two
+def test_quick_cli_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "pyqueue", "bench", "--quick", "--no-progress",
+                        "--markdown", "--writer-cpu", str(CPUS[0]), "--reader-cpu", str(CPUS[1]),
+                        "--out", str(out)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                       timeout=120, env=env)
+    assert p.returncode == 0, p.stdout
+    assert "command: python -m pyqueue bench --quick" in p.stdout
+    assert "| target | goal |" in p.stdout
+    assert _output.verify(out) == []
+    loaded = _output.load(out)
+    assert loaded.complete
+    res = loaded.results
+    status = peers.available()
+    tput = _rows(res, "throughput_mmsg_s")
+    lat = _rows(res, "roundtrip_ns")
+    for name in peers.NAMES:
+        if status[name] == "built":
+            assert name in tput and (name in lat or name == "pyqueue")
+        else:
+            assert "not installed" in p.stdout or "build failed" in p.stdout
+    assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue"} <= tput
+    assert {"pingpong", "pyqueue_each", "pyqueue_scan"} <= lat
+    assert _rows(res, "python_mmsg_s") == {"py_write_poll", "py_batch_local", "simplequeue", "deque"}
+    assert len(res["targets"]) == len(B.TARGETS)
+    for t in res["targets"]:
+        for e in t["by_placement"].values():
+            assert e["median"] > 0 and isinstance(e["met"], bool)
+    slices = json.load(open(out / "slices.json"))["data"]
+    assert all(s["probe_before_ns"] > 0 and s["probe_after_ns"] > 0 for s in slices)
+
+
+@needs_two
+def test_missing_peer_is_listed_not_dropped(tmp_path):
+    """Simulate a machine without one peer: copy the peer folder, remove a library."""
+    src = peers.peer_dir()
+    status = peers.available()
+    built = [n for n in peers.PEERS if status[n] == "built"]
+    if not built:
+        pytest.skip("no peer built here: the missing-peer path is the normal one")
+    gone = "dpdk" if "dpdk" in built else built[0]
+    dst = tmp_path / "peers"
+    shutil.copytree(src, dst)
+    os.remove(dst / (peers.LIB_PATTERN % gone))
+    res = B.bench(CPUS[0], CPUS[1], peer_dir=str(dst), **TINY)
+    s = res.summary
+    assert s["peers"][gone].startswith("not installed")
+    assert gone not in _rows(s, "throughput_mmsg_s") and gone not in _rows(s, "roundtrip_ns")
+    if gone == "dpdk":
+        assert "dpdk_burst32" not in _rows(s, "throughput_mmsg_s")
+    for other in built:
+        if other != gone:
+            assert other in _rows(s, "throughput_mmsg_s") and other in _rows(s, "roundtrip_ns")
+    text, md = res.table(), B.format_markdown(s, res.params)
+    assert "%s: not installed" % gone in text
+    assert "| %s | not installed" % gone in md
+
+
+def test_bad_cpu_is_refused():
+    with pytest.raises(ValueError, match="not available"):
+        B.bench(writer_cpu=max(CPUS) + 1000, **TINY)
