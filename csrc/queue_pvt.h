@@ -46,6 +46,9 @@ struct pyq_writer_state {
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
     int nt_pending;                      /* streaming stores not yet fenced */
+    uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
+                                            the fast path (publish max, no scan, cached
+                                            block, no claim), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
@@ -63,6 +66,8 @@ struct pyq_reader_state {
     uint64_t seq;          /* ring position of blk */
     uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
     uint64_t tail_cache;   /* cached ring_tail (scan_current) */
+    uint32_t limit;        /* without scan_current: records below this offset of blk
+                              are published (0 between blocks) */
     uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
 };
 
@@ -86,6 +91,7 @@ struct pyq_queue {
     uint32_t hugepages_used, mlocked;
     bool scan;                     /* cfg.scan_current */
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
+    bool fast_ok;                  /* publish max without scan_current: see fast_limit */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

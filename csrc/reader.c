@@ -22,6 +22,7 @@ static inline void finish_block(struct pyq_queue *q)
     pyq_store_release(&q->free_tail[t], tail + 1);
     pyq_counter_add(&q->rs.returns[t], 1);
     r->blk = NULL;
+    r->limit = 0;
     r->seq++;
 }
 
@@ -49,6 +50,16 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
     for (;;) {
         uint64_t hdr;
 
+        if (PYQ_LIKELY(r->pos < r->limit)) {
+            /* Below pub_pos (no scan_current): ordered by A2, nobody writes it now. */
+            hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+            if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+                *hdr_out = hdr;
+                return pyq_hdr(r->blk, r->pos);
+            }
+            finish_block(q);
+            continue;
+        }
         if (!r->blk) {
             if (q->scan) {
                 if (r->seq >= r->tail_cache) {
@@ -81,14 +92,17 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             if (hdr == 0)
                 return NULL;
         } else {
-            uint64_t start = r->seq * bs;
-            if (r->pub_cache < start + bs && r->pub_cache <= start + r->pos) {
+            uint64_t start = r->seq * bs, end;
+            if (r->pub_cache <= start + r->pos) {
                 r->pub_cache = pyq_load_acquire(&q->pub_pos); /* A2 again */
                 if (r->pub_cache <= start + r->pos)
                     return NULL;
             }
-            /* Below pub_pos: ordered by A2, nobody writes it any more. */
-            hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+            /* Everything below the published end of this block is readable:
+             * the loop's fast path takes it from here. */
+            end = r->pub_cache - start;
+            r->limit = end < bs ? (uint32_t)end : bs;
+            continue;
         }
         if (hdr == PYQ_HDR_PAD) {
             finish_block(q);
@@ -102,8 +116,14 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
 static inline void consumed(struct pyq_queue *q, uint32_t len)
 {
     q->r.pos += pyq_record_size(q, len);
-    pyq_counter_add(&q->rs.messages, 1);
-    pyq_counter_add(&q->rs.bytes, len);
+}
+
+/* Counters once per call, not per message: readers of stats see them when the
+ * poll returns (the writer's peak-backlog sample may lag by one poll). */
+static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
+{
+    pyq_counter_add(&q->rs.messages, n);
+    pyq_counter_add(&q->rs.bytes, bytes);
 }
 
 /* After the last message of a block, hand the block back at once rather than
@@ -117,7 +137,7 @@ static inline void eager_finish(struct pyq_queue *q)
 
 int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
 {
-    uint64_t n = 0, hdr;
+    uint64_t n = 0, bytes = 0, hdr;
 
     while (n < max_messages) {
         _Atomic uint64_t *h = next_record(q, &hdr);
@@ -130,11 +150,14 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
         rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
         consumed(q, len);
         n++;
+        bytes += len;
         if (PYQ_UNLIKELY(rc != 0)) {
+            account(q, n, bytes);
             eager_finish(q);
             return rc < 0 ? rc : (int64_t)n;
         }
     }
+    account(q, n, bytes);
     eager_finish(q);
     return (int64_t)n;
 }
@@ -143,7 +166,7 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
                              uint64_t max_messages)
 {
     uint8_t *out = buf;
-    uint64_t n = 0, used = 0, hdr;
+    uint64_t n = 0, used = 0, bytes = 0, hdr;
 
     while (n < max_messages) {
         _Atomic uint64_t *h = next_record(q, &hdr);
@@ -159,8 +182,10 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
         memcpy(out + used, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
         lens[n++] = len;
         used += need;
+        bytes += len;
         consumed(q, len);
     }
+    account(q, n, bytes);
     eager_finish(q);
     return (int64_t)n;
 }
@@ -188,6 +213,7 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_
         n++;
         consumed(q, len);
     }
+    account(q, n, n * msg_size);
     eager_finish(q);
     return (int64_t)n;
 }

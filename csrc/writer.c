@@ -65,6 +65,15 @@ static void seal(struct pyq_queue *q)
     publish(q, w->seq * (uint64_t)q->cfg.block_size);
     pyq_counter_add(&q->ws.blocks_published, 1);
     w->blk = NULL;
+    w->fast_limit = 0;
+}
+
+/* The fast path of pyq_writer_write() needs a current block, publish max, no
+ * scan_current and no claim outstanding. */
+static inline uint32_t fast_limit(const struct pyq_queue *q)
+{
+    const struct pyq_writer_state *w = &q->w;
+    return q->fast_ok && w->blk && w->claim_len == PYQ_NO_CLAIM ? q->cfg.block_size : 0;
 }
 
 static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
@@ -77,6 +86,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
     w->pos = 0;
     w->tier = tier;
     w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    w->fast_limit = fast_limit(q);
     if (q->scan) {
         /* The first header may be stale from the block's last use; W1 below
          * makes this zero visible before the block itself. */
@@ -178,6 +188,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
             return rc;
     }
     w->claim_len = len;
+    w->fast_limit = 0;
     *payload = w->blk + w->pos + PYQ_RECORD_HEADER;
     return 0;
 }
@@ -216,6 +227,7 @@ static inline void commit(struct pyq_queue *q)
     }
     w->pos = next;
     w->claim_len = PYQ_NO_CLAIM;
+    w->fast_limit = fast_limit(q);
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
 
@@ -234,29 +246,6 @@ static inline void commit(struct pyq_queue *q)
     }
     if (next == bs)
         seal(q);
-}
-
-static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
-{
-#if PYQ_HAVE_NT
-    if (q->w.nt) {
-        const uint8_t *s = src;
-        uint32_t words = len / 8, rem = len % 8;
-        for (uint32_t i = 0; i < words; i++) {
-            long long v;
-            memcpy(&v, s + 8 * i, 8);
-            _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
-        }
-        if (rem) {
-            long long v = 0;
-            memcpy(&v, s + 8 * words, rem);
-            _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
-        }
-        q->w.nt_pending = 1;
-        return;
-    }
-#endif
-    memcpy(dst, src, len);
 }
 
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
@@ -283,18 +272,123 @@ int pyq_writer_abort(pyq_queue_t *q)
     /* Nothing was published: the header at pos is still zero (or stale and
      * below pub_pos never), so dropping the claim is enough. */
     q->w.claim_len = PYQ_NO_CLAIM;
+    q->w.fast_limit = fast_limit(q);
     return 0;
 }
 
-int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
+{
+#if PYQ_HAVE_NT
+    if (q->w.nt) {
+        const uint8_t *s = src;
+        uint32_t words = len / 8, rem = len % 8;
+        for (uint32_t i = 0; i < words; i++) {
+            long long v;
+            memcpy(&v, s + 8 * i, 8);
+            _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+        }
+        if (rem) {
+            long long v = 0;
+            memcpy(&v, s + 8 * words, rem);
+            _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+        }
+        q->w.nt_pending = 1;
+        return;
+    }
+#endif
+    memcpy(dst, src, len);
+}
+
+/* memcpy for the small messages of the hot path: fixed-size overlapping moves
+ * the compiler inlines, instead of a call for every 32-byte message. */
+static inline void copy_small(uint8_t *d, const void *src, uint32_t len)
+{
+    const uint8_t *s = src;
+
+    if (len >= 16 && len <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else if (len > 32 && len <= 64) {
+        memcpy(d, s, 32);
+        memcpy(d + len - 32, s + len - 32, 32);
+    } else if (len >= 8 && len < 16) {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    } else {
+        memcpy(d, s, len);
+    }
+}
+
+/* Header and payload of one record without scan_current (the reader looks only
+ * below pub_pos, so W2 orders everything): ordinary stores and the SPEC §3.7
+ * touch, or streaming stores for a spill block (publish() fences them). */
+#if PYQ_HAVE_NT
+static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
+                                                    const void *data, uint32_t len)
+{
+    copy_payload(q, rec + PYQ_RECORD_HEADER, data, len);
+    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
+}
+#endif
+
+static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q, uint8_t *rec,
+                                                             const void *data, uint32_t len)
+{
+#if PYQ_HAVE_NT
+    if (PYQ_UNLIKELY(q->w.nt)) {
+        put_record_nt(q, rec, data, len);
+        return;
+    }
+#endif
+    copy_small(rec + PYQ_RECORD_HEADER, data, len);
+    /* W3 as in commit(); here W2 is the edge (a plain store on x86). */
+    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
+    if (q->cfg.touch_after_write)
+        (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+}
+
+/* The common case in one place: room in a cached block under publish max.
+ * Returns 1 when the message was written. */
+static inline int write_fast(struct pyq_queue *q, const void *data, uint32_t len)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t pos = w->pos;
+    /* 64-bit: a len near 4 GiB must not wrap into a small record. */
+    uint64_t next = (uint64_t)pos + PYQ_RECORD_HEADER + (((uint64_t)len + 7) & ~(uint64_t)7);
+    uint8_t *rec;
+
+    if (PYQ_UNLIKELY(next > w->fast_limit ||
+                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return 0;
+    rec = w->blk + pos;
+    put_record(q, rec, data, len);
+    w->pos = (uint32_t)next;
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+    if (PYQ_UNLIKELY(next == w->fast_limit))
+        seal(q);
+    return 1;
+}
+
+/* Everything but the fast path, out of line so the fast path stays small. */
+static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
+                                                uint32_t len, int64_t timeout_ns)
 {
     uint8_t *p;
     int rc = claim(q, len, timeout_ns, &p);
+
     if (PYQ_UNLIKELY(rc != 0))
         return rc;
     copy_payload(q, p, data, len);
     commit(q);
     return 0;
+}
+
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(write_fast(q, data, len)))
+        return 0;
+    return write_slow(q, data, len, timeout_ns);
 }
 
 int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
@@ -308,13 +402,37 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
     const uint8_t *src = data;
     uint64_t i;
 
+    struct pyq_writer_state *w = &q->w;
+    const uint32_t rec = PYQ_RECORD_HEADER + ((msg_size + 7u) & ~7u);
+
     *err = 0;
-    for (i = 0; i < n; i++) {
+    if (msg_size > q->max_message) {
+        *err = PYQ_ETOOBIG;
+        return 0;
+    }
+    for (i = 0; i < n;) {
+        uint64_t room = w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
+        if (room && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+            /* A run of records in the current block: counters once per run. */
+            uint64_t k = room < n - i ? room : n - i;
+            uint8_t *dst = w->blk + w->pos;
+            for (uint64_t j = 0; j < k; j++, dst += rec)
+                put_record(q, dst, src + (i + j) * msg_size, msg_size);
+            w->pos += (uint32_t)(k * rec);
+            pyq_counter_add(&q->ws.messages, k);
+            pyq_counter_add(&q->ws.bytes, k * msg_size);
+            i += k;
+            if (w->pos == w->fast_limit)
+                seal(q);
+            continue;
+        }
+        /* Block change, a full queue, or a path the run does not cover. */
         int rc = pyq_writer_write(q, src + i * msg_size, msg_size, timeout_ns);
         if (PYQ_UNLIKELY(rc != 0)) {
             *err = rc;
             break;
         }
+        i++;
     }
     return (int64_t)i;
 }
