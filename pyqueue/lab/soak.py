@@ -1,0 +1,241 @@
+"""Soak: a bounded stress of the queue that checks every message (issue 8).
+
+The run is a series of queue *periods*; each creates a queue with a random
+configuration (block size, tier sizes, publish policy, scan_current, streaming
+spill stores, yield cadence) and drives it with C writer and reader threads
+(``pyq_soak_run``, csrc/soak.c) in short slices that continue one message
+stream: random sizes from 0 bytes to the largest message, random pauses on both
+sides (the reader's build backlog into tier 2), flushes, claim / commit / abort,
+try_write and writes with short timeouts.  The reader checks the length, the
+sequence number and every byte of every message, and that nothing follows the
+last one.  After each period the counters must agree (written == read, backlog
+0, every block taken was returned but the writer's current one).
+
+Ctrl-C (GracefulInterrupt) ends the run after the current slice (<= ``slice_s``)
+with a summary and, with ``out``, a valid output folder saying how far it got.
+"""
+import random
+import time
+from dataclasses import dataclass, field
+
+from .. import queue as _queue
+from .._errors import VerificationError, strerror
+from .._pyq import ffi, lib
+from ._progress import GracefulInterrupt, Progress, format_seconds
+
+_COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
+           "aborts", "try_full", "timeouts", "polls", "empty_polls")
+_STATS = ("takes_hot", "takes_spill", "returns_hot", "returns_spill", "retries", "yields",
+          "full_events", "blocks_published", "publishes")
+
+
+class SoakError(VerificationError):
+    """The soak found a wrong, lost or extra message, a stall or a counter mismatch."""
+
+
+@dataclass
+class SoakResult:
+    params: dict
+    status: str = "running"             # "complete", "interrupted" or "failed: ..."
+    seconds: float = 0.0
+    periods: int = 0
+    slices: int = 0
+    totals: dict = field(default_factory=lambda: {k: 0 for k in _COUNTS + _STATS})
+    peak_backlog: int = 0
+    configs: list = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ok(self):
+        return not self.error
+
+    @property
+    def summary(self):
+        return {"status": self.status, "seconds": round(self.seconds, 3), "periods": self.periods,
+                "slices": self.slices, "messages_checked": self.totals["read"],
+                "bytes_checked": self.totals["bytes"], "peak_backlog": self.peak_backlog,
+                "totals": dict(self.totals), "error": self.error}
+
+    def to_dict(self):
+        return {"params": self.params, "summary": self.summary, "configs": self.configs}
+
+    def to_json(self, path):
+        import json
+        with open(path, "w") as f:
+            json.dump(self.to_dict(), f, indent=1)
+
+    def table(self):
+        t = self.totals
+        rows = [
+            ("status", self.status),
+            ("time", "%s (%d queue periods, %d slices)" % (format_seconds(self.seconds),
+                                                          self.periods, self.slices)),
+            ("messages checked", "%d (%d payload bytes), every byte" % (t["read"], t["bytes"])),
+            ("messages written", "%d" % t["written"]),
+            ("tier-2 takes", "%d of %d blocks" % (t["takes_spill"], t["takes_hot"] + t["takes_spill"])),
+            ("peak backlog", "%d bytes" % self.peak_backlog),
+            ("flushes", "%d" % t["flushes"]),
+            ("claims / aborts", "%d / %d" % (t["claims"], t["aborts"])),
+            ("try_write full", "%d" % t["try_full"]),
+            ("write timeouts", "%d" % t["timeouts"]),
+            ("full waits", "%d retries, %d yields, %d full events" % (t["retries"], t["yields"],
+                                                                     t["full_events"])),
+            ("pauses", "writer %d, reader %d" % (t["writer_pauses"], t["reader_pauses"])),
+        ]
+        if self.error:
+            rows.append(("error", self.error))
+        w = max(len(k) for k, _ in rows)
+        return "\n".join("%-*s  %s" % (w, k, v) for k, v in rows)
+
+
+def random_config(rng):
+    """A queue configuration drawn for one period (small pools: spills happen)."""
+    block = rng.choice([256, 512, 1024, 4096])
+    publish = rng.choice(["max", "each", "bytes:%d" % rng.choice([1, 100, 3000])])
+    return dict(block_size=block, hot_blocks=rng.randint(1, 4), spill_blocks=rng.randint(8, 256),
+                publish=publish, scan_current=rng.random() < 0.5,
+                retry_yield_every=rng.choice([0, 1, 16, 1024]),
+                spill_nontemporal=rng.random() < 0.3 and _nontemporal_supported(),
+                touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7)
+
+
+def _nontemporal_supported():
+    cfg = ffi.new("pyq_config_t *")
+    lib.pyq_config_init(cfg)
+    cfg.spill_nontemporal = 1
+    return lib.pyq_config_check(cfg, ffi.NULL) == 0
+
+
+def _slice_params(rng, seq, max_message, slice_ns, seed):
+    p = ffi.new("pyq_soak_params_t *")
+    p.seed = seed
+    p.first_seq = seq
+    p.duration_ns = slice_ns
+    p.max_messages = 0
+    hi = rng.choice([max_message, min(max_message, 64), min(max_message, 300)])
+    p.min_len = rng.choice([0, 0, hi])          # fixed size now and then
+    p.max_len = hi
+    p.size_salt = rng.getrandbits(32)
+    p.writer_pause_every = rng.choice([0, 1000, 20000])
+    p.writer_pause_max_us = rng.choice([50, 500, 2000])
+    p.reader_pause_every = rng.choice([0, 500, 5000, 50000])
+    p.reader_pause_max_us = rng.choice([100, 2000, 20000])
+    p.flush_every = rng.choice([0, 1, 10, 1000])
+    p.claim_every = rng.choice([0, 3, 50])
+    p.try_every = rng.choice([0, 3, 50])
+    p.timeout_every = rng.choice([0, 2, 20])
+    p.timeout_max_ns = rng.choice([1000, 100_000, 2_000_000])
+    p.max_poll = rng.choice([1, 7, 256, 4096])
+    p.stall_ns = 10_000_000_000
+    p.writer_cpu = p.reader_cpu = -1
+    return p
+
+
+def _check_period(q, seq, res, config):
+    """Counters after a drained period: written == read == seq, every block back."""
+    s = q.stats()
+    problems = []
+    if not s["messages_written"] == s["messages_read"] == seq:
+        problems.append("messages written %d, read %d, expected %d"
+                        % (s["messages_written"], s["messages_read"], seq))
+    if s["backlog"] != 0:
+        problems.append("backlog %d after the drain" % s["backlog"])
+    out = (s["takes_hot"] + s["takes_spill"]) - (s["returns_hot"] + s["returns_spill"])
+    if not 0 <= out <= 1:
+        problems.append("%d blocks not returned (only the writer's current one may be)" % out)
+    if problems:
+        raise SoakError("counters disagree for %s: %s" % (config, "; ".join(problems)),
+                        lib.PYQ_EBADMSG)
+    for k in _STATS:
+        res.totals[k] += s[k]
+    res.peak_backlog = max(res.peak_backlog, s["peak_backlog"])
+
+
+def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, out=None,
+         overwrite=False, stop=None):
+    """Run the soak for ``seconds``; returns a SoakResult (``ok`` False on an error).
+
+    ``seed`` (default: random, recorded) makes the configurations and the
+    threads' choices reproducible; ``period_s``: seconds per queue configuration;
+    ``slice_s``: seconds per C slice (how soon Ctrl-C is honoured).  ``out``: write
+    the SPEC §6 output folder there.  ``stop``: a GracefulInterrupt to use
+    (default: one installed here, catching Ctrl-C).
+    """
+    if not seconds > 0:
+        raise ValueError("seconds must be > 0, got %r" % (seconds,))
+    if not 0 < slice_s <= period_s:
+        raise ValueError("need 0 < slice_s <= period_s, got slice_s=%r period_s=%r" % (slice_s, period_s))
+    seed = random.SystemRandom().getrandbits(32) if seed is None else int(seed)
+    rng = random.Random(seed)
+    params = dict(seconds=seconds, seed=seed, period_s=period_s, slice_s=slice_s)
+    res = SoakResult(params=params)
+    folder = None
+    if out is not None:
+        from ._output import OutputFolder
+        folder = OutputFolder(out, "soak", params, overwrite=overwrite)
+    total_ms = int(round(seconds * 1000))
+    guard = stop if stop is not None else GracefulInterrupt()
+    t0 = time.monotonic()
+    with guard as stop_flag, Progress(total=total_ms, desc="soak", unit="ms",
+                                      enabled=progress) as bar:
+        try:
+            while not stop_flag.requested and time.monotonic() - t0 < seconds:
+                _run_period(rng, res, t0, seconds, period_s, slice_s, stop_flag, bar)
+                res.periods += 1
+                if folder:
+                    folder.checkpoint(res.to_dict(), min(total_ms, _ms(t0)), total_ms, unit="ms")
+        except SoakError as e:
+            res.error = str(e)
+        res.seconds = time.monotonic() - t0
+        if res.error:
+            res.status = "failed: " + res.error
+        elif stop_flag.requested:
+            res.status = "interrupted after %s of %s" % (format_seconds(res.seconds),
+                                                         format_seconds(seconds))
+        else:
+            res.status = "complete"
+        bar.set(min(total_ms, _ms(t0)), status=_status(res))
+    if folder:
+        done = total_ms if res.status == "complete" else min(total_ms - 1, _ms(t0))
+        folder.save_text("summary.txt", res.table() + "\n")
+        folder.finish(res.to_dict(), max(0, done), total_ms, unit="ms",
+                      error=res.error or None)
+    return res
+
+
+def _ms(t0):
+    return int((time.monotonic() - t0) * 1000)
+
+
+def _status(res):
+    t = res.totals
+    return "%d checked, %d spills, %d timeouts%s" % (t["read"], t["takes_spill"], t["timeouts"],
+                                                     ", ERROR" if res.error else "")
+
+
+def _run_period(rng, res, t0, seconds, period_s, slice_s, stop_flag, bar):
+    config = random_config(rng)
+    res.configs.append(config)
+    seq = 0
+    with _queue.Queue(**config) as q:
+        end = min(t0 + seconds, time.monotonic() + period_s)
+        while not stop_flag.requested and time.monotonic() < end:
+            slice_ns = int(min(slice_s, max(0.001, end - time.monotonic())) * 1e9)
+            p = _slice_params(rng, seq, q.max_message, slice_ns, rng.getrandbits(63))
+            r = ffi.new("pyq_soak_result_t *")
+            with q.writer._lock, q.reader._lock:   # the C threads own both sides
+                rc = lib.pyq_soak_run(q.c_handle, p, r)
+            for k in _COUNTS:
+                res.totals[k] += int(getattr(r, k))
+            res.slices += 1
+            if rc != 0:
+                side = {1: "writer", 2: "reader"}.get(r.error_side, "?")
+                raise SoakError("%s side: %s at seq %d (slice %d of queue %s, seed %d, "
+                                "first_seq %d)" % (side, strerror(rc), r.error_seq, res.slices,
+                                                  config, res.params["seed"], seq), rc)
+            if r.read != r.written:
+                raise SoakError("slice wrote %d messages but read %d" % (r.written, r.read),
+                                lib.PYQ_EBADMSG)
+            seq += int(r.written)
+            bar.set(min(int(seconds * 1000), _ms(t0)), status=_status(res))
+        _check_period(q, seq, res, config)

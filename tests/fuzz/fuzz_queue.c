@@ -1,0 +1,453 @@
+/*
+ * fuzz_queue.c - libFuzzer target: one thread drives a random sequence of
+ * writer and reader calls on a small queue and checks every result against a
+ * reference model (SPEC §3).
+ *
+ * The input's first bytes choose the configuration (block size 64..512, 1-3
+ * hot and 0-4 spill blocks, publish max / each / bytes:N, scan_current,
+ * streaming spill stores, touch, prefetch); every later byte group is one
+ * operation: write / try_write of a random size (0, max, max + 1, random),
+ * claim then commit or abort (and calls while a claim is outstanding), flush,
+ * poll with a random limit and a callback that may stop early, poll_copy with a
+ * random capacity, poll_fixed, next_len, close, a full drain, a stats check.
+ *
+ * The model is a FIFO of committed messages (message k has length len[k] and
+ * pyq_pattern content for seq k), plus the writer's framing (offset in the
+ * current block), which says exactly when a block is sealed.  Checked:
+ *   - FIFO and bytes: the reader only ever delivers the next committed message,
+ *     with its exact length and content; nothing aborted, never twice.
+ *   - publish max without scan_current: exactly the sealed or flushed messages
+ *     are visible (no earlier delivery);
+ *   - visibility lower bound, whatever the policy: committed messages in sealed
+ *     blocks, messages before a flush, and (each / scan_current) every committed
+ *     message are delivered by an unlimited poll.
+ *   - full: a write reports PYQ_EAGAIN only when it needs a new block, and never
+ *     right after a drain when another block exists.
+ *   - return codes: ETOOBIG above max, EBUSY / ENOCLAIM, ECLOSED after close,
+ *     ERANGE from poll_fixed exactly when the next message has another size.
+ *   - counters: messages/bytes written and read, blocks published, takes,
+ *     full_events, backlog equal the model's; returns <= takes.
+ *   - no loss: at the end, flush + drain delivers every committed message.
+ * Any mismatch aborts (libFuzzer records the input as a crash).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pyq_pattern.h"
+#include "pyqueue.h"
+
+#define MAX_OPS 3000
+#define MAX_MSGS (MAX_OPS + 8)
+
+#define REQUIRE(cond)                                                             \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "fuzz_queue: %s:%d: model mismatch: %s (op %u)\n",    \
+                    __FILE__, __LINE__, #cond, m.op);                             \
+            abort();                                                              \
+        }                                                                         \
+    } while (0)
+
+struct input {
+    const uint8_t *p;
+    size_t n;
+};
+
+static int more(struct input *in) { return in->n > 0; }
+
+static uint32_t byte(struct input *in)
+{
+    if (!in->n)
+        return 0;
+    in->n--;
+    return *in->p++;
+}
+
+static uint32_t u16(struct input *in) { return byte(in) | byte(in) << 8; }
+
+struct model {
+    pyq_queue_t *q;
+    pyq_config_t cfg;
+    uint32_t max;
+    uint32_t nblocks;
+    uint32_t len[MAX_MSGS];   /* length of committed message k */
+    uint64_t committed;       /* messages committed (= next seq) */
+    uint64_t delivered;       /* messages the reader has consumed */
+    uint64_t must_visible;    /* messages an unlimited poll must deliver */
+    uint64_t bytes_w, bytes_r;
+    /* writer framing */
+    int has_block;            /* the writer holds a current block */
+    uint32_t pos;             /* next record offset in it */
+    uint64_t takes, seals, full_events;
+    /* claim */
+    int claimed;
+    uint32_t claim_len;
+    void *claim_ptr;
+    /* reader */
+    int drained;              /* the last poll found nothing and no write since */
+    int closed;
+    unsigned op;
+};
+
+static struct model m;
+
+static uint32_t rec(uint32_t len)
+{
+    return PYQ_RECORD_HEADER + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+}
+
+static int policy_shows_all(void)
+{
+    return m.cfg.scan_current || m.cfg.publish == PYQ_PUBLISH_EACH;
+}
+
+/* A pick of message length: 0, max, max + 1, or anything up to max. */
+static uint32_t pick_len(struct input *in)
+{
+    uint32_t b = byte(in);
+    switch (b & 7) {
+    case 0: return 0;
+    case 1: return m.max;
+    case 2: return m.max + 1;
+    case 3: return m.max + 1 + byte(in);
+    default: return u16(in) % (m.max + 1);
+    }
+}
+
+/* What a claim of len does to the framing before the C call: returns 1 when a
+ * new block is needed (the current one, if any, gets sealed first). */
+static int needs_block(uint32_t len)
+{
+    return !m.has_block || m.pos + rec(len) > m.cfg.block_size;
+}
+
+/* Apply the result of a claim (rc) for len to the model. */
+static void after_claim(uint32_t len, int rc, int busy_before)
+{
+    int need;
+
+    if (busy_before) {
+        REQUIRE(rc == PYQ_EBUSY);
+        return;
+    }
+    if (len > m.max) {
+        REQUIRE(rc == PYQ_ETOOBIG);
+        return;
+    }
+    if (m.closed) {
+        REQUIRE(rc == PYQ_ECLOSED);
+        return;
+    }
+    need = needs_block(len);
+    if (need && m.has_block) {
+        m.seals++;                     /* sealed before the take, whatever follows */
+        m.has_block = 0;
+        m.must_visible = m.committed;
+    }
+    if (rc == PYQ_EAGAIN) {
+        REQUIRE(need);                 /* full only when a new block is needed... */
+        REQUIRE(!(m.drained && m.nblocks >= 2)); /* ...and none is free */
+        m.full_events++;
+        return;
+    }
+    REQUIRE(rc == 0);
+    if (need) {
+        m.takes++;
+        m.has_block = 1;
+        m.pos = 0;
+    }
+}
+
+static void after_commit(uint32_t len)
+{
+    m.len[m.committed++] = len;
+    m.bytes_w += len;
+    m.pos += rec(len);
+    if (m.pos == m.cfg.block_size) {   /* exactly full: sealed by the commit */
+        m.seals++;
+        m.has_block = 0;
+        m.must_visible = m.committed;
+    }
+    if (policy_shows_all())
+        m.must_visible = m.committed;
+    m.drained = 0;
+}
+
+static void do_write(struct input *in, int try_only)
+{
+    uint32_t len = pick_len(in);
+    static uint8_t buf[PYQ_MAX_BLOCK_SIZE > 1024 ? 1024 : PYQ_MAX_BLOCK_SIZE];
+    int64_t timeout = (byte(in) & 3) == 0 ? 2000 : 0; /* now and then, the wait loop */
+    int busy = m.claimed, rc;
+
+    if (len <= m.max)
+        pyq_pattern_fill(buf, len, m.committed);
+    rc = try_only ? pyq_writer_try_write(m.q, buf, len)
+                  : pyq_writer_write(m.q, buf, len, timeout);
+    after_claim(len, rc, busy);
+    if (rc == 0)
+        after_commit(len);
+}
+
+static void do_claim(struct input *in)
+{
+    uint32_t len = pick_len(in);
+    void *ptr = NULL;
+    int busy = m.claimed;
+    int rc = pyq_writer_claim(m.q, len, 0, &ptr);
+
+    after_claim(len, rc, busy);
+    if (rc == 0) {
+        REQUIRE(ptr != NULL);
+        m.claimed = 1;
+        m.claim_len = len;
+        m.claim_ptr = ptr;
+        /* Garbage first: an abort must leave no trace, a commit must carry
+         * what was written last. */
+        memset(ptr, 0xAB, len);
+    }
+}
+
+static void do_commit(void)
+{
+    int rc;
+
+    if (m.claimed)
+        pyq_pattern_fill(m.claim_ptr, m.claim_len, m.committed);
+    rc = pyq_writer_commit(m.q);
+    if (!m.claimed) {
+        REQUIRE(rc == PYQ_ENOCLAIM);
+        return;
+    }
+    REQUIRE(rc == 0);
+    m.claimed = 0;
+    after_commit(m.claim_len);
+}
+
+static void do_abort(void)
+{
+    int rc = pyq_writer_abort(m.q);
+    REQUIRE(rc == (m.claimed ? 0 : PYQ_ENOCLAIM));
+    m.claimed = 0;
+}
+
+static void do_flush(void)
+{
+    REQUIRE(pyq_writer_flush(m.q) == 0);
+    m.must_visible = m.committed;
+}
+
+/* One delivered message must be the next committed one, byte for byte. */
+static void delivered(const void *msg, uint32_t len)
+{
+    REQUIRE(m.delivered < m.committed);
+    if (m.cfg.publish == PYQ_PUBLISH_MAX && !m.cfg.scan_current)
+        REQUIRE(m.delivered < m.must_visible); /* max: only sealed or flushed messages */
+    REQUIRE(len == m.len[m.delivered]);
+    REQUIRE(pyq_pattern_check(msg, len, m.delivered) == 0);
+    m.delivered++;
+    m.bytes_r += len;
+}
+
+struct poll_ctx {
+    uint64_t stop_after; /* return a stop code at this message (0: never) */
+    int stop_code;
+    uint64_t seen;
+};
+
+static int on_message(void *ctx, const void *msg, uint32_t len)
+{
+    struct poll_ctx *c = ctx;
+
+    delivered(msg, len);
+    c->seen++;
+    return c->stop_after && c->seen == c->stop_after ? c->stop_code : 0;
+}
+
+static void do_poll(struct input *in)
+{
+    uint32_t b = byte(in);
+    uint64_t max = (b & 3) == 0 ? UINT64_MAX : (b >> 2);
+    struct poll_ctx c = { 0, 0, 0 };
+    uint64_t before = m.delivered;
+    int64_t rc;
+
+    if ((b & 3) == 1) {
+        c.stop_after = 1 + (byte(in) & 7);
+        c.stop_code = (byte(in) & 1) ? 1 : PYQ_EBADMSG;
+    }
+    rc = pyq_reader_poll(m.q, max, on_message, &c);
+    REQUIRE(m.delivered - before == c.seen);
+    if (c.stop_after && c.seen == c.stop_after) {
+        REQUIRE(rc == (c.stop_code < 0 ? c.stop_code : (int64_t)c.seen));
+    } else {
+        REQUIRE(rc == (int64_t)c.seen);
+        if ((uint64_t)rc < max) {
+            /* Stopped because nothing more was visible. */
+            REQUIRE(m.delivered >= m.must_visible);
+            if (rc == 0)
+                m.drained = 1;
+        }
+    }
+}
+
+static void do_poll_copy(struct input *in)
+{
+    static uint8_t buf[8192];
+    static uint32_t lens[64];
+    uint64_t cap = u16(in) % sizeof buf;
+    uint64_t max = byte(in) % 65;
+    int64_t n = pyq_reader_poll_copy(m.q, buf, cap, lens, max);
+    uint64_t off = 0;
+
+    REQUIRE(n >= 0 && (uint64_t)n <= max);
+    for (int64_t i = 0; i < n; i++) {
+        REQUIRE(off + lens[i] <= cap);
+        delivered(buf + off, lens[i]);
+        off += (lens[i] + 7u) & ~7u;
+    }
+    if ((uint64_t)n < max && m.delivered < m.must_visible) {
+        /* Only a message that does not fit may stop it early. */
+        REQUIRE(off + ((m.len[m.delivered] + 7u) & ~7u) > cap);
+    }
+}
+
+static void do_poll_fixed(struct input *in)
+{
+    static uint8_t out[4096];
+    uint32_t size = (byte(in) & 1) && m.delivered < m.committed ? m.len[m.delivered]
+                                                               : pick_len(in) % (m.max + 1);
+    uint64_t n_max = byte(in) % 16;
+    int64_t n;
+
+    if (size && n_max * size > sizeof out)
+        n_max = sizeof out / size;
+    n = pyq_reader_poll_fixed(m.q, out, n_max, size);
+    if (n == PYQ_ERANGE) {
+        REQUIRE(n_max > 0 && m.delivered < m.committed && m.len[m.delivered] != size);
+        REQUIRE(pyq_reader_next_len(m.q) == (int64_t)m.len[m.delivered]);
+        return;
+    }
+    REQUIRE(n >= 0 && (uint64_t)n <= n_max);
+    for (int64_t i = 0; i < n; i++)
+        delivered(out + i * size, size);
+    if ((uint64_t)n < n_max && m.delivered < m.must_visible)
+        REQUIRE(m.len[m.delivered] != size); /* stopped before another size */
+}
+
+static void do_next_len(void)
+{
+    int64_t n = pyq_reader_next_len(m.q);
+
+    if (n == PYQ_EAGAIN) {
+        REQUIRE(m.delivered >= m.must_visible);
+        return;
+    }
+    REQUIRE(m.delivered < m.committed && n == (int64_t)m.len[m.delivered]);
+}
+
+static void drain(void)
+{
+    struct poll_ctx c = { 0, 0, 0 };
+    int64_t rc = pyq_reader_poll(m.q, UINT64_MAX, on_message, &c);
+
+    REQUIRE(rc == (int64_t)c.seen);
+    REQUIRE(m.delivered == m.must_visible || (m.delivered > m.must_visible &&
+                                              m.delivered <= m.committed));
+    REQUIRE(pyq_reader_poll(m.q, UINT64_MAX, on_message, &c) == 0);
+    m.drained = 1;
+}
+
+static void check_stats(void)
+{
+    pyq_stats_t st;
+
+    pyq_queue_stats(m.q, &st);
+    REQUIRE(st.messages_written == m.committed);
+    REQUIRE(st.bytes_written == m.bytes_w);
+    REQUIRE(st.messages_read == m.delivered);
+    REQUIRE(st.bytes_read == m.bytes_r);
+    REQUIRE(st.backlog == m.bytes_w - m.bytes_r);
+    REQUIRE(pyq_queue_backlog(m.q) == m.bytes_w - m.bytes_r);
+    REQUIRE(st.blocks_published == m.seals);
+    REQUIRE(st.takes_hot + st.takes_spill == m.takes);
+    REQUIRE(st.returns_hot <= st.takes_hot && st.returns_spill <= st.takes_spill);
+    /* Blocks in use: taken and not returned; never more than the pool. */
+    REQUIRE(m.takes - st.returns_hot - st.returns_spill <= m.nblocks);
+    REQUIRE(st.full_events == m.full_events);
+    REQUIRE(st.peak_backlog <= m.bytes_w);
+    REQUIRE(st.hugepages_used == 0 && st.mlocked == 0);
+}
+
+static void configure(struct input *in)
+{
+    static const uint32_t sizes[] = { 64, 128, 256, 512 };
+    uint32_t b = byte(in), c = byte(in);
+
+    pyq_config_init(&m.cfg);
+    m.cfg.block_size = sizes[b & 3];
+    m.cfg.hot_blocks = 1 + ((b >> 2) % 3);
+    m.cfg.spill_blocks = (b >> 4) % 5;
+    m.cfg.publish = c % 3;
+    m.cfg.publish_bytes = m.cfg.publish == PYQ_PUBLISH_BYTES ? 1 + byte(in) * 4 : 0;
+    m.cfg.scan_current = (c >> 2) & 1;
+#if defined(__x86_64__) && defined(__SSE2__)
+    m.cfg.spill_nontemporal = (c >> 3) & 1;
+#endif
+    m.cfg.touch_after_write = (c >> 4) & 1;
+    m.cfg.prefetch = (c >> 5) & 1;
+    m.cfg.retry_yield_every = (c >> 6) & 1 ? 0 : 4;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct input in = { data, size };
+    int rc;
+
+    memset(&m, 0, sizeof m);
+    configure(&in);
+    rc = pyq_queue_create(&m.cfg, &m.q);
+    REQUIRE(rc == 0);
+    m.max = pyq_queue_max_message(m.q);
+    REQUIRE(m.max == m.cfg.block_size - PYQ_RECORD_HEADER);
+    m.nblocks = m.cfg.hot_blocks + m.cfg.spill_blocks;
+    m.drained = 1;
+
+    for (m.op = 0; m.op < MAX_OPS && more(&in); m.op++) {
+        switch (byte(&in) % 16) {
+        case 0: case 1: case 2: do_write(&in, 0); break;
+        case 3: do_write(&in, 1); break;
+        case 4: case 5: do_claim(&in); break;
+        case 6: do_commit(); break;
+        case 7: do_abort(); break;
+        case 8: do_flush(); break;
+        case 9: case 10: do_poll(&in); break;
+        case 11: do_poll_copy(&in); break;
+        case 12: do_poll_fixed(&in); break;
+        case 13: do_next_len(); break;
+        case 14:
+            if ((byte(&in) & 15) == 0) {  /* rarely: close for good */
+                pyq_queue_close(m.q);
+                m.closed = 1;
+                REQUIRE(pyq_queue_is_closed(m.q));
+            } else {
+                do_flush();
+                drain();
+            }
+            break;
+        default: check_stats(); break;
+        }
+    }
+    /* No loss: an outstanding claim is dropped, then flush + drain delivers
+     * every committed message, and nothing else. */
+    if (m.claimed)
+        do_abort();
+    do_flush();
+    drain();
+    REQUIRE(m.delivered == m.committed);
+    check_stats();
+    pyq_queue_destroy(m.q);
+    return 0;
+}

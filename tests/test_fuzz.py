@@ -1,0 +1,77 @@
+"""A bounded libFuzzer run of tests/fuzz/fuzz_queue.c (random writer/reader call
+sequences against a reference model, with ASan + UBSan), built into a temporary
+folder.  The kept corpus (tests/fuzz/corpus) is replayed first, then the fuzzer
+runs for PYQ_FUZZ_SECONDS (default 60); new inputs go to the temporary folder,
+never into the repository.  Skipped, saying why, without clang + libFuzzer."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FUZZ = os.path.join(ROOT, "tests", "fuzz")
+CORE = ["pool.c", "queue.c", "writer.c", "reader.c", "pattern.c"]
+SECONDS = int(os.environ.get("PYQ_FUZZ_SECONDS", "60"))
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
+           UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+
+
+def _clang():
+    for name in ("clang", "clang-14", "clang-15", "clang-16"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def fuzzer(tmp_path_factory):
+    clang = _clang()
+    if clang is None:
+        pytest.skip("clang not found: install clang and libclang-rt-14-dev to fuzz")
+    out = tmp_path_factory.mktemp("fuzz")
+    exe = out / "fuzz_queue"
+    cmd = [clang, "-std=gnu11", "-O1", "-g", "-I" + os.path.join(ROOT, "csrc", "include"),
+           "-I" + os.path.join(ROOT, "csrc"), "-fsanitize=fuzzer,address,undefined",
+           "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-o", str(exe),
+           os.path.join(FUZZ, "fuzz_queue.c")] + [os.path.join(ROOT, "csrc", c) for c in CORE]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        if "libclang_rt.fuzzer" in proc.stderr or "fuzzer" in proc.stderr:
+            pytest.skip("clang has no libFuzzer runtime (install libclang-rt-14-dev): "
+                        + proc.stderr.strip().splitlines()[-1])
+        pytest.fail("building the fuzz target failed:\n" + proc.stderr[-3000:])
+    return exe, out
+
+
+def _tail(proc):
+    return (proc.stdout[-2000:] + proc.stderr[-6000:])
+
+
+def test_corpus_replays_clean(fuzzer):
+    exe, _ = fuzzer
+    corpus = os.path.join(FUZZ, "corpus")
+    assert os.listdir(corpus), "tests/fuzz/corpus is empty"
+    proc = subprocess.run([str(exe), "-runs=0", corpus], capture_output=True, text=True,
+                          env=ENV, timeout=300)
+    assert proc.returncode == 0, _tail(proc)
+
+
+@pytest.mark.slow
+def test_fuzz_bounded_run(fuzzer):
+    exe, out = fuzzer
+    work = out / "corpus"
+    work.mkdir(exist_ok=True)
+    proc = subprocess.run([str(exe), "-max_total_time=%d" % SECONDS, "-max_len=4096",
+                           "-print_final_stats=1", "-artifact_prefix=%s/" % out,
+                           str(work), os.path.join(FUZZ, "corpus")],
+                          capture_output=True, text=True, env=ENV, timeout=SECONDS + 300)
+    crashes = sorted(p.name for p in out.iterdir() if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
+    assert proc.returncode == 0 and not crashes, (
+        "fuzzer found a failing input %s (in %s; reproduce: tests/fuzz/bin/fuzz_queue <file>)\n%s"
+        % (crashes, out, _tail(proc)))
+    runs = re.search(r"stat::number_of_executed_units:\s*(\d+)", proc.stderr)
+    assert runs and int(runs.group(1)) > 0, _tail(proc)
+    print("fuzz_queue: %s executions in %d s" % (runs.group(1), SECONDS))
