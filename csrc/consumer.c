@@ -90,7 +90,9 @@ void pyq_consumer_run(struct pyq_thread *t)
                 pyq_idle_reset(&idle);
             continue;
         }
-        if (pyq_queue_is_closed(t->q) && pyq_reader_next_len(t->q) == PYQ_EAGAIN) {
+        /* Closed is not enough: a write that passed its closed check may still
+         * commit.  Only once the writer side has detached is empty final. */
+        if (pyq_queue_writer_detached(t->q) && pyq_reader_next_len(t->q) == PYQ_EAGAIN) {
             t->res.end = PYQ_END_CLOSED; /* closed and drained */
             break;
         }

@@ -61,8 +61,10 @@ static int map_pool(struct pyq_queue *q)
             ((volatile uint8_t *)q->base)[off] = 0;
     }
     if (c->mlock) {
+        /* EPERM (no privilege) or ENOMEM (over RLIMIT_MEMLOCK): both are the OS
+         * refusing to lock, not a failed allocation. */
         if (mlock(q->base, bytes) != 0)
-            return errno == EPERM ? PYQ_EPERM : PYQ_ENOMEM;
+            return PYQ_EPERM;
         q->mlocked = 1;
     }
     return 0;

@@ -105,8 +105,9 @@ void pyq_producer_run(struct pyq_thread *t)
     }
     if (rc != PYQ_ECLOSED)
         end_burst(t); /* the last burst, flushed even without flush_each_burst */
-    if (!cfg->flush_each_burst && rc != PYQ_ECLOSED)
-        pyq_writer_flush(t->q);
+    /* Always, closed or not: every message counted as sent must be published,
+     * or a consumer draining the closed queue could never see it. */
+    pyq_writer_flush(t->q);
     t->res.messages = i;
     t->res.bytes = bytes;
 }

@@ -75,6 +75,7 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);
+    atomic_init(&q->detached, 0);
 
     rc = pyq_pool_map(q);
     if (rc != 0) {
@@ -102,6 +103,12 @@ void pyq_queue_close(pyq_queue_t *q)
 int pyq_queue_is_closed(const pyq_queue_t *q)
 {
     return atomic_load_explicit(&((struct pyq_queue *)q)->closed, memory_order_relaxed);
+}
+
+int pyq_queue_writer_detached(const pyq_queue_t *q)
+{
+    /* A5: pairs with W4 in pyq_writer_detach(). */
+    return pyq_load_acquire(&((struct pyq_queue *)q)->detached);
 }
 
 uint32_t pyq_queue_max_message(const pyq_queue_t *q)

@@ -21,6 +21,8 @@
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
  *   W3 record header release (writer, commit)    -> A3 acquire (scan reader)
  *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
+ *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
+ *      empty after detached means drained for good)
  */
 #ifndef PYQ_QUEUE_PVT_H
 #define PYQ_QUEUE_PVT_H
@@ -107,6 +109,7 @@ struct pyq_queue {
     PYQ_ALIGNED_LINE struct pyq_reader_stats rs;
 
     PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
+    _Atomic int detached;                /* W4: the writer will write no more */
 };
 
 _Static_assert(sizeof(struct pyq_writer_state) <= 2 * PYQ_CACHELINE,

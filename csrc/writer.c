@@ -445,3 +445,11 @@ int pyq_writer_flush(pyq_queue_t *q)
         publish(q, (w->seq - 1) * (uint64_t)q->cfg.block_size + w->pos);
     return 0;
 }
+
+void pyq_writer_detach(pyq_queue_t *q)
+{
+    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    pyq_writer_flush(q);
+    /* W4: every committed record is published before this; pairs with A5. */
+    pyq_store_release(&q->detached, 1);
+}

@@ -219,7 +219,7 @@ class Reader(_Side):
                     ln = lens[i]
                     out.append(bytes(mv[off:off + ln]))
                     off += (ln + 7) & ~7
-                if n < want:
+                if n == 0:  # nothing visible (a full buffer still returns n > 0)
                     break
         return out
 
@@ -318,16 +318,20 @@ class Queue:
 
     def close(self):
         """Close and unmap.  A writer waiting for space gets QueueClosed; calls in
-        flight finish first.  Unread messages are discarded.  Idempotent."""
+        flight finish first.  A running ConsumerThread drains every message
+        written before it ends; messages nobody reads are then discarded.
+        Idempotent."""
         ptr = self._ptr
         if ptr is None:
             return
         lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
-        with self.writer._lock, self.reader._lock, self._state_lock:
+        with self.writer._lock:   # no write in flight, no producer thread running
             if self._ptr is None:
                 return
-            self._ptr = None
-            lib.pyq_queue_destroy(ptr)
+            lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
+            with self.reader._lock, self._state_lock:
+                self._ptr = None
+                lib.pyq_queue_destroy(ptr)
 
     def __enter__(self):
         return self

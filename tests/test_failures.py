@@ -127,20 +127,7 @@ def test_close_wakes_a_producer_facing_a_stopped_consumer():
     assert q.closed
 
 
-CLOSE_LOSES_UNFLUSHED = pytest.mark.xfail(strict=True, reason=(
-    "bug (reported): a producer thread that meets PYQ_ECLOSED skips its final flush "
-    "(csrc/producer.c), so with publish='max' the messages it committed into the current, "
-    "unpublished block are counted as sent but never delivered"))
-
-
-CLOSE_RACE = pytest.mark.xfail(strict=False, reason=(
-    "bug (reported), a race: a write that passed its closed check before close() commits "
-    "after the consumer saw 'closed' and an empty queue (csrc/consumer.c ends CLOSED on "
-    "is_closed && next_len == EAGAIN), so the consumer can end one message short"))
-
-
-@pytest.mark.parametrize("publish", [pytest.param("max", marks=CLOSE_LOSES_UNFLUSHED),
-                                     pytest.param("each", marks=CLOSE_RACE)])
+@pytest.mark.parametrize("publish", ["max", "each"])
 def test_close_during_a_run_consumer_drains_everything(publish):
     # Close while both C threads run (one long burst: nothing flushed until the
     # end): the consumer ends "closed" once it has drained the queue, and it must
@@ -290,11 +277,6 @@ def test_mlock_within_the_limit_is_used():
     assert small == "ok: mlocked=1"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug (reported): mlock() fails with ENOMEM when RLIMIT_MEMLOCK is nonzero but "
-    "smaller than the pool; pool.c maps that to PYQ_ENOMEM and queue.py raises "
-    "MemoryError('out of memory (pool or control block could not be mapped)') instead "
-    "of the PermissionError naming mlock and RLIMIT_MEMLOCK"))
 def test_mlock_refused_with_a_small_limit():
     big = _mlock_outcome(64 * 1024).splitlines()[0]
     assert big.startswith("PermissionError: mlock of the"), big

@@ -184,10 +184,6 @@ QueueModel.TestCase.settings = settings(max_examples=150, stateful_step_count=60
 test_queue_against_list_model = QueueModel.TestCase
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (reported): Reader.poll(None) stops after one poll_copy call that filled its "
-    "64 KiB staging buffer (pyqueue/queue.py breaks when n < 4096), so it returns 1024 "
-    "messages of 64 B, 2048 of 32 B, ... instead of every visible message"))
 def test_poll_none_returns_every_visible_message():
     with pq.Queue(publish="each") as q:
         for i in range(5000):

@@ -243,7 +243,9 @@ typedef struct pyq_thread pyq_thread_t;
 #define PYQ_END_RUNNING 0
 #define PYQ_END_DONE 1     /* all messages sent / received */
 #define PYQ_END_STOPPED 2  /* pyq_thread_stop() */
-#define PYQ_END_CLOSED 3   /* the queue was closed (and, for a consumer, drained) */
+/* PYQ_END_CLOSED: a producer met a closed queue; a consumer found the queue
+ * drained after the writer detached (pyq_writer_detach). */
+#define PYQ_END_CLOSED 3
 #define PYQ_END_ERROR 4    /* first_error says why */
 
 #define PYQ_SEQ_NONE 0xFFFFFFFFFFFFFFFFull

@@ -129,6 +129,16 @@ void pyq_queue_destroy(pyq_queue_t *q);
 void pyq_queue_close(pyq_queue_t *q);
 int pyq_queue_is_closed(const pyq_queue_t *q);
 
+/* Writer thread, or the thread that holds the writer side once no writer runs
+ * (Python's close() does this after pyq_queue_close()).  Publish everything
+ * committed and declare that no write will follow: from then on a reader that
+ * finds the queue empty has every message.  Implies pyq_queue_close(). */
+void pyq_writer_detach(pyq_queue_t *q);
+
+/* Any thread.  1 once pyq_writer_detach() was called (acquire: every message
+ * written before it is visible to a reader that sees 1), else 0. */
+int pyq_queue_writer_detached(const pyq_queue_t *q);
+
 /* Any thread.  The largest payload a message may have (block_size - 8). */
 uint32_t pyq_queue_max_message(const pyq_queue_t *q);
 

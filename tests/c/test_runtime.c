@@ -124,7 +124,8 @@ static void fault(int kind, uint64_t at)
 }
 
 /* Closing the queue wakes a producer waiting on a full queue (END_CLOSED), and
- * a consumer started afterwards drains every message then ends CLOSED. */
+ * once the writer side detaches, a consumer started afterwards drains every
+ * message then ends CLOSED. */
 static void close_while_full(void)
 {
     pyq_queue_t *q = make_queue(256, 1, 3, PYQ_PUBLISH_MAX, 0);
@@ -142,6 +143,9 @@ static void close_while_full(void)
     pyq_queue_close(q);
     CHECK_EQ(pyq_thread_join(p, 0, &pr), PYQ_ECLOSED);
     CHECK_EQ(pr.end, PYQ_END_CLOSED);
+    /* The writer side is free again: declare that nothing more will be written,
+     * so the consumer may end once it has drained the queue. */
+    pyq_writer_detach(q);
     pyq_consumer_config_init(&cc);
     CHECK_EQ(pyq_consumer_start(q, &cc, &c, NULL), 0);
     CHECK_EQ(pyq_thread_join(c, 0, &cr), 0);

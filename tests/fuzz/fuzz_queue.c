@@ -93,9 +93,12 @@ struct model {
 
 static struct model m;
 
+/* Bytes a record takes: header + payload padded to 8, or to a whole 64-byte
+ * line with scan_current (csrc/queue_pvt.h, pyq_record_size). */
 static uint32_t rec(uint32_t len)
 {
-    return PYQ_RECORD_HEADER + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+    uint32_t align = m.cfg.scan_current ? 64 : PYQ_RECORD_ALIGN;
+    return (PYQ_RECORD_HEADER + len + align - 1) & ~(align - 1);
 }
 
 static int policy_shows_all(void)
