@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "pin.h"
 #include "pyq_adapter.h"
 #include "pyq_pattern.h"
 
@@ -111,26 +112,12 @@ static int write_all(struct verify_run *v, uint8_t *buf)
     return 0;
 }
 
-static int pin_self(int cpu)
-{
-    cpu_set_t set;
-
-    if (cpu < 0)
-        return 0;
-    if (cpu >= CPU_SETSIZE)
-        return PYQ_EINVAL;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    return rc == 0 ? 0 : rc == EINVAL ? PYQ_EINVAL : -rc;
-}
-
 static void *writer_main(void *arg)
 {
     struct verify_run *v = arg;
     size_t nbuf = v->burst > 0 ? v->burst : 1;
     uint8_t *buf = malloc(nbuf * v->msg_size);
-    int rc = buf ? pin_self(v->writer_cpu) : PYQ_ENOMEM;
+    int rc = buf ? pyq_pin_self(v->writer_cpu) : PYQ_ENOMEM;
 
     v->t_start = now_ns();
     if (rc == 0)
@@ -152,7 +139,7 @@ static void *reader_main(void *arg)
     const pyq_adapter_t *a = v->a;
     struct check_ctx c = {.expected = 0, .msg_size = v->msg_size};
     uint64_t idle = 0;
-    int rc = pin_self(v->reader_cpu);
+    int rc = pyq_pin_self(v->reader_cpu);
 
     while (rc == 0 && c.expected < v->n) {
         uint64_t want = v->n - c.expected;

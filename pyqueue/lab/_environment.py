@@ -19,15 +19,8 @@ NOT_READABLE = "not readable"
 
 def cpu_list_text(cpus):
     """[0, 1, 2, 3, 6, 8, 9] -> '0-3,6,8-9' (the kernel's cpulist format)."""
-    cpus = sorted(set(int(c) for c in cpus))
-    parts, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        parts.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(parts)
+    from ..topology import format_cpulist
+    return format_cpulist(set(int(c) for c in cpus))
 
 
 def _read(path):
