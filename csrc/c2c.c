@@ -115,16 +115,18 @@ static double timer_ticks(void)
 /* CAS mode, A: trip k ends when A's CAS 2k -> 2k+1 succeeds (B has answered
  * trip k-1).  Both sides hammer the same line with CAS, as the well-known
  * core-to-core tools do. */
-static int cas_a(struct c2c *c, uint64_t k)
+/* One CAS hand-over: wait until the shared line holds `from`, then swing it to
+ * `to` (A: 2k -> 2k+1, X1; B: 2k+1 -> 2k+2, X2).  acq_rel on success pairs with
+ * the other side's step; acquire on failure sees its value. */
+static int cas_step(struct c2c *c, uint64_t from, uint64_t to)
 {
-    uint64_t want = 2 * k, since = 0;
+    uint64_t want = from, since = 0;
     uint32_t spins = 0;
 
-    /* X1: acq_rel on success pairs with X2; acquire on failure sees B's value. */
-    while (!atomic_compare_exchange_strong_explicit(&c->flag, &want, 2 * k + 1,
+    while (!atomic_compare_exchange_strong_explicit(&c->flag, &want, to,
                                                     memory_order_acq_rel,
                                                     memory_order_acquire)) {
-        want = 2 * k;
+        want = from;
         if (PYQ_UNLIKELY((++spins & SLOW_CHECK_MASK) == 0)) {
             if (!since)
                 since = pyq_cycles_now();
@@ -135,24 +137,14 @@ static int cas_a(struct c2c *c, uint64_t k)
     return 0;
 }
 
+static int cas_a(struct c2c *c, uint64_t k)
+{
+    return cas_step(c, 2 * k, 2 * k + 1);     /* X1 */
+}
+
 static int cas_b(struct c2c *c, uint64_t k)
 {
-    uint64_t want = 2 * k + 1, since = 0;
-    uint32_t spins = 0;
-
-    /* X2: pairs with X1. */
-    while (!atomic_compare_exchange_strong_explicit(&c->flag, &want, 2 * k + 2,
-                                                    memory_order_acq_rel,
-                                                    memory_order_acquire)) {
-        want = 2 * k + 1;
-        if (PYQ_UNLIKELY((++spins & SLOW_CHECK_MASK) == 0)) {
-            if (!since)
-                since = pyq_cycles_now();
-            else if (give_up(c, since))
-                return PYQ_EAGAIN;
-        }
-    }
-    return 0;
+    return cas_step(c, 2 * k + 1, 2 * k + 2); /* X2 */
 }
 
 /* Spin until *word == want (acquire), with the slow-path checks. */

@@ -1,7 +1,8 @@
 /*
  * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
  * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
- * Python writer, the two-line ping-pong floor and the queue round trip.
+ * Python writer and the two-line ping-pong floor; queue round trips go through
+ * pyq_bench_adapter_roundtrip() below.
  * bench_adapter.c runs the same writer and reader loops over any adapter
  * (pyq_adapter.h) for the peer comparison of issue 7.  Every reader checks
  * sequence numbers, so nothing can be optimised away.  Latency samples are
@@ -54,10 +55,6 @@ void pyq_bench_reader_stop(pyq_bench_reader_t *h);
  * i in ns (one-way = half) after 1,000 untimed warm-up trips. */
 int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
 
-/* Any thread.  One message A -> B through one queue and back through another,
- * both created from cfg; samples_ns[i] = round trip i in ns, after warm-up. */
-int pyq_bench_roundtrip(const pyq_config_t *cfg, int32_t cpu_a, int32_t cpu_b,
-                        uint32_t round_trips, uint64_t *samples_ns);
 
 /* Any thread.  Throughput through adapter a over its queue h (from a->create,
  * empty; reused across calls): a writer pinned to writer_cpu sends n 32-byte
