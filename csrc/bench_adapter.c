@@ -34,6 +34,7 @@ struct arun {
     int32_t wcpu, rcpu;
     struct pyq_bench_start start;
     PYQ_ALIGNED_LINE uint64_t t0;     /* writer's line */
+    uint64_t t_wend;
     uint64_t full_retries;
     PYQ_ALIGNED_LINE _Atomic int err; /* read-mostly, polled by both */
     struct seq_ctx rd;                /* reader's line(s) */
@@ -110,6 +111,7 @@ static void *a_writer(void *arg)
     }
     a->flush(r->h);
 out:
+    r->t_wend = pyq_mono_ns();
     r->full_retries = fails;
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
@@ -161,6 +163,8 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
     res->messages = r->rd.expected;
     res->elapsed_ns = r->rd.t_end - r->t0;
     res->end_ns = r->rd.t_end;
+    res->writer_ns = r->t_wend - r->t0;
+    res->full_retries = r->full_retries;
     res->error = rc ? rc : atomic_load_explicit(&r->err, memory_order_relaxed);
     free(r);
     return res->error;

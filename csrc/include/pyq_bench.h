@@ -21,6 +21,9 @@ typedef struct pyq_bench_result {
     uint64_t elapsed_ns;  /* writer start (after both threads are ready) to last delivery */
     int32_t error;        /* 0, PYQ_EBADMSG on a sequence error, or a pinning error */
     uint64_t end_ns;      /* CLOCK_MONOTONIC at the last delivery (Python's time.monotonic_ns) */
+    uint64_t writer_ns;   /* writer start to its last write returned (0 if not measured):
+                             beside elapsed_ns it tells which side limited the run */
+    uint64_t full_retries; /* writer attempts that found the queue full */
 } pyq_bench_result_t;
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;
