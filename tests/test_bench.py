@@ -47,7 +47,8 @@ def test_quick_cli_end_to_end(tmp_path):
             assert name in tput and (name in lat or name == "pyqueue")
         else:
             assert "not installed" in p.stdout or "build failed" in p.stdout
-    assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue"} <= tput
+    assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue", "pyqueue_stream",
+            "pyqueue_stream_burst32"} <= tput
     assert {"pingpong", "pyqueue_each", "pyqueue_scan"} <= lat
     assert _rows(res, "python_mmsg_s") == {"py_write_poll", "py_batch_local", "simplequeue", "deque"}
     assert len(res["targets"]) == len(B.TARGETS)
@@ -56,6 +57,12 @@ def test_quick_cli_end_to_end(tmp_path):
             assert e["median"] > 0 and isinstance(e["met"], bool)
     slices = json.load(open(out / "slices.json"))["data"]
     assert all(s["probe_before_ns"] > 0 and s["probe_after_ns"] > 0 for s in slices)
+    # Adapter rows say which side set the pace: the writer's own span beside the slice's.
+    adapter_rows = [s for s in slices if s["contender"] in tput and "writer_ns" in s["extra"]]
+    assert {s["contender"] for s in adapter_rows} >= {"pyqueue", "pyqueue_stream"}
+    for s in adapter_rows:
+        assert s["extra"]["writer_ns"] > 0 and s["extra"]["elapsed_ns"] > 0
+        assert s["extra"]["full_retries"] >= 0
 
 
 @needs_two

@@ -3,7 +3,13 @@ messages in short interleaved slices, each bracketed by a placement probe.
 
 Throughput (writer pinned to one CPU, reader to the other, M msg/s):
   pyqueue         pyqueue through the adapter driver (publish 'max'): the SAME
-                  writer/reader loop as every peer (csrc/bench_adapter.c)
+                  writer/reader loop as every peer (csrc/bench_adapter.c); the
+                  default tiers (4 hot 4 KiB blocks, the rest of the budget spill)
+  pyqueue_stream  the same with the whole budget in the hot tier (256 blocks for
+                  1 MiB, no spill): a block comes back to the writer only after the
+                  rest of the pool has been used, long after the reader's cache let
+                  go of its lines (see docs/BENCHMARKS.md)
+  pyqueue_stream_burst32  pyqueue_stream with try_write_burst of 32 (write_batch)
   mutex ck dpdk rwq boost   the peers through that driver, try_write per message
   dpdk_burst32    DPDK rte_ring with try_write_burst of 32
   pyqueue_direct  the C writer on pyqueue's own API (pyq_writer_write, waits inside)
@@ -84,6 +90,11 @@ def _queue_kw(budget_bytes, **kw):
     return dict(hot_blocks=4, spill_blocks=max(0, budget_bytes // 4096 - 4), **kw)
 
 
+def _stream_kw(budget_bytes, **kw):
+    """The same budget all in the hot tier (the pyqueue_stream rows)."""
+    return dict(hot_blocks=max(1, budget_bytes // 4096), spill_blocks=0, **kw)
+
+
 class _AdapterQueue:
     """One queue of an adapter, created once and reused by every slice (so no
     slice pays for first-touch page faults after the warm-up)."""
@@ -125,15 +136,20 @@ class _Throughput:
         self.rows = _seq_rows(n)
         self.adapters = {}
         try:
-            for name in ("pyqueue",) + PEERS:
+            self.adapters["pyqueue"] = _AdapterQueue("pyqueue", budget_bytes, peer_dir,
+                                                     **_queue_kw(budget_bytes, publish="max"))
+            self.adapters["pyqueue_stream"] = _AdapterQueue(
+                "pyqueue", budget_bytes, peer_dir, **_stream_kw(budget_bytes, publish="max"))
+            for name in PEERS:
                 if name in installed:
-                    self.adapters[name] = _AdapterQueue(name, budget_bytes, peer_dir, publish="max")
+                    self.adapters[name] = _AdapterQueue(name, budget_bytes, peer_dir)
         except BaseException:
             self.close()
             raise
 
     def contenders(self):
         names = ["pyqueue_direct", "py_batch", "yardstick"] + list(self.adapters)
+        names.append("pyqueue_stream_burst32")
         if "dpdk" in self.adapters:
             names.append("dpdk_burst32")
         return names
@@ -154,13 +170,18 @@ class _Throughput:
         elif name == "py_batch":
             self._python_batch(r)
         else:
-            base, burst = ("dpdk", 32) if name == "dpdk_burst32" else (name, 0)
+            base, burst = ((name[:-len("_burst32")], 32) if name.endswith("_burst32")
+                           else (name, 0))
             a = self.adapters[base]
             check(lib.pyq_bench_adapter_throughput(a.a, a.h, self.n, burst, self.wcpu,
                                                    self.rcpu, r), "%s throughput" % name)
         if r.messages != self.n:
             raise RuntimeError("%s delivered %d of %d messages" % (name, r.messages, self.n))
-        return r.messages / r.elapsed_ns * 1e3, {"elapsed_ns": int(r.elapsed_ns)}
+        extra = {"elapsed_ns": int(r.elapsed_ns)}
+        if r.writer_ns:
+            # The writer's own span and its full-queue retries: which side set the pace.
+            extra.update(writer_ns=int(r.writer_ns), full_retries=int(r.full_retries))
+        return r.messages / r.elapsed_ns * 1e3, extra
 
     def _python_batch(self, r):
         h = ffi.new("pyq_bench_reader_t **")
@@ -367,8 +388,14 @@ def _p(key):
 TARGETS = [
     ("pyqueue / best per-message peer, 32 B throughput", "throughput", "pyqueue",
      PER_MESSAGE_PEERS, None, max, 1.5, True),
+    ("pyqueue_stream / best per-message peer, 32 B throughput", "throughput",
+     "pyqueue_stream", PER_MESSAGE_PEERS, None, max, 1.5, True),
     ("pyqueue / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue",
      "dpdk_burst32", None, max, 1.0, True),
+    ("pyqueue_stream / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue_stream",
+     "dpdk_burst32", None, max, 1.0, True),
+    ("pyqueue_stream_burst32 / rte_ring burst-32, 32 B throughput", "throughput",
+     "pyqueue_stream_burst32", "dpdk_burst32", None, max, 1.0, True),
     ("pyqueue_each / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_each",
      "pingpong", None, max, 1.2, False),
     ("pyqueue_scan / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_scan",
@@ -385,6 +412,7 @@ TARGETS = [
 EXTRA_RATIOS = [
     ("pyqueue (adapter) / pyqueue_direct", "throughput", "pyqueue", "pyqueue_direct"),
     ("pyqueue_direct / yardstick", "throughput", "pyqueue_direct", "yardstick"),
+    ("pyqueue_stream / pyqueue", "throughput", "pyqueue_stream", "pyqueue"),
 ] + [("pyqueue / %s" % p, "throughput", "pyqueue", p) for p in PEERS] + [
     ("py_write_poll / deque", "python", "py_write_poll", "deque"),
     ("py_batch_local / simplequeue", "python", "py_batch_local", "simplequeue"),
