@@ -17,6 +17,12 @@ from ._pyq import ffi, lib
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
 _WAIT_SLICE_NS = 50_000_000
 
+# Looked up once: the per-message paths below run in a few hundred ns, and an
+# attribute lookup on ``lib`` costs tens of them.
+_EAGAIN = lib.PYQ_EAGAIN
+_writer_write = lib.pyq_writer_write
+_reader_poll_copy = lib.pyq_reader_poll_copy
+
 
 def _int_param(name, value, lo, hi):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -123,10 +129,23 @@ class Writer(_Side):
     def write(self, data, timeout=None):
         """Write one message (bytes-like).  Waits while the queue is full, for at
         most ``timeout`` seconds (None = no limit); raises QueueFull after."""
-        buf = ffi.from_buffer(data)
-        if len(buf) > self._queue.max_message:
+        # bytes go to C as they are (cffi passes a pointer to their contents);
+        # any other buffer through ffi.from_buffer, also without a copy.
+        buf = data if type(data) is bytes else ffi.from_buffer(data)
+        n = len(buf)
+        if n > self._queue.max_message:
             raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
-                                  % (len(buf), self._queue.max_message), lib.PYQ_ETOOBIG)
+                                  % (n, self._queue.max_message), lib.PYQ_ETOOBIG)
+        if timeout is None:
+            # The per-message path: one C call unless the queue stays full for a
+            # whole slice; between slices Ctrl-C and close() get their turn.
+            with self._lock:
+                rc = _writer_write(self._ptr(), buf, n, _WAIT_SLICE_NS)
+                while rc == _EAGAIN:
+                    rc = _writer_write(self._ptr(), buf, n, _WAIT_SLICE_NS)
+            if rc:
+                check(rc, "write")
+            return
         tns = _timeout_ns(timeout)
         with self._lock:
             ptr = self._ptr()
@@ -200,14 +219,21 @@ class Reader(_Side):
         self._cap = max(1 << 16, queue.block_size)
         self._buf = bytearray(self._cap)
         self._cbuf = ffi.from_buffer(self._buf)
+        self._mv = memoryview(self._buf)
         self._lens = ffi.new("uint32_t[]", self._LENS)
 
     def poll(self, max_messages=None):
         """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""
+        if max_messages == 1 and type(max_messages) is int:
+            # The per-message path: one C call, one copy into the new bytes.
+            with self._lock:
+                if _reader_poll_copy(self._ptr(), self._cbuf, self._cap, self._lens, 1) == 0:
+                    return []
+                return [bytes(self._mv[:self._lens[0]])]
         if max_messages is not None:
             max_messages = _int_param("max_messages", max_messages, 0, 2**63 - 1)
         out = []
-        mv = memoryview(self._buf)
+        mv = self._mv
         lens = self._lens
         with self._lock:
             ptr = self._ptr()
