@@ -136,11 +136,17 @@ static void producer_loop(struct pipe_thread *t)
     int rc;
 
     pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
-    /* B1: acquire pairs with the other threads' acq_rel increments. */
+    /* B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
+     * sched_yield(): a SCHED_FIFO producer yields only to its own priority, so
+     * it would starve a receiver that shares its CPU and has not counted itself
+     * in yet, until RT throttling stops it (up to 0.95 s, and the rest of that
+     * RT period's budget gone). */
     while (atomic_load_explicit(&p->ready, memory_order_acquire) < PYQ_PIPE_THREADS) {
+        struct timespec nap = {.tv_sec = 0, .tv_nsec = 50000};
+
         if (stopping(p))
             return;
-        sched_yield();
+        nanosleep(&nap, NULL);
     }
     start = pyq_now_ns() + cfg->start_delay_ns;
     p->res->start_ns = start;
