@@ -47,11 +47,16 @@ by RT throttling (sched_rt_runtime_us); short sleeps barely help, because
 about 15 µs of each is still charged to the sleeper, hence rests budgeted on
 the thread's CPU clock.  A pinned pipeline configured for this machine:
 
-    python -m pyqueue pipeline --placement 0,1,1 --combine --fifo 1 \
+    python -m pyqueue pipeline --placement 0,1,1 --combine --fifo 1 \\
         --producer-fifo 2 --pacer-spin-ns 24000
 
-(producer alone on CPU 0 and spinning into each send time, the one poller on
-CPU 1, both SCHED_FIFO, the poller resting 15 % of its CPU time).
+(producer alone on CPU 0, sleeping between sends but spinning the last 24 µs
+before each, at a FIFO priority above the poller's; the one poller alone on
+CPU 1, resting at most 15 % of its CPU time).  What this leaves: messages that
+arrive during a rest wait for its end (a 20 µs rest lasts ~45 µs on a VM whose
+idle vCPU halts), and stalls of the whole vCPU or of a non-preemptible kernel
+path of another process (a "Dynamic Preempt: none" kernel) still reach every
+variant, the mutex baseline included; compare tails over several slices.
 """
 import json
 import os
