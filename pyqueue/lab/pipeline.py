@@ -130,8 +130,8 @@ def _check_fifo(variant, spec, cpus, fifo_priority, combine=False, rest_share=0.
         if not alone:
             raise ValueError("fifo_priority=%d with variant %r: the %s never sleeps (idle %r) and "
                              "%s, so SCHED_FIFO would starve the threads beside it; use a "
-                             "placement that gives it a CPU of its own, or a sleeping idle "
-                             "strategy" % (fifo_priority, variant, THREADS[i], spec["idle"],
+                             "placement that gives it a CPU of its own, a sleeping idle "
+                             "strategy, or leave the variant out" % (fifo_priority, variant, THREADS[i], spec["idle"],
                                            "is not pinned" if cpus[i] < 0 else
                                            "shares CPU %d" % cpus[i]))
     if not rest_share and _rt_throttling_on():
