@@ -32,7 +32,8 @@ def add_arguments(parser):
                              "(1 - F) of the current 10 ms (default: 0.15 with --fifo while RT "
                              "throttling is on, else 0)")
     parser.add_argument("--rest-ns", type=int, default=20_000,
-                        help="length of one such rest (default 20000)")
+                        help="length of one such rest (default 20000; too short a rest on a VM "
+                             "is charged to the poller and the budget is not reached)")
     parser.add_argument("--timer-slack-ns", type=int, default=0, metavar="NS",
                         help="PR_SET_TIMERSLACK of stage and consumer (0 = leave the default)")
     parser.add_argument("--pacer-spin-ns", type=int, default=10_000, metavar="NS",

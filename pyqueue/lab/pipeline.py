@@ -33,7 +33,10 @@ Options for the pinned variants (all off by default, so old runs compare):
                       the current 10 ms sleeps ``rest_ns`` at its next empty
                       poll; None (default) means 0.15 where the receivers run
                       SCHED_FIFO and RT throttling is on, else 0
-  rest_ns=N           length of one such rest (default 20 µs)
+  rest_ns=N           length of one such rest (default 20 µs); on a VM where
+                      ~15 µs of each sleep is charged to the sleeper, rests of
+                      5 µs never bring the CPU time down and RT throttling
+                      returns (watch the stage's CPU share: 0.95 = throttled)
   receiver_slack_ns=N PR_SET_TIMERSLACK of stage and consumer (0: leave it)
   pacer_spin_ns=N     the producer spins, instead of sleeping, this close to
                       each send time
