@@ -7,7 +7,8 @@
  * it, so the result says what each thread cost, not only how fast messages
  * went.  The loops allocate nothing; their system calls are the ones under
  * study: nanosleep / sched_yield of the idle strategy, futex waits of the mutex
- * queue, and the producer's timed sleep between sends.
+ * queue, the producer's timed sleep between sends, and the receivers' CPU-budget
+ * rests (their CPU clock read once per idle period).
  *
  * Ordering: messages travel through the queues (pyqueue's W2/A2 edges, or the
  * mutex); the flags below carry no data and are relaxed, except the start
@@ -29,6 +30,8 @@
 #define PIPE_SLICE_NS 10000000   /* blocking calls wait at most this long, then look at stop */
 #define PIPE_POLL_BATCH 64
 #define PIPE_CHECK UINT64_C(0x9e3779b97f4a7c15)
+#define PIPE_REST_WINDOW_NS 10000000 /* rest_share: the CPU budget is kept per 10 ms window */
+#define PIPE_REST_IDLE_NS 50000      /* ... and checked this often while no work comes */
 
 struct pipe;
 
@@ -42,6 +45,11 @@ struct pipe_thread {
     uint8_t msg[4096];         /* the message being built or forwarded */
     pyq_idle_t idle;
     uint64_t work_ticks;
+    uint64_t mark_ns;          /* receiver (rest_share): start of the budget window */
+    uint64_t mark_cpu;         /* ... and the thread's CPU clock then */
+    uint64_t checked_ns;       /* ... last budget check */
+    uint64_t rests;
+    uint64_t rest_total_ns;
     int err;
 };
 
@@ -78,6 +86,14 @@ static void fail(struct pipe_thread *t, int step, int rc, uint64_t seq)
         p->res->error_seq = seq;
     }
     atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- message content --------------------------------------------------- */
@@ -136,11 +152,17 @@ static void producer_loop(struct pipe_thread *t)
     int rc;
 
     pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
-    /* B1: acquire pairs with the other threads' acq_rel increments. */
+    /* B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
+     * sched_yield(): a SCHED_FIFO producer yields only to its own priority, so
+     * it would starve a receiver that shares its CPU and has not counted itself
+     * in yet, until RT throttling stops it (up to 0.95 s, and the rest of that
+     * RT period's budget gone). */
     while (atomic_load_explicit(&p->ready, memory_order_acquire) < PYQ_PIPE_THREADS) {
+        struct timespec nap = {.tv_sec = 0, .tv_nsec = 50000};
+
         if (stopping(p))
             return;
-        sched_yield();
+        nanosleep(&nap, NULL);
     }
     start = pyq_now_ns() + cfg->start_delay_ns;
     p->res->start_ns = start;
@@ -198,6 +220,71 @@ static int consumer_msg(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
+/* An empty poll of a receiver: the idle strategy, except that a thread over
+ * its CPU budget rests (nanosleep rest_ns) first.  A SCHED_FIFO thread that
+ * leaves ordinary threads less than (period - sched_rt_runtime_us) of its CPU is
+ * stopped for that long at once (50 ms of every second by default).  The budget
+ * is counted on the thread's own CPU clock, not on the time asked to sleep: on
+ * this kind of VM about 15 µs of each short sleep is still charged to the
+ * sleeper.  The check runs at the first empty poll after work, so a paced
+ * stream rests between its messages, and every PIPE_REST_IDLE_NS of a long
+ * idle spell. */
+static void receiver_idle(struct pipe_thread *t)
+{
+    const pyq_pipeline_config_t *cfg = &t->p->cfg;
+
+    if (cfg->rest_share > 0) {
+        uint64_t now = pyq_now_ns();
+
+        if (t->idle.run == 0 || now - t->checked_ns >= PIPE_REST_IDLE_NS) {
+            uint64_t cpu = thread_cpu_ns();
+
+            t->checked_ns = now;
+            if (now - t->mark_ns >= PIPE_REST_WINDOW_NS) {
+                t->mark_ns = now;  /* a new budget window */
+                t->mark_cpu = cpu;
+            } else if ((double)(cpu - t->mark_cpu) >
+                       (1 - cfg->rest_share) * (double)(now - t->mark_ns)) {
+                struct timespec req = {.tv_sec = (time_t)(cfg->rest_ns / 1000000000u),
+                                       .tv_nsec = (long)(cfg->rest_ns % 1000000000u)};
+
+                nanosleep(&req, NULL);
+                t->rests++;
+                t->rest_total_ns += pyq_now_ns() - now;
+                /* still idle: idle.run stays > 0 until work is found */
+                t->idle.run++;
+                return;
+            }
+        }
+    }
+    pyq_idle_wait(&t->idle);
+}
+
+/* combine: the stage's thread also consumes hop 1 (state kept in the consumer's
+ * pipe_thread), so two busy pollers never share one CPU.  Both hops still go
+ * through a pyqueue; hop 1 is written and read by the same thread. */
+static void combined_loop(struct pipe_thread *t)
+{
+    struct pipe *p = t->p;
+    struct pipe_thread *c = &p->t[PYQ_PIPE_CONSUMER];
+    int64_t n0, n1;
+
+    while (c->expect < p->cfg.count && !stopping(p)) {
+        n0 = pyq_reader_poll(p->pq[0], PIPE_POLL_BATCH, stage_msg, t);
+        n1 = n0 < 0 ? 0 : pyq_reader_poll(p->pq[1], PIPE_POLL_BATCH, consumer_msg, c);
+        if (n0 < 0 || n1 < 0) {
+            if (!t->err && !c->err && (n0 < 0 ? n0 : n1) != PYQ_EINTR)
+                fail(n0 < 0 ? t : c, PYQ_STEP_RUN, (int)(n0 < 0 ? n0 : n1),
+                     n0 < 0 ? t->expect : c->expect);
+            break;
+        }
+        if (n0 + n1 == 0)
+            receiver_idle(t);
+        else
+            pyq_idle_reset(&t->idle);
+    }
+}
+
 /* Stage (hop 0 -> hop 1) or consumer (hop 1 -> latency samples). */
 static void receiver_loop(struct pipe_thread *t)
 {
@@ -207,6 +294,10 @@ static void receiver_loop(struct pipe_thread *t)
     pyq_message_fn fn = t->index == PYQ_PIPE_STAGE ? stage_msg : consumer_msg;
     int64_t n;
 
+    if (cfg->combine) {
+        combined_loop(t);
+        return;
+    }
     while (t->expect < cfg->count && !stopping(p)) {
         if (cfg->kind == PYQ_PIPE_MUTEX) {
             int rc = pyq_mutexq_pop(p->mq[hop], t->msg, PIPE_SLICE_NS);
@@ -227,7 +318,7 @@ static void receiver_loop(struct pipe_thread *t)
                 break;
             }
             if (n == 0)
-                pyq_idle_wait(&t->idle);
+                receiver_idle(t);
             else
                 pyq_idle_reset(&t->idle);
         }
@@ -235,14 +326,6 @@ static void receiver_loop(struct pipe_thread *t)
 }
 
 /* ---- thread body: setup, accounting, loop ------------------------------- */
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int setup(struct pipe_thread *t)
 {
@@ -261,6 +344,10 @@ static int setup(struct pipe_thread *t)
     /* The load generator should wake on time: its lateness is recorded anyway. */
     if (t->index == PYQ_PIPE_PRODUCER && cfg->producer_slack_ns > 0)
         prctl(PR_SET_TIMERSLACK, (unsigned long)cfg->producer_slack_ns, 0, 0, 0);
+    /* Receivers' nanosleeps otherwise end up to 50 µs late (the default slack);
+     * the kernel ignores slack for SCHED_FIFO threads. */
+    if (t->index != PYQ_PIPE_PRODUCER && cfg->receiver_slack_ns > 0)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)cfg->receiver_slack_ns, 0, 0, 0);
     if (t->index != PYQ_PIPE_PRODUCER && cfg->kind == PYQ_PIPE_PYQUEUE) {
         pyq_idle_config_t ic;
 
@@ -308,6 +395,17 @@ static void *pipe_thread_main(void *arg)
     st->messages = t->index == PYQ_PIPE_PRODUCER ? t->sent : t->expect;
     if (t->index == PYQ_PIPE_CONSUMER)
         p->res->end_ns = t->last_ns;
+    if (t->index == PYQ_PIPE_STAGE && p->cfg.combine) {
+        /* The consumer's row: its messages; its CPU time is in this row. */
+        pyq_pipeline_thread_t *ct = &p->res->thread[PYQ_PIPE_CONSUMER];
+
+        ct->messages = p->t[PYQ_PIPE_CONSUMER].expect;
+        ct->cpu_start = st->cpu_start;
+        ct->cpu_end = pyq_cpu_current();
+        ct->policy = st->policy;
+        ct->perf_status = st->perf_status;
+        p->res->end_ns = p->t[PYQ_PIPE_CONSUMER].last_ns;
+    }
     getrusage(RUSAGE_THREAD, &ru1);
     st->voluntary_cs = (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
     st->involuntary_cs = (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
@@ -318,6 +416,8 @@ static void *pipe_thread_main(void *arg)
     pyq_perf_close(&perf);
     if (t->index != PYQ_PIPE_PRODUCER && p->cfg.kind == PYQ_PIPE_PYQUEUE)
         st->waits = t->idle.stats.yields + t->idle.stats.sleeps;
+    st->rests = t->rests;
+    st->rest_ns = t->rest_total_ns;
     st->cpu_end = pyq_cpu_current();
     return NULL;
 }
@@ -357,6 +457,11 @@ static int check_config(const pyq_pipeline_config_t *cfg)
     if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0 ||
         cfg->producer_fifo_priority < 0 || cfg->producer_fifo_priority > 99)
         return PYQ_EINVAL;
+    if (!(cfg->rest_share >= 0 && cfg->rest_share < 1) || cfg->receiver_slack_ns < 0 ||
+        (cfg->rest_share > 0 && (cfg->rest_ns == 0 || cfg->rest_ns > 1000000000u)))
+        return PYQ_EINVAL;
+    if (cfg->combine != 0 && (cfg->combine != 1 || cfg->kind != PYQ_PIPE_PYQUEUE))
+        return PYQ_EINVAL;
     return 0;
 }
 
@@ -385,7 +490,7 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
     struct pipe *p;
     pthread_t tid[PYQ_PIPE_THREADS];
     struct timespec until;
-    int made = 0, rc, f;
+    int made = 0, last, rc, f;
 
     memset(res, 0, sizeof *res);
     res->failed_thread = -1;
@@ -406,9 +511,11 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         p->t[i].p = p;
         p->t[i].index = i;
     }
-    for (int i = 0; i < PYQ_PIPE_THREADS; i++) {
+    last = cfg->combine ? PYQ_PIPE_STAGE : PYQ_PIPE_CONSUMER;
+    if (cfg->combine) /* B1: the consumer thread that is not started counts as ready */
+        atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    for (int k = last; k >= 0; k--) {
         /* consumer first, producer last: receivers are polling before data flows */
-        int k = PYQ_PIPE_THREADS - 1 - i;
         if ((rc = -pthread_create(&tid[k], NULL, pipe_thread_main, &p->t[k])) != 0) {
             res->failed_step = PYQ_STEP_CREATE;
             atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
@@ -416,7 +523,7 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         }
         made++;
     }
-    /* Wait for the consumer within the timeout, then stop everyone. */
+    /* Wait for the last receiver within the timeout, then stop everyone. */
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)(cfg->timeout_ns / 1000000000u);
     until.tv_nsec += (long)(cfg->timeout_ns % 1000000000u);
@@ -424,18 +531,17 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    if (made == PYQ_PIPE_THREADS &&
-        pthread_timedjoin_np(tid[PYQ_PIPE_CONSUMER], NULL, &until) != 0) {
+    if (made == last + 1 && pthread_timedjoin_np(tid[last], NULL, &until) != 0) {
         atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
-        pthread_join(tid[PYQ_PIPE_CONSUMER], NULL);
+        pthread_join(tid[last], NULL);
         if (!rc && atomic_load_explicit(&p->failed, memory_order_acquire) < 0)
             rc = PYQ_EAGAIN;
     }
-    /* The consumer is done (or stopped): nothing else can make progress. */
+    /* The last receiver is done (or stopped): nothing else can make progress. */
     atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
     for (int i = 0; i < made; i++) {
-        int k = PYQ_PIPE_THREADS - 1 - i;
-        if (k != PYQ_PIPE_CONSUMER || made < PYQ_PIPE_THREADS)
+        int k = last - i;
+        if (k != last || made < last + 1)
             pthread_join(tid[k], NULL);
     }
     /* F1: acquire pairs with the failing thread's CAS (its result fields). */

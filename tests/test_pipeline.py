@@ -41,6 +41,28 @@ def test_other_idle_strategies_and_bigger_messages():
         assert info["delivered"] == 1000
 
 
+@pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs")
+@pytest.mark.parametrize("idle", ["spin", "backoff"])
+def test_combined_stage_and_consumer_with_rests_deliver_in_order(idle):
+    """One thread runs stage and consumer; rests and receiver timer slack on."""
+    cpus = (ALLOWED[0], ALLOWED[-1], ALLOWED[-1])
+    lat, late, info = pl.run_once("pyqueue", idle, cpus, rate=50_000, messages=3000,
+                                  combine=True, rest_share=0.5, rest_ns=20_000,
+                                  receiver_slack_ns=1, timeout=30)
+    assert info["delivered"] == 3000 and (lat > 0).all()
+    for t in ("producer", "stage", "consumer"):
+        assert info["threads"][t]["messages"] == 3000
+    assert info["threads"]["consumer"]["cpu_end"] == ALLOWED[-1]
+    assert info["threads"]["consumer"]["cpu_ns"] == 0        # its time is in the stage's row
+    assert info["threads"]["stage"]["rests"] >= 0
+
+
+def test_rests_in_three_thread_pipeline_deliver_in_order():
+    lat, _, info = pl.run_once("pyqueue", "spin", PLACEMENT, rate=50_000, messages=2000,
+                               rest_share=0.5, rest_ns=1000, timeout=30)
+    assert info["delivered"] == 2000 and (lat > 0).all()
+
+
 def test_pipeline_result_and_folder(tmp_path):
     out = tmp_path / "pipe"
     r = lab.pipeline(rate=50_000, messages=1000, slices=2, placement=PLACEMENT, out=out,
@@ -72,6 +94,36 @@ def test_bad_arguments():
         pl.run_once(rate=0)
     with pytest.raises(ValueError, match="producer_fifo"):
         pl.run_once(rate=100_000, pacer_spin_ns=10_000, producer_fifo=1)
+    with pytest.raises(ValueError, match="combine.*same CPU"):
+        lab.pipeline(placement=(0, 1, 0), combine=True)
+    with pytest.raises(ValueError, match="combine.*same CPU"):
+        pl.run_once(cpus=(0, 1, 0), combine=True)
+    with pytest.raises(ValueError, match="combine needs kind"):
+        pl.run_once(kind="mutex", combine=True)
+    with pytest.raises(ValueError, match="combine must be"):
+        lab.pipeline(combine=1)
+    with pytest.raises(ValueError, match="rest_share"):
+        lab.pipeline(rest_share=0.9)
+    with pytest.raises(ValueError, match="rest_share"):
+        pl.run_once(rest_share=-0.1)
+    with pytest.raises(ValueError, match="rest_ns"):
+        lab.pipeline(rest_ns=10)
+    with pytest.raises(ValueError, match="receiver_slack_ns"):
+        lab.pipeline(receiver_slack_ns=-1)
+    with pytest.raises(ValueError, match="pacer_spin_ns"):
+        lab.pipeline(pacer_spin_ns=-5)
+    if pl._rt_throttling_on():
+        with pytest.raises(ValueError, match="RT throttling"):
+            lab.pipeline(variants=("pinned_spin",), placement=(0, 1, 1), combine=True,
+                         fifo_priority=1, rest_share=0)
+
+
+def test_rest_share_default_follows_fifo():
+    spin, mutex = pl.VARIANTS["pinned_spin"], pl.VARIANTS["mutex_condvar"]
+    assert pl._rest_share_for(spin, 0, None) == 0.0
+    assert pl._rest_share_for(spin, 1, None) == (0.15 if pl._rt_throttling_on() else 0.0)
+    assert pl._rest_share_for(spin, 1, 0.3) == 0.3
+    assert pl._rest_share_for(mutex, 1, None) == 0.0
 
 
 @pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs")
@@ -87,6 +139,16 @@ def test_fifo_bounded_run():
     lat, _, info = pl.run_once("pyqueue", "spin", PLACEMENT, rate=20_000, messages=500,
                                producer_fifo=1, timeout=10)
     assert info["delivered"] == 500 and info["threads"]["producer"]["policy"] == 1
+    # the configured pinned pipeline: producer alone, one FIFO poller with rests
+    r = lab.pipeline(variants=("pinned_spin", "mutex_condvar"), rate=20_000, messages=1000,
+                     slices=1, placement=(ALLOWED[0], ALLOWED[-1], ALLOWED[-1]), combine=True,
+                     fifo_priority=1, producer_fifo=2, pacer_spin_ns=20_000, timeout=10,
+                     progress=False)
+    assert r.status == "complete" and r.latency_ns["pinned_spin"].size == 1000
+    assert r.slices["pinned_spin"][0]["threads"]["stage"]["policy"] == 1
+    assert r.params["variant_specs"]["pinned_spin"]["combine"] is True
+    assert r.params["variant_specs"]["mutex_condvar"]["combine"] is False
+    assert "one thread" in r.summary
 
 
 def test_mutex_queue_fifo_order_and_close():

@@ -8,7 +8,8 @@
  * forwards every message to the second queue; the consumer records
  * latency = delivery time - scheduled time (CLOCK_MONOTONIC ns).  Stage and
  * consumer check every sequence number: a pipeline run that loses, duplicates
- * or reorders a message ends with PYQ_EBADMSG.
+ * or reorders a message ends with PYQ_EBADMSG.  With `combine` the stage's thread
+ * also plays the consumer (two threads, both hops still through a queue).
  * Plain declarations only: this header is also the cffi cdef.
  */
 #ifndef PYQ_PIPELINE_H
@@ -76,6 +77,15 @@ typedef struct pyq_pipeline_config {
     uint32_t queue_spill_blocks; /* PYQUEUE kind: tier-2 blocks per hop (backlog room) */
     int32_t producer_slack_ns; /* producer's PR_SET_TIMERSLACK (0: leave the default) */
     uint64_t pacer_spin_ns;  /* producer spins (not sleeps) this close to a send time */
+    double rest_share;       /* PYQUEUE receivers: when an empty poll finds the thread's own
+                              * CPU time above (1 - rest_share) of the current 10 ms, it
+                              * sleeps rest_ns first (0: never), so a SCHED_FIFO poller
+                              * stays inside the RT budget (sched_rt_runtime_us); [0, 1) */
+    uint64_t rest_ns;        /* length asked for one rest, 1..1e9 ns when rest_share > 0 */
+    int32_t receiver_slack_ns; /* stage and consumer: PR_SET_TIMERSLACK (0: leave the default) */
+    int32_t combine;         /* PYQUEUE kind: 1 = one thread (the stage's, on cpu[STAGE])
+                              * runs stage and consumer, polling hop 0 then hop 1; no
+                              * consumer thread, its result row has messages only */
     uint64_t stage_work_ns;  /* stage spins this long per message (0: forward only) */
     uint64_t start_delay_ns; /* schedule starts this long after all threads are ready */
     uint64_t timeout_ns;     /* whole run; then the threads are stopped: PYQ_EAGAIN */
@@ -96,6 +106,8 @@ typedef struct pyq_pipeline_thread {
     uint64_t perf_cs;        /* software perf counter context-switches */
     uint64_t perf_migrations; /* software perf counter cpu-migrations */
     uint64_t waits;          /* yields + sleeps (PYQUEUE idle) or condvar sleeps of its pops */
+    uint64_t rests;          /* sleeps forced by rest_share (not in waits) */
+    uint64_t rest_ns;        /* wall time they took */
 } pyq_pipeline_thread_t;
 
 typedef struct pyq_pipeline_result {
@@ -113,6 +125,7 @@ typedef struct pyq_pipeline_result {
 /* Any thread.  Defaults: PYQUEUE kind, unpinned, SCHED_OTHER, idle BACKOFF with
  * the runtime's default stages, 10,000 msg/s, 10,000 messages of 32 B, 65,536
  * mutex slots, 1,024 spill blocks, producer timer slack 1 ns, pacer spin 20 µs,
+ * no rests, receivers' timer slack left alone, three threads (combine 0),
  * start 2 ms after ready, timeout 60 s. */
 void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg);
 

@@ -19,10 +19,26 @@ def add_arguments(parser):
                         help="CPUs of producer, stage, consumer for the pinned variants "
                              "(-1 = not pinned; default %s)" % ",".join(map(str, DEFAULT_PLACEMENT)))
     parser.add_argument("--fifo", type=int, default=0, metavar="PRIO",
-                        help="SCHED_FIFO priority for stage and consumer (0 = off)")
+                        help="SCHED_FIFO priority for stage and consumer of every variant, "
+                             "the mutex baseline included (0 = off)")
     parser.add_argument("--producer-fifo", type=int, default=0, metavar="PRIO",
                         help="SCHED_FIFO priority for the producer, which sleeps between sends "
                              "(0 = off); lets it preempt a busy poller sharing its CPU")
+    parser.add_argument("--combine", action="store_true",
+                        help="pinned variants: the stage's thread also runs the consumer (two "
+                             "threads; --placement must give stage and consumer one CPU, e.g. 0,1,1)")
+    parser.add_argument("--rest-share", type=float, default=None, metavar="F",
+                        help="pyqueue receivers sleep --rest-ns whenever their CPU time passes "
+                             "(1 - F) of the current 10 ms (default: 0.15 with --fifo while RT "
+                             "throttling is on, else 0)")
+    parser.add_argument("--rest-ns", type=int, default=20_000,
+                        help="length of one such rest (default 20000; too short a rest on a VM "
+                             "is charged to the poller and the budget is not reached)")
+    parser.add_argument("--timer-slack-ns", type=int, default=0, metavar="NS",
+                        help="PR_SET_TIMERSLACK of stage and consumer (0 = leave the default)")
+    parser.add_argument("--pacer-spin-ns", type=int, default=10_000, metavar="NS",
+                        help="the producer spins, not sleeps, this close to each send time "
+                             "(default 10000; with --producer-fifo below half the interval)")
     parser.add_argument("--msg-size", type=int, default=32, help="bytes per message (>= 32)")
     parser.add_argument("--stage-work-ns", type=int, default=0, help="stage spin per message")
     parser.add_argument("--out", default=None, help="output folder (SPEC §6)")
@@ -37,7 +53,10 @@ def run(args):
         r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
                      rate=args.rate, messages=args.messages, slices=args.slices,
                      placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
-                     stage_work_ns=args.stage_work_ns, out=args.out, overwrite=args.overwrite,
+                     stage_work_ns=args.stage_work_ns, combine=args.combine,
+                     rest_share=args.rest_share, rest_ns=args.rest_ns,
+                     receiver_slack_ns=args.timer_slack_ns, pacer_spin_ns=args.pacer_spin_ns,
+                     out=args.out, overwrite=args.overwrite,
                      progress=not args.quiet)
     except (ValueError, PermissionError) as e:
         print("pipeline: %s" % e, file=sys.stderr)

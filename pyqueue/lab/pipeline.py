@@ -22,6 +22,44 @@ consumer with the producer, which sleeps between sends; pass another triple
 (or -1 for "not pinned") to move them.  Variants run in interleaved slices
 (order rotated each round), each slice a complete pipeline run whose every
 message is checked for sequence and content.
+
+Options for the pinned variants (all off by default, so old runs compare):
+  combine=True        the stage's thread also consumes hop 1 (both hops still
+                      go through a pyqueue): two threads, so each poller has a
+                      CPU; ``placement`` must give stage and consumer one CPU
+  fifo_priority=N     stage and consumer run SCHED_FIFO (every variant, the
+                      mutex baseline included, so the comparison stays fair)
+  rest_share=F        a pyqueue receiver whose own CPU time passes (1 - F) of
+                      the current 10 ms sleeps ``rest_ns`` at its next empty
+                      poll; None (default) means 0.15 where the receivers run
+                      SCHED_FIFO and RT throttling is on, else 0
+  rest_ns=N           length of one such rest (default 20 µs); on a VM where
+                      ~15 µs of each sleep is charged to the sleeper, rests of
+                      5 µs never bring the CPU time down and RT throttling
+                      returns (watch the stage's CPU share: 0.95 = throttled)
+  receiver_slack_ns=N PR_SET_TIMERSLACK of stage and consumer (0: leave it)
+  pacer_spin_ns=N     the producer spins, instead of sleeping, this close to
+                      each send time
+  producer_fifo=N     the producer runs SCHED_FIFO (it must then spin less than
+                      half the send interval)
+
+Why (measured on a 2-vCPU VM shared with other work): SCHED_OTHER pollers
+lose their CPU to other processes for whole scheduler slices (4-12 ms stalls at
+HZ=250); a SCHED_FIFO poller that never sleeps is stopped ~50 ms every second
+by RT throttling (sched_rt_runtime_us); short sleeps barely help, because
+about 15 µs of each is still charged to the sleeper, hence rests budgeted on
+the thread's CPU clock.  A pinned pipeline configured for this machine:
+
+    python -m pyqueue pipeline --placement 0,1,1 --combine --fifo 1 \\
+        --producer-fifo 2 --pacer-spin-ns 24000
+
+(producer alone on CPU 0, sleeping between sends but spinning the last 24 µs
+before each, at a FIFO priority above the poller's; the one poller alone on
+CPU 1, resting at most 15 % of its CPU time).  What this leaves: messages that
+arrive during a rest wait for its end (a 20 µs rest lasts ~45 µs on a VM whose
+idle vCPU halts), and stalls of the whole vCPU or of a non-preemptible kernel
+path of another process (a "Dynamic Preempt: none" kernel) still reach every
+variant, the mutex baseline included; compare tails over several slices.
 """
 import json
 import os
@@ -62,22 +100,67 @@ def _check_placement(placement):
     return tuple(int(c) for c in placement)
 
 
-def _check_fifo(variant, spec, cpus, fifo_priority):
+def _rt_throttling_on():
+    """True unless sched_rt_runtime_us is -1 (RT tasks may then take a whole CPU)."""
+    try:
+        with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+            return int(f.read()) >= 0
+    except (OSError, ValueError):
+        return True
+
+
+def _rest_share_for(spec, fifo_priority, rest_share):
+    """The rest_share a variant runs with: None picks 0.15 for SCHED_FIFO pyqueue
+    receivers while RT throttling is on, else 0 (mutex receivers block anyway)."""
+    if spec["kind"] == "mutex":
+        return 0.0
+    if rest_share is None:
+        return 0.15 if fifo_priority and _rt_throttling_on() else 0.0
+    return float(rest_share)
+
+
+def _check_fifo(variant, spec, cpus, fifo_priority, combine=False, rest_share=0.0):
     """A SCHED_FIFO thread that never sleeps starves whatever shares its CPU (on a
-    2-CPU box: the machine).  Allow FIFO only where that cannot happen."""
+    2-CPU box: the machine), and RT throttling stops it for 50 ms a second.
+    Allow FIFO only where neither can happen."""
     if not fifo_priority:
         return
     if spec["kind"] == "mutex" or spec["idle"] == "backoff":
         return                                   # these sleep when idle
-    for i in (1, 2):
-        alone = cpus[i] >= 0 and sum(1 for c in cpus if c == cpus[i]) == 1
+    threads = (0, 1) if combine else (0, 1, 2)
+    for i in threads[1:]:
+        alone = cpus[i] >= 0 and sum(1 for k in threads if cpus[k] == cpus[i]) == 1
         if not alone:
             raise ValueError("fifo_priority=%d with variant %r: the %s never sleeps (idle %r) and "
                              "%s, so SCHED_FIFO would starve the threads beside it; use a "
-                             "placement that gives it a CPU of its own, or a sleeping idle "
-                             "strategy" % (fifo_priority, variant, THREADS[i], spec["idle"],
+                             "placement that gives it a CPU of its own, a sleeping idle "
+                             "strategy, or leave the variant out" % (fifo_priority, variant, THREADS[i], spec["idle"],
                                            "is not pinned" if cpus[i] < 0 else
                                            "shares CPU %d" % cpus[i]))
+    if not rest_share and _rt_throttling_on():
+        raise ValueError("fifo_priority=%d with variant %r and rest_share=0: a SCHED_FIFO poller "
+                         "that never sleeps is stopped by RT throttling (sched_rt_runtime_us) "
+                         "for tens of ms at once; give rest_share > 0 (e.g. 0.15)"
+                         % (fifo_priority, variant))
+
+
+def _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns):
+    if not isinstance(combine, bool):
+        raise ValueError("combine must be True or False, got %r" % (combine,))
+    if rest_share is not None and (isinstance(rest_share, bool) or
+                                   not isinstance(rest_share, (int, float)) or
+                                   not 0 <= rest_share <= 0.5):
+        raise ValueError("rest_share must be None or in [0, 0.5], got %r" % (rest_share,))
+    if isinstance(rest_ns, bool) or not isinstance(rest_ns, int) or not 1000 <= rest_ns <= 10**9:
+        raise ValueError("rest_ns must be an integer in [1000, 1e9] ns, got %r" % (rest_ns,))
+    if (isinstance(receiver_slack_ns, bool) or not isinstance(receiver_slack_ns, int)
+            or not 0 <= receiver_slack_ns <= 10**9):
+        raise ValueError("receiver_slack_ns must be an integer in [0, 1e9] ns, got %r"
+                         % (receiver_slack_ns,))
+    if (isinstance(pacer_spin_ns, bool) or not isinstance(pacer_spin_ns, int)
+            or not 0 <= pacer_spin_ns <= 10**9):
+        raise ValueError("pacer_spin_ns must be an integer in [0, 1e9] ns, got %r"
+                         % (pacer_spin_ns,))
 
 
 def _cpu_busy_s():
@@ -112,8 +195,11 @@ def _check_producer_fifo(priority, rate, pacer_spin_ns):
 def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, messages=10_000,
              msg_size=32, fifo_priority=0, stage_work_ns=0, pacer_spin_ns=10_000,
              producer_slack_ns=1, timeout=60.0, producer_fifo=0, idle_spins=1024, idle_yield_every=64,
-             idle_sleep_min_ns=1000, idle_sleep_cap_ns=50_000):
+             idle_sleep_min_ns=1000, idle_sleep_cap_ns=50_000, rest_share=0.0, rest_ns=20_000,
+             receiver_slack_ns=0, combine=False):
     """One complete pipeline run in C.  Returns (latency_ns, lateness_ns, info dict).
+    ``combine``, ``rest_share`` (None: 0), ``rest_ns`` and ``receiver_slack_ns``: see
+    the module doc; with ``combine`` the consumer's row reports messages only.
 
     Raises RuntimeError when a message was lost, duplicated, reordered or damaged."""
     if kind not in ("pyqueue", "mutex"):
@@ -128,6 +214,12 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
         raise ValueError("msg_size must be in [%d, 4096], got %r" % (lib.PYQ_PIPE_MIN_MSG, msg_size))
     cpus = _check_placement(cpus)
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
+    _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
+    if combine and kind != "pyqueue":
+        raise ValueError("combine needs kind 'pyqueue' (the mutex queue's pops block)")
+    if combine and cpus[1] != cpus[2]:
+        raise ValueError("combine: the stage's thread also runs the consumer, so cpus must give "
+                         "stage and consumer the same CPU, got %r" % (cpus,))
     cfg = ffi.new("pyq_pipeline_config_t *")
     lib.pyq_pipeline_config_init(cfg)
     cfg.kind = lib.PYQ_PIPE_MUTEX if kind == "mutex" else lib.PYQ_PIPE_PYQUEUE
@@ -140,6 +232,9 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     cfg.rate, cfg.count, cfg.msg_size = float(rate), int(messages), int(msg_size)
     cfg.stage_work_ns, cfg.pacer_spin_ns = int(stage_work_ns), int(pacer_spin_ns)
     cfg.producer_slack_ns = int(producer_slack_ns)
+    cfg.rest_share, cfg.rest_ns = float(rest_share or 0.0), int(rest_ns)
+    cfg.combine = int(bool(combine))
+    cfg.receiver_slack_ns = int(receiver_slack_ns)
     cfg.timeout_ns = int(timeout * 1e9)
     latency = np.zeros(int(messages), dtype=np.uint64)
     lateness = np.zeros(int(messages), dtype=np.uint64)
@@ -170,7 +265,8 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
                              voluntary_cs=t.voluntary_cs, involuntary_cs=t.involuntary_cs,
                              perf_cs=t.perf_cs if t.perf_status == 0 else None,
                              perf_migrations=t.perf_migrations if t.perf_status == 0 else None,
-                             perf_status=t.perf_status, waits=t.waits)
+                             perf_status=t.perf_status, waits=t.waits, rests=t.rests,
+                             rest_ns=t.rest_ns)
     info = dict(delivered=int(res.delivered), wall_ns=int(wall), start_ns=int(res.start_ns),
                 threads=threads,
                 context_switches=sum(t["voluntary_cs"] + t["involuntary_cs"]
@@ -213,7 +309,10 @@ def _figures(name, lat_slices, late_slices, infos):
                 context_switches=cs, cs_per_1k_messages=1000.0 * cs / msgs,
                 cs_by_thread=per_thread_cs, cpus_used=sum(per_thread_cpu.values()),
                 cpu_share_by_thread=per_thread_cpu,
-                waits=sum(i["threads"][t]["waits"] for i in infos for t in ("stage", "consumer")))
+                waits=sum(i["threads"][t]["waits"] for i in infos for t in ("stage", "consumer")),
+                rests=sum(i["threads"][t]["rests"] for i in infos for t in ("stage", "consumer")),
+                rest_share_of_wall=sum(i["threads"][t]["rest_ns"] for i in infos
+                                       for t in ("stage", "consumer")) / wall)
 
 
 def _summary(res):
@@ -240,18 +339,27 @@ def _summary(res):
             if n in res.table:
                 lines.append("p99.9 mutex_condvar / %s: %.1fx" % (
                     n, base["latency_us"].mean[2] / res.table[n]["latency_us"].mean[2]))
-    lines.append("placement (producer, stage, consumer) for pinned variants: %s; load average "
-                 "at start %s" % (tuple(res.params["placement"]), res.params.get("loadavg_start")))
+    lines.append("receiver rests (CPU budget; count, share of wall time): " + ", ".join(
+        "%s %d %.1f%%" % (n, f["rests"], 100 * f["rest_share_of_wall"])
+        for n, f in res.table.items()))
+    pr = res.params
+    lines.append("placement (producer, stage, consumer) for pinned variants: %s%s; SCHED_FIFO "
+                 "stage/consumer %s, producer %s; pacer spin %d ns; load average at start %s"
+                 % (tuple(pr["placement"]),
+                    " (stage and consumer in one thread)" if pr.get("combine") else "",
+                    pr["fifo_priority"] or "off", pr["producer_fifo"] or "off",
+                    pr["pacer_spin_ns"], pr.get("loadavg_start")))
     lines.append("status: %s" % res.status)
     return "\n".join(lines)
 
 
 def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
              placement=DEFAULT_PLACEMENT, fifo_priority=0, msg_size=32, stage_work_ns=0,
-             pacer_spin_ns=10_000, timeout=60.0, producer_fifo=0, out=None, overwrite=False,
-             progress=True):
+             pacer_spin_ns=10_000, timeout=60.0, producer_fifo=0, combine=False, rest_share=None,
+             rest_ns=20_000, receiver_slack_ns=0, out=None, overwrite=False, progress=True):
     """Run every variant ``slices`` times (interleaved, order rotated), each slice a
-    full pipeline of ``messages`` at ``rate`` msg/s; see the module doc."""
+    full pipeline of ``messages`` at ``rate`` msg/s; see the module doc for the
+    options (``combine`` applies to the pinned variants only)."""
     variants = tuple(variants)
     if not variants or any(v not in VARIANTS for v in variants):
         raise ValueError("variants must be a non-empty subset of %s, got %r"
@@ -262,9 +370,16 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     if not isinstance(fifo_priority, int) or not 0 <= fifo_priority <= 99:
         raise ValueError("fifo_priority must be 0 or 1..99, got %r" % (fifo_priority,))
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
+    _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
+    if combine and placement[1] != placement[2]:
+        raise ValueError("combine: the stage's thread also runs the consumer, so placement must "
+                         "give stage and consumer the same CPU (e.g. 0,1,1), got %r"
+                         % (placement,))
     cpus_of = {v: placement if VARIANTS[v]["pinned"] else (-1, -1, -1) for v in variants}
+    combine_of = {v: combine and VARIANTS[v]["pinned"] for v in variants}
+    rest_of = {v: _rest_share_for(VARIANTS[v], fifo_priority, rest_share) for v in variants}
     for v in variants:
-        _check_fifo(v, VARIANTS[v], cpus_of[v], fifo_priority)
+        _check_fifo(v, VARIANTS[v], cpus_of[v], fifo_priority, combine_of[v], rest_of[v])
     try:
         load = open("/proc/loadavg").read().split()[:3]
     except OSError:
@@ -272,7 +387,10 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     params = dict(variants=list(variants), rate=rate, messages=messages, slices=slices,
                   placement=list(placement), fifo_priority=fifo_priority, msg_size=msg_size,
                   stage_work_ns=stage_work_ns, pacer_spin_ns=pacer_spin_ns,
-                  producer_fifo=producer_fifo, variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v])) for v in variants},
+                  producer_fifo=producer_fifo, combine=combine, rest_share=rest_share,
+                  rest_ns=rest_ns, receiver_slack_ns=receiver_slack_ns,
+                  variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v]), combine=combine_of[v],
+                                         rest_share=rest_of[v]) for v in variants},
                   loadavg_start=load)
     folder = OutputFolder(out, "pipeline", params, overwrite=overwrite,
                           pinning={v: dict(zip(THREADS, cpus_of[v])) for v in variants}) if out else None
@@ -316,7 +434,9 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                     a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
                                           rate, messages, msg_size, fifo_priority,
                                           stage_work_ns, pacer_spin_ns, timeout=timeout,
-                                          producer_fifo=producer_fifo)
+                                          producer_fifo=producer_fifo, combine=combine_of[v],
+                                          rest_share=rest_of[v], rest_ns=rest_ns,
+                                          receiver_slack_ns=receiver_slack_ns)
                     lat[v].append(a)
                     late[v].append(b)
                     infos[v].append(info)
