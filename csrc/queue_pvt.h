@@ -67,6 +67,8 @@ struct pyq_reader_state {
     uint32_t pos;          /* next record offset */
     uint64_t seq;          /* ring position of blk */
     uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
+    uint64_t drained_pub;  /* a pub_pos below which everything was consumed (no
+                              scan_current): poll returns at once while it holds */
     uint64_t tail_cache;   /* cached ring_tail (scan_current) */
     uint32_t limit;        /* without scan_current: records below this offset of blk
                               are published (0 between blocks) */
