@@ -70,7 +70,7 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
     q->max_message = cfg->block_size - PYQ_RECORD_HEADER;
     q->scan = cfg->scan_current != 0;
     q->rec_mask = q->scan ? PYQ_CACHELINE - 1 : PYQ_RECORD_ALIGN - 1;
-    q->fast_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
+    q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->w.claim_len = PYQ_NO_CLAIM;
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);

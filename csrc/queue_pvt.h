@@ -49,8 +49,8 @@ struct pyq_writer_state {
     int nt;                              /* blk is written with streaming stores */
     int nt_pending;                      /* streaming stores not yet fenced */
     uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
-                                            the fast path (publish max, no scan, cached
-                                            block, no claim), else 0 */
+                                            the fast path (a current block, no claim,
+                                            not streamed under scan_current), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
@@ -95,7 +95,8 @@ struct pyq_queue {
     uint32_t hugepages_used, mlocked;
     bool scan;                     /* cfg.scan_current */
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
-    bool fast_ok;                  /* publish max without scan_current: see fast_limit */
+    bool batch_ok;                 /* publish max without scan_current: write_batch
+                                      writes runs of records */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
