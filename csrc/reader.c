@@ -26,14 +26,21 @@ static inline void finish_block(struct pyq_queue *q)
     r->seq++;
 }
 
-/* Fetch the published part of a new block in parallel (up to 4 KiB): the lines
- * come from the writer's cache, and one miss at a time would serialise them. */
+/* Fetch the complete part of a new block in parallel (up to 4 KiB): the lines
+ * come from the writer's cache, and one miss at a time would serialise them.
+ * Scanning, only a sealed block (the writer took a later one, W1): the lines
+ * of the current one are still being written, and a shared copy here would
+ * cost the writer an invalidation per line. */
 static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *r)
 {
     const uint32_t bs = q->cfg.block_size;
     uint64_t start = r->seq * bs;
-    uint64_t avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
+    uint64_t avail;
 
+    if (q->scan)
+        avail = r->tail_cache > r->seq + 1 ? bs : 0;
+    else
+        avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
     if (avail > 4096)
         avail = 4096;
     for (uint32_t off = 0; off < avail; off += PYQ_CACHELINE)
@@ -51,7 +58,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
         uint64_t hdr;
 
         if (PYQ_LIKELY(r->pos < r->limit)) {
-            /* Below pub_pos (no scan_current): ordered by A2, nobody writes it now. */
+            /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
             hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
             if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
                 *hdr_out = hdr;
@@ -79,9 +86,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             r->idx = q->ring[r->seq & q->ring_mask];
             r->blk = q->base + (size_t)r->idx * bs;
             r->pos = 0;
-            /* Not with scan_current: the lines ahead are still being written, and
-             * a shared copy here would cost the writer an invalidation per line. */
-            if (q->cfg.prefetch && !q->scan)
+            if (q->cfg.prefetch)
                 prefetch_block(q, r);
         }
         if (r->pos >= bs) {

@@ -69,7 +69,7 @@ static __attribute__((noinline)) void seal(struct pyq_queue *q)
 }
 
 /* The fast path of pyq_writer_write() needs a current block and no claim
- * outstanding; with scan_current, not a streamed block (commit() fences the
+ * outstanding; with a scanning reader, not a streamed block (commit() fences the
  * streamed payload before the header a scanning reader waits on). */
 static inline uint32_t fast_limit(const struct pyq_queue *q)
 {
@@ -233,7 +233,7 @@ static inline void commit(struct pyq_queue *q)
     } else
 #endif
     {
-        /* W3: the payload is complete; pairs with A3 in reader.c (scan_current).
+        /* W3: the payload is complete; pairs with A3 in reader.c (q->scan).
          * Without scanning, W2 is the edge and this costs a plain store on x86. */
         pyq_store_release(pyq_hdr(w->blk, pos), hdr);
     }
@@ -338,7 +338,7 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
 }
 
 /* Header and payload of one record: ordinary stores and the SPEC §3.7 touch,
- * or -- without scan_current only (fast_limit) -- streaming stores for a spill
+ * or -- for a non-scanning reader only (fast_limit) -- streaming stores for a spill
  * block: the reader then looks only below pub_pos, and publish() fences them. */
 #if PYQ_HAVE_NT
 static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
@@ -360,7 +360,7 @@ static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q
     }
 #endif
     copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
-    /* W3 as in commit(): pairs with A3 in reader.c (scan_current); without
+    /* W3 as in commit(): pairs with A3 in reader.c (q->scan); without
      * scanning W2 is the edge.  A plain store on x86. */
     pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
     if (q->cfg.touch_after_write)
