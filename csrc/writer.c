@@ -99,7 +99,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
          * arriving one store-buffer stall at a time. */
         uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
         for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
-            __builtin_prefetch(blk + off, 1, 3);
+            pyq_prefetch_write(blk + off);
     }
     q->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
