@@ -454,8 +454,13 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
             /* A run of records in the current block: counters once per run. */
             uint64_t k = room < n - i ? room : n - i;
             uint8_t *dst = w->blk + w->pos;
-            for (uint64_t j = 0; j < k; j++, dst += rec)
-                put_record(q, dst, src + (i + j) * msg_size, msg_size, small, 1);
+            const uint8_t *from = src + i * msg_size;
+            if (small)  /* one loop per copy, not a test per record */
+                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
+                    put_record(q, dst, from, msg_size, 1, 1);
+            else
+                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
+                    put_record(q, dst, from, msg_size, 0, 1);
             w->pos += (uint32_t)(k * rec);
             pyq_counter_add(&q->ws.messages, k);
             pyq_counter_add(&q->ws.bytes, k * msg_size);
