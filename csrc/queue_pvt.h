@@ -11,7 +11,8 @@
  *           delivers a small message's header and payload together, and the
  *           line the reader waits on is never the one still holding the
  *           previous record.  A zero header means "nothing committed here yet"
- *           (only meaningful with scan_current, see writer.c).
+ *           (only meaningful when the reader scans headers: scan_current or
+ *           publish each, see q->scan and writer.c).
  * Position: the writer's progress is pub_pos = seq * block_size + offset, where
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
@@ -49,8 +50,8 @@ struct pyq_writer_state {
     int nt;                              /* blk is written with streaming stores */
     int nt_pending;                      /* streaming stores not yet fenced */
     uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
-                                            the fast path (publish max, no scan, cached
-                                            block, no claim), else 0 */
+                                            the fast path (a current block, no claim,
+                                            not streamed under q->scan), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
@@ -67,8 +68,10 @@ struct pyq_reader_state {
     uint32_t pos;          /* next record offset */
     uint64_t seq;          /* ring position of blk */
     uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
-    uint64_t tail_cache;   /* cached ring_tail (scan_current) */
-    uint32_t limit;        /* without scan_current: records below this offset of blk
+    uint64_t drained_pub;  /* a pub_pos below which everything was consumed (no
+                              q->scan): poll returns at once while it holds */
+    uint64_t tail_cache;   /* cached ring_tail (q->scan) */
+    uint32_t limit;        /* without q->scan: records below this offset of blk
                               are published (0 between blocks) */
     uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
 };
@@ -91,9 +94,12 @@ struct pyq_queue {
     uint32_t nblocks;
     uint32_t max_message;
     uint32_t hugepages_used, mlocked;
-    bool scan;                     /* cfg.scan_current */
+    bool scan;                     /* the reader finds records by their headers (W3/A3,
+                                      W1/A1), not below pub_pos: cfg.scan_current,
+                                      or publish each (queue.c) */
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
-    bool fast_ok;                  /* publish max without scan_current: see fast_limit */
+    bool batch_ok;                 /* publish max without scan_current: write_batch
+                                      writes runs of records */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

@@ -26,14 +26,21 @@ static inline void finish_block(struct pyq_queue *q)
     r->seq++;
 }
 
-/* Fetch the published part of a new block in parallel (up to 4 KiB): the lines
- * come from the writer's cache, and one miss at a time would serialise them. */
+/* Fetch the complete part of a new block in parallel (up to 4 KiB): the lines
+ * come from the writer's cache, and one miss at a time would serialise them.
+ * Scanning, only a sealed block (the writer took a later one, W1): the lines
+ * of the current one are still being written, and a shared copy here would
+ * cost the writer an invalidation per line. */
 static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *r)
 {
     const uint32_t bs = q->cfg.block_size;
     uint64_t start = r->seq * bs;
-    uint64_t avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
+    uint64_t avail;
 
+    if (q->scan)
+        avail = r->tail_cache > r->seq + 1 ? bs : 0;
+    else
+        avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
     if (avail > 4096)
         avail = 4096;
     for (uint32_t off = 0; off < avail; off += PYQ_CACHELINE)
@@ -51,7 +58,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
         uint64_t hdr;
 
         if (PYQ_LIKELY(r->pos < r->limit)) {
-            /* Below pub_pos (no scan_current): ordered by A2, nobody writes it now. */
+            /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
             hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
             if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
                 *hdr_out = hdr;
@@ -71,15 +78,15 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             } else if (r->pub_cache <= r->seq * bs) {
                 /* A2: pairs with W2: records below pub_pos are complete. */
                 r->pub_cache = pyq_load_acquire(&q->pub_pos);
-                if (r->pub_cache <= r->seq * bs)
+                if (r->pub_cache <= r->seq * bs) {
+                    r->drained_pub = r->pub_cache;
                     return NULL;
+                }
             }
             r->idx = q->ring[r->seq & q->ring_mask];
             r->blk = q->base + (size_t)r->idx * bs;
             r->pos = 0;
-            /* Not with scan_current: the lines ahead are still being written, and
-             * a shared copy here would cost the writer an invalidation per line. */
-            if (q->cfg.prefetch && !q->scan)
+            if (q->cfg.prefetch)
                 prefetch_block(q, r);
         }
         if (r->pos >= bs) {
@@ -95,8 +102,10 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             uint64_t start = r->seq * bs, end;
             if (r->pub_cache <= start + r->pos) {
                 r->pub_cache = pyq_load_acquire(&q->pub_pos); /* A2 again */
-                if (r->pub_cache <= start + r->pos)
+                if (r->pub_cache <= start + r->pos) {
+                    r->drained_pub = r->pub_cache;
                     return NULL;
+                }
             }
             /* Everything below the published end of this block is readable:
              * the loop's fast path takes it from here. */
@@ -135,9 +144,13 @@ static inline void eager_finish(struct pyq_queue *q)
         finish_block(q);
 }
 
-int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+/* The rest of a poll after `n` messages (`bytes` payload bytes) were delivered:
+ * the general loop, out of line so the one-message path stays small. */
+static __attribute__((noinline)) int64_t poll_loop(struct pyq_queue *q, uint64_t max_messages,
+                                                   pyq_message_fn fn, void *ctx, uint64_t n,
+                                                   uint64_t bytes)
 {
-    uint64_t n = 0, bytes = 0, hdr;
+    uint64_t hdr;
 
     while (n < max_messages) {
         _Atomic uint64_t *h = next_record(q, &hdr);
@@ -157,9 +170,89 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
             return rc < 0 ? rc : (int64_t)n;
         }
     }
-    account(q, n, bytes);
+    if (n)
+        account(q, n, bytes);
     eager_finish(q);
     return (int64_t)n;
+}
+
+/* The next record of the block being drained, without leaving it: 1 with its
+ * header in *hdr_out, 0 when nothing new is visible (no store made, so an idle
+ * reader spinning here keeps every line it reads Shared), -1 when the general
+ * path must decide (block change, end of block, limit to refresh). */
+static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint64_t hdr;
+
+    if (q->scan) {
+        if (PYQ_UNLIKELY(!r->blk || r->pos >= q->cfg.block_size))
+            return -1;
+        /* A3: pairs with W3: a committed header means a complete payload. */
+        hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
+        if (hdr == 0)
+            return 0;
+    } else {
+        if (r->pos >= r->limit) {
+            /* A2: pairs with W2.  Everything below drained_pub was consumed and
+             * pub_pos only grows: the same value means nothing new. */
+            uint64_t pub = pyq_load_acquire(&q->pub_pos), end;
+            if (pub == r->drained_pub)
+                return 0;
+            if (PYQ_UNLIKELY(!r->blk))
+                return -1;
+            /* pub >= the start of blk: the reader entered it below pub_pos. */
+            end = pub - r->seq * q->cfg.block_size;
+            if (end <= r->pos) {
+                r->drained_pub = pub;
+                return 0;
+            }
+            r->pub_cache = pub;
+            r->limit = end < q->cfg.block_size ? (uint32_t)end : q->cfg.block_size;
+            if (PYQ_UNLIKELY(r->pos >= r->limit))
+                return -1;
+        }
+        /* Below pub_pos: ordered by A2, nobody writes it now. */
+        hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+    }
+    if (PYQ_UNLIKELY(hdr == PYQ_HDR_PAD))
+        return -1;
+    *hdr_out = hdr;
+    return 1;
+}
+
+/* One message from the current block (the round trip's whole poll), then the
+ * general loop if more are wanted.  Out of line: the idle poll that precedes
+ * it saves no register. */
+static __attribute__((noinline)) int64_t poll_first(struct pyq_queue *q, uint64_t max_messages,
+                                                    pyq_message_fn fn, void *ctx, uint64_t hdr)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    int rc = fn(ctx, r->blk + r->pos + PYQ_RECORD_HEADER, len);
+
+    consumed(q, len);
+    if (PYQ_LIKELY(max_messages == 1) || PYQ_UNLIKELY(rc != 0)) {
+        account(q, 1, len);
+        eager_finish(q);
+        return rc < 0 ? rc : 1;
+    }
+    return poll_loop(q, max_messages, fn, ctx, 1, len);
+}
+
+int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+{
+    uint64_t hdr = 0;
+    int k;
+
+    if (PYQ_UNLIKELY(max_messages == 0))
+        return 0;
+    k = peek(q, &hdr);
+    if (PYQ_LIKELY(k > 0))
+        return poll_first(q, max_messages, fn, ctx, hdr);
+    if (k == 0)
+        return 0;
+    return poll_loop(q, max_messages, fn, ctx, 0, 0);
 }
 
 int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,

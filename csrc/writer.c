@@ -48,7 +48,7 @@ static inline void publish(struct pyq_queue *q, uint64_t pos)
 }
 
 /* The current block gets no more records: mark its end and publish it whole. */
-static void seal(struct pyq_queue *q)
+static __attribute__((noinline)) void seal(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -68,12 +68,13 @@ static void seal(struct pyq_queue *q)
     w->fast_limit = 0;
 }
 
-/* The fast path of pyq_writer_write() needs a current block, publish max, no
- * scan_current and no claim outstanding. */
+/* The fast path of pyq_writer_write() needs a current block and no claim
+ * outstanding; with a scanning reader, not a streamed block (commit() fences the
+ * streamed payload before the header a scanning reader waits on). */
 static inline uint32_t fast_limit(const struct pyq_queue *q)
 {
     const struct pyq_writer_state *w = &q->w;
-    return q->fast_ok && w->blk && w->claim_len == PYQ_NO_CLAIM ? q->cfg.block_size : 0;
+    return w->blk && w->claim_len == PYQ_NO_CLAIM && !(q->scan && w->nt) ? q->cfg.block_size : 0;
 }
 
 static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
@@ -98,7 +99,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
          * arriving one store-buffer stall at a time. */
         uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
         for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
-            __builtin_prefetch(blk + off, 1, 3);
+            pyq_prefetch_write(blk + off);
     }
     q->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
@@ -193,6 +194,17 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
     return 0;
 }
 
+/* SPEC §3.3 after a record ending at offset next of the current block: each
+ * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
+static inline void publish_policy(struct pyq_queue *q, uint32_t next)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
+
+    if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes)
+        publish(q, at);
+}
+
 static inline void commit(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
@@ -221,7 +233,7 @@ static inline void commit(struct pyq_queue *q)
     } else
 #endif
     {
-        /* W3: the payload is complete; pairs with A3 in reader.c (scan_current).
+        /* W3: the payload is complete; pairs with A3 in reader.c (q->scan).
          * Without scanning, W2 is the edge and this costs a plain store on x86. */
         pyq_store_release(pyq_hdr(w->blk, pos), hdr);
     }
@@ -237,13 +249,8 @@ static inline void commit(struct pyq_queue *q)
         (void)*(volatile uint8_t *)(w->blk + pos + (len ? PYQ_RECORD_HEADER : 0));
     }
 
-    if (q->cfg.publish == PYQ_PUBLISH_EACH) {
-        publish(q, (w->seq - 1) * (uint64_t)bs + next);
-    } else if (q->cfg.publish == PYQ_PUBLISH_BYTES) {
-        uint64_t at = (w->seq - 1) * (uint64_t)bs + next;
-        if (at - w->last_pub >= q->cfg.publish_bytes)
-            publish(q, at);
-    }
+    if (q->cfg.publish != PYQ_PUBLISH_MAX)
+        publish_policy(q, next);
     if (next == bs)
         seal(q);
 }
@@ -299,29 +306,40 @@ static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *s
     memcpy(dst, src, len);
 }
 
+/* Lengths copy_small() moves without a call. */
+#define PYQ_SMALL_MIN 8u
+#define PYQ_SMALL_MAX 64u
+static inline int is_small(uint32_t len)
+{
+    return len - PYQ_SMALL_MIN <= PYQ_SMALL_MAX - PYQ_SMALL_MIN;
+}
+
 /* memcpy for the small messages of the hot path: fixed-size overlapping moves
- * the compiler inlines, instead of a call for every 32-byte message. */
-static inline void copy_small(uint8_t *d, const void *src, uint32_t len)
+ * the compiler inlines, instead of a call for every 32-byte message.  Other
+ * lengths call memcpy -- only where small is 0, so that the call (and the
+ * registers it makes the caller save) stays out of pyq_writer_write(). */
+static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const void *src,
+                                                             uint32_t len, int small)
 {
     const uint8_t *s = src;
 
-    if (len >= 16 && len <= 32) {
+    if (!small) {
+        memcpy(d, s, len);
+    } else if (len >= 16 && len <= 32) {
         memcpy(d, s, 16);
         memcpy(d + len - 16, s + len - 16, 16);
-    } else if (len > 32 && len <= 64) {
+    } else if (len > 32) {
         memcpy(d, s, 32);
         memcpy(d + len - 32, s + len - 32, 32);
-    } else if (len >= 8 && len < 16) {
+    } else {
         memcpy(d, s, 8);
         memcpy(d + len - 8, s + len - 8, 8);
-    } else {
-        memcpy(d, s, len);
     }
 }
 
-/* Header and payload of one record without scan_current (the reader looks only
- * below pub_pos, so W2 orders everything): ordinary stores and the SPEC §3.7
- * touch, or streaming stores for a spill block (publish() fences them). */
+/* Header and payload of one record: ordinary stores and the SPEC §3.7 touch,
+ * or -- for a non-scanning reader only (fast_limit) -- streaming stores for a spill
+ * block: the reader then looks only below pub_pos, and publish() fences them. */
 #if PYQ_HAVE_NT
 static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
                                                     const void *data, uint32_t len)
@@ -332,39 +350,54 @@ static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t
 #endif
 
 static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q, uint8_t *rec,
-                                                             const void *data, uint32_t len)
+                                                             const void *data, uint32_t len,
+                                                             int small, int may_nt)
 {
 #if PYQ_HAVE_NT
-    if (PYQ_UNLIKELY(q->w.nt)) {
+    if (may_nt && PYQ_UNLIKELY(q->w.nt)) {
         put_record_nt(q, rec, data, len);
         return;
     }
 #endif
-    copy_small(rec + PYQ_RECORD_HEADER, data, len);
-    /* W3 as in commit(); here W2 is the edge (a plain store on x86). */
+    copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
+    /* W3 as in commit(): pairs with A3 in reader.c (q->scan); without
+     * scanning W2 is the edge.  A plain store on x86. */
     pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
     if (q->cfg.touch_after_write)
         (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
 }
 
-/* The common case in one place: room in a cached block under publish max.
+/* The common case in one place: room in the current block, no claim -- claim
+ * and commit() in one, for every publish policy.  small: is_small(len) holds;
+ * may_nt: the block may be streamed (else the caller checked w->nt).  Both 0/1
+ * constants, so that pyq_writer_write() inlines a copy that calls nothing but
+ * seal() and keeps the callee-saved registers untouched.
  * Returns 1 when the message was written. */
-static inline int write_fast(struct pyq_queue *q, const void *data, uint32_t len)
+static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
+                                                            uint32_t len, int small, int may_nt)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t pos = w->pos;
     /* 64-bit: a len near 4 GiB must not wrap into a small record. */
-    uint64_t next = (uint64_t)pos + PYQ_RECORD_HEADER + (((uint64_t)len + 7) & ~(uint64_t)7);
+    uint64_t next = (uint64_t)pos + ((PYQ_RECORD_HEADER + (uint64_t)len + q->rec_mask) &
+                                     ~(uint64_t)q->rec_mask);
     uint8_t *rec;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
                      atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return 0;
     rec = w->blk + pos;
-    put_record(q, rec, data, len);
+    if (q->scan && next < w->fast_limit) {
+        /* As in commit(): the stale header after this record reads zero; the
+         * header store of put_record (W3) publishes it with the record. */
+        pyq_store_relaxed(pyq_hdr(w->blk, (uint32_t)next), 0);
+    }
+    put_record(q, rec, data, len, small, may_nt);
     w->pos = (uint32_t)next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
+    if (q->cfg.publish != PYQ_PUBLISH_MAX)
+        publish_policy(q, (uint32_t)next);
     if (PYQ_UNLIKELY(next == w->fast_limit))
         seal(q);
     return 1;
@@ -375,7 +408,11 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
                                                 uint32_t len, int64_t timeout_ns)
 {
     uint8_t *p;
-    int rc = claim(q, len, timeout_ns, &p);
+    int rc;
+
+    if (write_fast(q, data, len, 0, 1))  /* other lengths, streamed blocks */
+        return 0;
+    rc = claim(q, len, timeout_ns, &p);
 
     if (PYQ_UNLIKELY(rc != 0))
         return rc;
@@ -386,7 +423,7 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
 
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(write_fast(q, data, len)))
+    if (PYQ_LIKELY(is_small(len) && !q->w.nt) && PYQ_LIKELY(write_fast(q, data, len, 1, 0)))
         return 0;
     return write_slow(q, data, len, timeout_ns);
 }
@@ -404,6 +441,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
 
     struct pyq_writer_state *w = &q->w;
     const uint32_t rec = PYQ_RECORD_HEADER + ((msg_size + 7u) & ~7u);
+    const int small = is_small(msg_size);
 
     *err = 0;
     if (msg_size > q->max_message) {
@@ -411,13 +449,18 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
         return 0;
     }
     for (i = 0; i < n;) {
-        uint64_t room = w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
+        uint64_t room = q->batch_ok && w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
         if (room && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
             /* A run of records in the current block: counters once per run. */
             uint64_t k = room < n - i ? room : n - i;
             uint8_t *dst = w->blk + w->pos;
-            for (uint64_t j = 0; j < k; j++, dst += rec)
-                put_record(q, dst, src + (i + j) * msg_size, msg_size);
+            const uint8_t *from = src + i * msg_size;
+            if (small)  /* one loop per copy, not a test per record */
+                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
+                    put_record(q, dst, from, msg_size, 1, 1);
+            else
+                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
+                    put_record(q, dst, from, msg_size, 0, 1);
             w->pos += (uint32_t)(k * rec);
             pyq_counter_add(&q->ws.messages, k);
             pyq_counter_add(&q->ws.bytes, k * msg_size);
