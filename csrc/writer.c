@@ -77,6 +77,15 @@ static inline uint32_t fast_limit(const struct pyq_queue *q)
     return w->blk && w->claim_len == PYQ_NO_CLAIM && !(q->scan && w->nt) ? q->cfg.block_size : 0;
 }
 
+/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
+static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
+{
+    uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
+
+    for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
+        pyq_prefetch_write(blk + off);
+}
+
 static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
 {
     struct pyq_writer_state *w = &q->w;
@@ -96,10 +105,19 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
     if (q->cfg.prefetch) {
         /* Ask for every line of the block in exclusive state now, so the
          * ownership transfers from the reader's cache overlap instead of
-         * arriving one store-buffer stall at a time. */
-        uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
-        for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
-            pyq_prefetch_write(blk + off);
+         * arriving one store-buffer stall at a time -- and for the hot block
+         * taken after this one, so that its transfers have the whole of this
+         * block's writing to arrive in.  That block is the head of the hot free
+         * ring as last seen (free_tail_cache: no read of the reader's line);
+         * A4 made its slot visible.  A spill block is left alone: it is
+         * usually streamed, and fetching lines a streaming store then evicts
+         * would be waste. */
+        uint64_t next = w->free_head[PYQ_TIER_HOT];
+        prefetch_for_write(q, blk);
+        if (next != w->free_tail_cache[PYQ_TIER_HOT])
+            prefetch_for_write(q, q->base + (size_t)q->free_slots[PYQ_TIER_HOT]
+                                                [next & q->free_mask[PYQ_TIER_HOT]] *
+                                                q->cfg.block_size);
     }
     q->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
