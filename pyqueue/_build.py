@@ -36,7 +36,12 @@ def cdef_text(path):
 
 
 def compile_args():
+    # -fno-semantic-interposition: calls between our own exported functions (the
+    # adapter's try_write -> pyq_writer_try_write -> pyq_writer_write) are direct
+    # and may inline, instead of going through the PLT in case another library
+    # replaced pyq_* -- which nothing is meant to do.
     args = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing",
+            "-fno-semantic-interposition",
             "-Wall", "-Wextra", "-Wno-unused-parameter"]
     extra = os.environ.get("PYQ_CFLAGS")
     if extra:
