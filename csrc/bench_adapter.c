@@ -172,6 +172,13 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
 
 /* ---- round trip ------------------------------------------------------------ */
 
+/* One loop for two instruments: the adapter rows (a != NULL: every call through
+ * the vtable, as for the peers) and pyqueue through its own API (a == NULL,
+ * handles are pyq_queue_t *: what a C program using pyqueue would run).  The
+ * bodies are always_inline and `direct` is a constant in each caller, so each
+ * instrument gets its own loop with no test left in it. */
+#define RT_INLINE static inline __attribute__((always_inline))
+
 struct art {
     const pyq_adapter_t *a;
     void *ab, *ba;
@@ -197,12 +204,13 @@ static int take(void *ctx, const void *msg, uint32_t len)
 }
 
 /* Spin on poll(max 1) until one message arrives; check it is seq. */
-static int recv_seq(const pyq_adapter_t *a, void *h, uint64_t seq, _Atomic int *err)
+RT_INLINE int recv_seq(const pyq_adapter_t *a, void *h, uint64_t seq, _Atomic int *err,
+                       const int direct)
 {
     struct one_ctx o = { seq, 0 };
     int64_t k;
 
-    while ((k = a->poll(h, 1, take, &o)) == 0)
+    while ((k = direct ? pyq_reader_poll(h, 1, take, &o) : a->poll(h, 1, take, &o)) == 0)
         if (atomic_load_explicit(err, memory_order_relaxed))
             return -1;
     if (k < 0)
@@ -210,22 +218,26 @@ static int recv_seq(const pyq_adapter_t *a, void *h, uint64_t seq, _Atomic int *
     return o.ok ? 0 : PYQ_EBADMSG;
 }
 
-static int send_seq(const pyq_adapter_t *a, void *h, uint8_t *msg, uint64_t seq, _Atomic int *err)
+RT_INLINE int send_seq(const pyq_adapter_t *a, void *h, uint8_t *msg, uint64_t seq,
+                       _Atomic int *err, const int direct)
 {
     uint64_t fails = 0;
     int rc;
 
     memcpy(msg, &seq, 8);
-    while ((rc = a->try_write(h, msg, PYQ_ADAPTER_MSG_SIZE)) == PYQ_EAGAIN)
+    while ((rc = direct ? pyq_writer_try_write(h, msg, PYQ_ADAPTER_MSG_SIZE)
+                        : a->try_write(h, msg, PYQ_ADAPTER_MSG_SIZE)) == PYQ_EAGAIN)
         if (full_wait(&fails, err))
             return -1;
-    a->flush(h);
+    if (direct)
+        pyq_writer_flush(h);
+    else
+        a->flush(h);
     return rc;
 }
 
-static void *art_echo(void *arg)
+RT_INLINE void echo_loop(struct art *r, const int direct)
 {
-    struct art *r = arg;
     uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
     int rc = pyq_pin_self(r->cpu_b);
 
@@ -234,26 +246,52 @@ static void *art_echo(void *arg)
     pyq_bench_meet(&r->start, 2);
     memset(msg, 0, sizeof(msg));
     for (uint64_t i = 0; i < r->trips && !rc; i++) {
-        if ((rc = recv_seq(r->a, r->ab, i, &r->err)) != 0)
+        if ((rc = recv_seq(r->a, r->ab, i, &r->err, direct)) != 0)
             break;
-        rc = send_seq(r->a, r->ba, msg, i, &r->err);
+        rc = send_seq(r->a, r->ba, msg, i, &r->err, direct);
     }
     if (rc > 0 || rc < -1)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+}
+
+static void *echo_adapter(void *arg)
+{
+    echo_loop(arg, 0);
     return NULL;
 }
 
-int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
-                                int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns)
+static void *echo_direct(void *arg)
+{
+    echo_loop(arg, 1);
+    return NULL;
+}
+
+/* Side A's timed loop; returns the first error. */
+RT_INLINE int timed_loop(struct art *r, uint64_t *samples_ns, int cyc, const int direct)
+{
+    uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
+    int rc = atomic_load_explicit(&r->err, memory_order_relaxed);
+
+    memset(msg, 0, sizeof(msg));
+    for (uint64_t i = 0; i < r->trips && !rc; i++) {
+        uint64_t t0 = pyq_bench_stamp(cyc);
+        rc = send_seq(r->a, r->ab, msg, i, &r->err, direct);
+        if (!rc)
+            rc = recv_seq(r->a, r->ba, i, &r->err, direct);
+        if (i >= PYQ_BENCH_WARMUP_TRIPS)
+            samples_ns[i - PYQ_BENCH_WARMUP_TRIPS] = pyq_bench_stamp(cyc) - t0;
+    }
+    return rc;
+}
+
+static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, int32_t cpu_b,
+                     uint32_t round_trips, uint64_t *samples_ns)
 {
     struct art *r;
     pthread_t t;
-    uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
     int cyc = pyq_bench_timer_cycles();
     int rc;
 
-    if (!a || !ab || !ba || ab == ba)
-        return PYQ_EINVAL;
     r = aligned_alloc(PYQ_CACHELINE, sizeof(*r));
     if (!r)
         return PYQ_ENOMEM;
@@ -265,21 +303,12 @@ int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int3
     r->cpu_b = cpu_b;
     if ((rc = pyq_pin_self(cpu_a)) != 0)
         goto out;
-    if ((rc = pthread_create(&t, NULL, art_echo, r)) != 0) {
+    if ((rc = pthread_create(&t, NULL, a ? echo_adapter : echo_direct, r)) != 0) {
         rc = -rc;
         goto out;
     }
     pyq_bench_meet(&r->start, 2);
-    memset(msg, 0, sizeof(msg));
-    rc = atomic_load_explicit(&r->err, memory_order_relaxed);
-    for (uint64_t i = 0; i < r->trips && !rc; i++) {
-        uint64_t t0 = pyq_bench_stamp(cyc);
-        rc = send_seq(a, ab, msg, i, &r->err);
-        if (!rc)
-            rc = recv_seq(a, ba, i, &r->err);
-        if (i >= PYQ_BENCH_WARMUP_TRIPS)
-            samples_ns[i - PYQ_BENCH_WARMUP_TRIPS] = pyq_bench_stamp(cyc) - t0;
-    }
+    rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
     if (rc)  /* the echo may be spinning on ab: tell it to give up */
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     pthread_join(t, NULL);
@@ -290,4 +319,20 @@ int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int3
 out:
     free(r);
     return rc == -1 ? PYQ_EINTR : rc;
+}
+
+int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
+                                int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns)
+{
+    if (!a || !ab || !ba || ab == ba)
+        return PYQ_EINVAL;
+    return roundtrip(a, ab, ba, cpu_a, cpu_b, round_trips, samples_ns);
+}
+
+int pyq_bench_queue_roundtrip(pyq_queue_t *ab, pyq_queue_t *ba, int32_t cpu_a, int32_t cpu_b,
+                              uint32_t round_trips, uint64_t *samples_ns)
+{
+    if (!ab || !ba || ab == ba)
+        return PYQ_EINVAL;
+    return roundtrip(NULL, ab, ba, cpu_a, cpu_b, round_trips, samples_ns);
 }

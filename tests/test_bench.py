@@ -49,7 +49,8 @@ def test_quick_cli_end_to_end(tmp_path):
             assert "not installed" in p.stdout or "build failed" in p.stdout
     assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue", "pyqueue_stream",
             "pyqueue_stream_burst32"} <= tput
-    assert {"pingpong", "pyqueue_each", "pyqueue_scan"} <= lat
+    assert {"pingpong", "pyqueue_each", "pyqueue_scan", "pyqueue_each_direct",
+            "pyqueue_scan_direct"} <= lat
     assert _rows(res, "python_mmsg_s") == {"py_write_poll", "py_batch_local", "simplequeue", "deque"}
     assert len(res["targets"]) == len(B.TARGETS)
     for t in res["targets"]:

@@ -1,8 +1,8 @@
 /*
  * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
  * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
- * Python writer and the two-line ping-pong floor; queue round trips go through
- * pyq_bench_adapter_roundtrip() below.
+ * Python writer and the two-line ping-pong floor; queue round trips are
+ * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
  * bench_adapter.c runs the same writer and reader loops over any adapter
  * (pyq_adapter.h) for the peer comparison of issue 7.  Every reader checks
  * sequence numbers, so nothing can be optimised away.  Latency samples are
@@ -78,5 +78,13 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
  * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or an adapter/pinning code. */
 int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
                                 int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
+
+/* Any thread (it becomes side A, as above).  The same round trip through two
+ * pyqueue queues with pyqueue's own API -- pyq_writer_try_write + flush,
+ * pyq_reader_poll(max 1) -- instead of the adapter vtable: what a C program
+ * using pyqueue runs.  ab and ba: empty, distinct, reused across calls.
+ * @return as pyq_bench_adapter_roundtrip(). */
+int pyq_bench_queue_roundtrip(pyq_queue_t *ab, pyq_queue_t *ba, int32_t cpu_a, int32_t cpu_b,
+                              uint32_t round_trips, uint64_t *samples_ns);
 
 #endif /* PYQ_BENCH_H */

@@ -19,6 +19,8 @@ Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
   pingpong        the raw two-line ping-pong floor (same timer as the queues)
   pyqueue_each    pyqueue, publish 'each';  pyqueue_scan: 'max' + flush, scan_current
   mutex ck dpdk rwq boost   the peers, through the same round-trip driver
+  pyqueue_each_direct, pyqueue_scan_direct   the same two through pyqueue's own C
+                  API (no adapter vtable): what a C program using pyqueue runs
 Python API, one thread, per message (M msg/s):
   py_write_poll   Writer.write(m) then Reader.poll(1), publish 'each'
   py_batch_local  write_batch(1024 rows) then poll_into(1024 rows)
@@ -210,9 +212,15 @@ class _RoundTrip:
         variants = [("pyqueue_each", "pyqueue", dict(publish="each")),
                     ("pyqueue_scan", "pyqueue", dict(publish="max", scan_current=True))]
         variants += [(p, p, {}) for p in PEERS if p in installed]
+        # pyqueue's own API, no adapter vtable: the rows for the floor targets.
+        direct = [("pyqueue_each_direct", dict(publish="each")),
+                  ("pyqueue_scan_direct", dict(publish="max", scan_current=True))]
         try:
             for row, adapter, kw in variants:
                 self.pairs[row] = tuple(_AdapterQueue(adapter, budget_bytes, peer_dir, **kw)
+                                        for _ in "ab")
+            for row, kw in direct:
+                self.pairs[row] = tuple(_queue.Queue(**_queue_kw(budget_bytes, **kw))
                                         for _ in "ab")
         except BaseException:
             self.close()
@@ -231,6 +239,10 @@ class _RoundTrip:
         with _Pinned(-1):
             if name == "pingpong":
                 check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
+            elif name.endswith("_direct"):
+                ab, ba = self.pairs[name]
+                check(lib.pyq_bench_queue_roundtrip(ab.c_handle, ba.c_handle, self.a, self.b,
+                                                    self.trips, _u64(s)), name)
             else:
                 ab, ba = self.pairs[name]
                 check(lib.pyq_bench_adapter_roundtrip(ab.a, ab.h, ba.h, self.a, self.b,
@@ -400,6 +412,10 @@ TARGETS = [
      "pingpong", None, max, 1.2, False),
     ("pyqueue_scan / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_scan",
      "pingpong", None, max, 1.2, False),
+    ("pyqueue_each_direct / ping-pong floor, round-trip p50", "roundtrip",
+     "pyqueue_each_direct", "pingpong", None, max, 1.2, False),
+    ("pyqueue_scan_direct / ping-pong floor, round-trip p50", "roundtrip",
+     "pyqueue_scan_direct", "pingpong", None, max, 1.2, False),
     ("pyqueue_each / best peer, round-trip p99.9", "roundtrip", "pyqueue_each",
      PEERS, "p999_ns", min, 1.0, False),
     ("pyqueue_scan / best peer, round-trip p99.9", "roundtrip", "pyqueue_scan",
