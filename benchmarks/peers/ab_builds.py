@@ -1,0 +1,144 @@
+"""A/B of two builds of pyqueue's extension, side by side in one run.
+
+    python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20] [--mode throughput|roundtrip]
+
+Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
+(NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
+builds are loaded into one process and their contenders run interleaved, slice
+by slice, with the order rotated each round and a ping-pong probe before and
+after each round (as `python -m pyqueue bench` does), through the same C
+drivers (csrc/bench_adapter.c).  Rounds whose two probes disagree on the
+placement are printed but left out of the medians.  This is how the "what moved
+the numbers" entries of docs/BENCHMARKS.md were measured.
+
+throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
+CPU 1, for the default tiers (4 hot + 252 spill), all-hot (256 hot) and all-hot
+with bursts of 32, plus rte_ring single and burst-32 when built.
+roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
+and max + scan_current, beside the two-line ping-pong floor.
+"""
+import argparse
+import importlib.util
+import os
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PEER_DIR = os.path.join(ROOT, "pyqueue", "peers").encode()
+SPLIT_NS = 100.0
+
+
+def load(tag, path):
+    spec = importlib.util.spec_from_file_location("ab_%s._pyq" % tag, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.ffi, mod.lib
+
+
+def queue(ffi, lib, adapter, hot=4, **cfg):
+    """An adapter handle over a 1 MiB budget (pyqueue: hot + spill = 256 blocks)."""
+    out = ffi.new("const pyq_adapter_t **")
+    if lib.pyq_adapter_get(adapter.encode(), PEER_DIR, out) != 0:
+        return None
+    p = ffi.new("pyq_adapter_params_t *")
+    lib.pyq_adapter_params_init(p)
+    p.msg_size = 32
+    p.capacity_bytes = 4096 * 256
+    p.queue.hot_blocks, p.queue.spill_blocks = hot, 256 - hot
+    for k, v in cfg.items():
+        setattr(p.queue, k, v)
+    h = ffi.new("void **")
+    if out[0].create(p, h) != 0:
+        raise RuntimeError("cannot create %s" % adapter)
+    return out[0], h[0]
+
+
+def contenders(builds, mode):
+    rows = {}
+    for tag, (ffi, lib) in builds.items():
+        if mode == "throughput":
+            for name, hot, burst in (("default", 4, 0), ("stream", 256, 0), ("stream32", 256, 32)):
+                rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot))
+        else:
+            for name, cfg in (("each", dict(publish=lib.PYQ_PUBLISH_EACH)),
+                              ("scan", dict(publish=lib.PYQ_PUBLISH_MAX, scan_current=1))):
+                rows["%s_%s" % (tag, name)] = (ffi, lib, None,
+                                               [queue(ffi, lib, "pyqueue", **cfg) for _ in "ab"])
+    ffi, lib = list(builds.values())[-1]
+    if mode == "throughput":
+        dpdk = queue(ffi, lib, "dpdk")
+        if dpdk:
+            rows["dpdk"] = (ffi, lib, 0, dpdk)
+            rows["dpdk_burst32"] = (ffi, lib, 32, queue(ffi, lib, "dpdk"))
+    else:
+        rows["pingpong"] = (ffi, lib, None, None)
+    return rows
+
+
+def run(row, mode, n):
+    ffi, lib, burst, q = row
+    if mode == "throughput":
+        a, h = q
+        r = ffi.new("pyq_bench_result_t *")
+        if lib.pyq_bench_adapter_throughput(a, h, n, burst, 0, 1, r) != 0:
+            raise RuntimeError("throughput slice failed: %d" % r.error)
+        return r.messages / r.elapsed_ns * 1e3
+    s = np.zeros(n, np.uint64)
+    buf = ffi.from_buffer("uint64_t[]", s, require_writable=True)
+    if q is None:
+        rc = lib.pyq_bench_pingpong(0, 1, n, buf)
+    else:
+        (a, ab), (_, ba) = q
+        rc = lib.pyq_bench_adapter_roundtrip(a, ab, ba, 0, 1, n, buf)
+    if rc != 0:
+        raise RuntimeError("round-trip slice failed: %d" % rc)
+    return float(np.percentile(s, 50, method="inverted_cdf")), float(
+        np.percentile(s, 99.9, method="inverted_cdf"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("base")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--mode", choices=("throughput", "roundtrip"), default="throughput")
+    args = ap.parse_args()
+    builds = {"base": load("base", args.base), "new": load("new", args.new)}
+    rows = contenders(builds, args.mode)
+    names = list(rows)
+    n = 1_000_000 if args.mode == "throughput" else 20_000
+    ffi, lib = builds["new"]
+
+    def probe():
+        s = np.zeros(2000, np.uint64)
+        lib.pyq_bench_pingpong(0, 1, 2000, ffi.from_buffer("uint64_t[]", s, require_writable=True))
+        return float(np.median(s)) / 2
+
+    kept = {}
+    for r in range(args.rounds):
+        before = probe()
+        got = {name: run(rows[name], args.mode, n)
+               for name in names[r % len(names):] + names[:r % len(names)]}
+        after = probe()
+        place = ("near" if max(before, after) < SPLIT_NS else
+                 "far" if min(before, after) >= SPLIT_NS else "moved")
+        if place != "moved":
+            for name, v in got.items():
+                kept.setdefault(place, {}).setdefault(name, []).append(v)
+        print("round %d probe %.0f/%.0f ns (%s): %s" % (
+            r, before, after, place, "  ".join(
+                "%s %s" % (k, ("%.1f" % v) if args.mode == "throughput" else "%.0f/%.0f" % v)
+                for k, v in got.items())), flush=True)
+    unit = "M msg/s" if args.mode == "throughput" else "ns p50 (p99.9 median)"
+    for place, d in sorted(kept.items()):
+        print("%s, median over %d rounds, %s:" % (place, len(next(iter(d.values()))), unit))
+        for name, vs in d.items():
+            if args.mode == "throughput":
+                print("  %-16s %.1f" % (name, np.median(vs)))
+            else:
+                print("  %-16s %.0f (%.0f)" % (name, np.median([v[0] for v in vs]),
+                                               np.median([v[1] for v in vs])))
+
+
+if __name__ == "__main__":
+    main()
