@@ -13,6 +13,16 @@
  *           previous record.  A zero header means "nothing committed here yet"
  *           (only meaningful when the reader scans headers: scan_current or
  *           publish each, see q->scan and writer.c).
+ * Link:     with q->scan, a block sealed because a record does not fit ends in
+ *           a linked PAD (PYQ_HDR_LINK | ring position << 48 | block index): the
+ *           writer took the next block first, so a scanning reader goes straight
+ *           to it -- one line transfer, not three (ring_tail, ring slot, first
+ *           header).  The writer seals this way as soon as a commit leaves less
+ *           room than its own record and a hot block is free (writer.c,
+ *           seal_early), else when the next record does not fit.  The ring slot
+ *           and ring_tail are still written; a plain PAD (no free block, or an
+ *           exactly full block: no PAD at all) or a link that does not check
+ *           out sends the reader the ring way.
  * Position: the writer's progress is pub_pos = seq * block_size + offset, where
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
@@ -20,7 +30,8 @@
  * Ordering edges (labels used in the comments of writer.c and reader.c):
  *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
- *   W3 record header release (writer, commit)    -> A3 acquire (scan reader)
+ *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
+ *      a linked PAD also makes the next block's zeroed first header visible
  *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
  *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
  *      empty after detached means drained for good)
@@ -36,7 +47,10 @@
 
 #define PYQ_HDR_COMMIT (UINT64_C(0x5051) << 32) /* "PQ": committed record */
 #define PYQ_HDR_PAD (UINT64_C(0x5041) << 32)    /* "PA": rest of block unused */
+#define PYQ_HDR_LINK (UINT64_C(0x504c) << 32)   /* "PL": PAD + next block, see Link */
 #define PYQ_HDR_LEN_MASK UINT64_C(0xffffffff)
+#define PYQ_HDR_KIND_MASK (UINT64_C(0xffff) << 32)
+#define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
 #define PYQ_NO_CLAIM UINT32_MAX
 
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
@@ -126,6 +140,12 @@ _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
 static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)
 {
     return (_Atomic uint64_t *)(void *)(blk + pos);
+}
+
+/* The linked PAD that ends a block whose successor (ring position seq) is block idx. */
+static inline uint64_t pyq_hdr_link(uint32_t idx, uint64_t seq)
+{
+    return PYQ_HDR_LINK | (seq << PYQ_HDR_LINK_POS_SHIFT) | idx;
 }
 
 /* Bytes a record of len payload bytes takes in its block (len <= max_message). */

@@ -26,6 +26,25 @@ static inline void finish_block(struct pyq_queue *q)
     r->seq++;
 }
 
+/* A linked PAD ends the block being drained (queue_pvt.h, Link): return the
+ * block and enter the one it names, whose first header A3 made visible as
+ * zero or newer -- without the ring_tail and ring slot reads.  A link that does
+ * not name a block of the pool at the next ring position leaves the reader
+ * between blocks, to take the ring way (the writer writes the ring anyway). */
+static inline void follow_link(struct pyq_queue *q, uint64_t hdr)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint32_t idx = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+
+    finish_block(q);
+    if (idx < q->nblocks &&
+        (hdr >> PYQ_HDR_LINK_POS_SHIFT) == (r->seq & 0xffff)) {
+        r->idx = idx;
+        r->blk = q->base + (size_t)idx * q->cfg.block_size;
+        r->pos = 0;
+    }
+}
+
 /* Fetch the complete part of a new block in parallel (up to 4 KiB): the lines
  * come from the writer's cache, and one miss at a time would serialise them.
  * Scanning, only a sealed block (the writer took a later one, W1): the lines
@@ -113,8 +132,11 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
             r->limit = end < bs ? (uint32_t)end : bs;
             continue;
         }
-        if (hdr == PYQ_HDR_PAD) {
-            finish_block(q);
+        if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT)) {
+            if ((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LINK)
+                follow_link(q, hdr);
+            else
+                finish_block(q); /* PYQ_HDR_PAD */
             continue;
         }
         *hdr_out = hdr;
@@ -215,8 +237,8 @@ static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
         /* Below pub_pos: ordered by A2, nobody writes it now. */
         hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
     }
-    if (PYQ_UNLIKELY(hdr == PYQ_HDR_PAD))
-        return -1;
+    if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
+        return -1; /* PAD or linked PAD */
     *hdr_out = hdr;
     return 1;
 }

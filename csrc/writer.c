@@ -47,8 +47,9 @@ static inline void publish(struct pyq_queue *q, uint64_t pos)
     pyq_counter_add(&q->ws.publishes, 1);
 }
 
-/* The current block gets no more records: mark its end and publish it whole. */
-static __attribute__((noinline)) void seal(struct pyq_queue *q)
+/* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
+ * or a linked PAD naming the next block) and publish it whole. */
+static __attribute__((noinline)) void seal(struct pyq_queue *q, uint64_t pad)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -59,8 +60,9 @@ static __attribute__((noinline)) void seal(struct pyq_queue *q)
             w->nt_pending = 0;
         }
 #endif
-        /* W3: end of block for a scanning reader; pairs with A3 in reader.c. */
-        pyq_store_release(pyq_hdr(w->blk, w->pos), PYQ_HDR_PAD);
+        /* W3: end of block for a scanning reader (and, linked, the next block's
+         * zeroed first header); pairs with A3 in reader.c. */
+        pyq_store_release(pyq_hdr(w->blk, w->pos), pad);
     }
     publish(q, w->seq * (uint64_t)q->cfg.block_size);
     pyq_counter_add(&q->ws.blocks_published, 1);
@@ -86,7 +88,7 @@ static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
         pyq_prefetch_write(blk + off);
 }
 
-static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
+static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int zeroed)
 {
     struct pyq_writer_state *w = &q->w;
     uint8_t *blk = q->base + (size_t)idx * q->cfg.block_size;
@@ -97,7 +99,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
     w->tier = tier;
     w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
     w->fast_limit = fast_limit(q);
-    if (q->scan) {
+    if (q->scan && !zeroed) {
         /* The first header may be stale from the block's last use; W1 below
          * makes this zero visible before the block itself. */
         pyq_store_relaxed(pyq_hdr(blk, 0), 0);
@@ -132,24 +134,86 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier)
         pyq_store_relaxed(&q->ws.peak_backlog, wr - rd);
 }
 
+/* Pop a free block of tier t without waiting: its index, or -1 if none. */
+static inline int64_t pop_free(struct pyq_queue *q, int t)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint64_t head = w->free_head[t];
+
+    if (head == w->free_tail_cache[t]) {
+        /* A4: the reader is done with blocks below free_tail; pairs with R1. */
+        w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t]);
+        if (head == w->free_tail_cache[t])
+            return -1;
+    }
+    w->free_head[t] = head + 1;
+    return q->free_slots[t][head & q->free_mask[t]];
+}
+
 /* Take a free block, tier 1 first.  Returns 1 on success, 0 if both are empty. */
 static inline int try_take(struct pyq_queue *q)
 {
-    struct pyq_writer_state *w = &q->w;
-
     for (int t = 0; t < PYQ_TIERS; t++) {
-        uint64_t head = w->free_head[t];
-        if (head == w->free_tail_cache[t]) {
-            /* A4: the reader is done with blocks below free_tail; pairs with R1. */
-            w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t]);
-            if (head == w->free_tail_cache[t])
-                continue;
+        int64_t idx = pop_free(q, t);
+        if (idx >= 0) {
+            start_block(q, (uint32_t)idx, t, 0);
+            return 1;
         }
-        w->free_head[t] = head + 1;
-        start_block(q, q->free_slots[t][head & q->free_mask[t]], t);
-        return 1;
     }
     return 0;
+}
+
+/* Seal the current block with a PAD that names block idx (queue_pvt.h, Link),
+ * just popped from tier t, and make idx the current block. */
+static inline void seal_linked(struct pyq_queue *q, uint32_t idx, int tier)
+{
+    /* Stale from the block's last use: the linked PAD (W3) makes this zero
+     * visible before the reader gets there. */
+    pyq_store_relaxed(pyq_hdr(q->base + (size_t)idx * q->cfg.block_size, 0), 0);
+    seal(q, pyq_hdr_link(idx, q->w.seq));
+    start_block(q, idx, tier, 1);
+}
+
+/* Scanning reader, the next record does not fit: take the next block (tier 1
+ * first) before sealing this one, and link to it.  Returns 1 when done, 0
+ * (nothing changed) when no block is free now. */
+static __attribute__((noinline)) int take_linked(struct pyq_queue *q)
+{
+    for (int t = 0; t < PYQ_TIERS; t++) {
+        int64_t idx = pop_free(q, t);
+        if (idx >= 0) {
+            seal_linked(q, (uint32_t)idx, t);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After a commit that left less room than the record just written: the next
+ * record of that size will not fit.  With a scanning reader, take the next
+ * hot block now and seal this one with a PAD that names it (nothing to mark
+ * if it is exactly full) rather than at the next write: the reader meets the
+ * PAD right behind the last record, often in the same line, and goes to wait
+ * on the next block's first header while the queue is idle -- so a message
+ * that starts a block costs one line transfer like any other.  Hot tier only
+ * and never waiting: a take at the next write would choose the same block
+ * (free hot blocks only accumulate until the writer takes one), so tiers and
+ * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
+ * hot block) only an exactly full block is sealed, and the next write that
+ * does not fit seals as before. */
+static __attribute__((noinline)) void seal_early(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (q->scan && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+        int64_t idx = pop_free(q, PYQ_TIER_HOT);
+        if (idx >= 0) {
+            seal_linked(q, (uint32_t)idx, PYQ_TIER_HOT);
+            return;
+        }
+    }
+    if (w->pos == q->cfg.block_size)
+        seal(q, PYQ_HDR_PAD);
 }
 
 /* SPEC §3.6: spin with a relax hint, sched_yield() every retry_yield_every
@@ -199,10 +263,12 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
         return PYQ_ECLOSED;
     rec = pyq_record_size(q, len);
     if (PYQ_UNLIKELY(!w->blk || w->pos + rec > q->cfg.block_size)) {
-        int rc;
-        if (w->blk)
-            seal(q);
-        rc = take_block(q, timeout_ns);
+        int rc = 0;
+        if (!w->blk || !q->scan || !take_linked(q)) {
+            if (w->blk)
+                seal(q, PYQ_HDR_PAD);
+            rc = take_block(q, timeout_ns);
+        }
         if (rc != 0)
             return rc;
     }
@@ -227,7 +293,7 @@ static inline void commit(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
     const uint32_t bs = q->cfg.block_size;
-    uint32_t len = w->claim_len, pos = w->pos, next = pos + pyq_record_size(q, len);
+    uint32_t len = w->claim_len, pos = w->pos, rec = pyq_record_size(q, len), next = pos + rec;
     uint64_t hdr = PYQ_HDR_COMMIT | len;
 
     if (q->scan) {
@@ -269,8 +335,8 @@ static inline void commit(struct pyq_queue *q)
 
     if (q->cfg.publish != PYQ_PUBLISH_MAX)
         publish_policy(q, next);
-    if (next == bs)
-        seal(q);
+    if (bs - next < rec)
+        seal_early(q);
 }
 
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
@@ -389,7 +455,7 @@ static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q
  * and commit() in one, for every publish policy.  small: is_small(len) holds;
  * may_nt: the block may be streamed (else the caller checked w->nt).  Both 0/1
  * constants, so that pyq_writer_write() inlines a copy that calls nothing but
- * seal() and keeps the callee-saved registers untouched.
+ * seal_early() and keeps the callee-saved registers untouched.
  * Returns 1 when the message was written. */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
                                                             uint32_t len, int small, int may_nt)
@@ -416,8 +482,8 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     pyq_counter_add(&q->ws.bytes, len);
     if (q->cfg.publish != PYQ_PUBLISH_MAX)
         publish_policy(q, (uint32_t)next);
-    if (PYQ_UNLIKELY(next == w->fast_limit))
-        seal(q);
+    if (PYQ_UNLIKELY(w->fast_limit - next < next - pos))
+        seal_early(q); /* no room for another record of this size */
     return 1;
 }
 
@@ -484,7 +550,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
             pyq_counter_add(&q->ws.bytes, k * msg_size);
             i += k;
             if (w->pos == w->fast_limit)
-                seal(q);
+                seal(q, PYQ_HDR_PAD); /* batch_ok: no scanning reader */
             continue;
         }
         /* Block change, a full queue, or a path the run does not cover. */

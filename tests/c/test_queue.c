@@ -245,6 +245,75 @@ static void test_poll_copy(void)
     pyq_queue_destroy(q);
 }
 
+/* Messages in order, each with the pattern of its sequence number. */
+static int check_seq_fn(void *ctx, const void *msg, uint32_t len)
+{
+    uint64_t *next = ctx;
+    CHECK_EQ(pyq_pattern_check(msg, len, *next), 0);
+    (*next)++;
+    return 0;
+}
+
+static void write_seq(pyq_queue_t *q, uint64_t *seq, uint32_t len, int n)
+{
+    uint8_t msg[64];
+    for (int i = 0; i < n; i++, (*seq)++) {
+        pyq_pattern_fill(msg, len, *seq);
+        CHECK_EQ(pyq_writer_write(q, msg, len, 0), 0);
+    }
+}
+
+/* A scanning reader crosses blocks through linked PADs (queue_pvt.h, Link):
+ * taken early when a commit leaves less room than its record and a hot block
+ * is free, at the next write otherwise (either tier), never changing tiers. */
+static void test_block_links(void)
+{
+    pyq_stats_t st;
+    uint64_t w = 0, r = 0;
+    pyq_queue_t *q = make(256, 2, 2, PYQ_PUBLISH_EACH, 0, 0);
+
+    write_seq(q, &w, 32, 6);  /* 6 records of 40 B: 16 B left, sealed early */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 2);
+    CHECK_EQ(st.blocks_published, 1);
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ(pyq_reader_poll(q, 1, check_seq_fn, &r), 1);
+    CHECK_EQ(pyq_reader_poll(q, 1, check_seq_fn, &r), 0);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.returns_hot, 1); /* followed the link, first block back */
+    write_seq(q, &w, 32, 6);     /* early again: the first block is free */
+    write_seq(q, &w, 32, 6);     /* no hot block free: not early... */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 3);
+    CHECK_EQ(st.takes_spill, 0);
+    write_seq(q, &w, 32, 1);     /* ...but linked at the write that does not fit */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_spill, 1);
+    CHECK_EQ(pyq_reader_next_len(q), 32);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 13);
+    CHECK_EQ(r, w);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.returns_hot, 3);
+    CHECK_EQ(st.returns_spill, 0);
+    pyq_queue_destroy(q);
+
+    /* scan_current, exactly full blocks: the next hot block is taken at once. */
+    q = make(256, 2, 1, PYQ_PUBLISH_MAX, 0, 1);
+    w = r = 0;
+    write_seq(q, &w, 56, 4);     /* 4 records of 64 B */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 2);
+    CHECK_EQ(st.blocks_published, 1);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 4);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 0);
+    write_seq(q, &w, 56, 1);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 1);
+    pyq_queue_close(q);          /* closed: no take at the next exact fill */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 2);
+    pyq_queue_destroy(q);
+}
+
 int main(void)
 {
     test_config();
@@ -254,5 +323,6 @@ int main(void)
     test_claim();
     test_close_and_fixed();
     test_poll_copy();
+    test_block_links();
     CHECK_DONE("test_queue");
 }

@@ -13,7 +13,9 @@
  *
  * The model is a FIFO of committed messages (message k has length len[k] and
  * pyq_pattern content for seq k), plus the writer's framing (offset in the
- * current block), which says exactly when a block is sealed.  Checked:
+ * current block), which says exactly when a block is sealed -- with a scanning
+ * reader also after a record that leaves less room than itself, when a free hot
+ * block is taken at once (writer.c, seal_early).  Checked:
  *   - FIFO and bytes: the reader only ever delivers the next committed message,
  *     with its exact length and content; nothing aborted, never twice.
  *   - publish max without scan_current: exactly the sealed or flushed messages
@@ -163,12 +165,33 @@ static void after_claim(uint32_t len, int rc, int busy_before)
     }
 }
 
-static void after_commit(uint32_t len)
+/* Tier-1 blocks the writer holds or the reader has not returned yet
+ * (single thread: the stats are exact). */
+static uint64_t hot_in_use(void)
 {
+    pyq_stats_t st;
+
+    pyq_queue_stats(m.q, &st);
+    return st.takes_hot - st.returns_hot;
+}
+
+/* Apply a commit of len to the model; hot: hot_in_use() when it happens. */
+static void after_commit(uint32_t len, uint64_t hot)
+{
+    uint32_t r = rec(len);
+
     m.len[m.committed++] = len;
     m.bytes_w += len;
-    m.pos += rec(len);
-    if (m.pos == m.cfg.block_size) {   /* exactly full: sealed by the commit */
+    m.pos += r;
+    if (policy_shows_all() && !m.closed && m.cfg.block_size - m.pos < r &&
+        hot < m.cfg.hot_blocks) {
+        /* No room for another record of this size: with a scanning reader the
+         * writer seals now and takes the next hot block (writer.c, seal_early). */
+        m.seals++;
+        m.takes++;
+        m.pos = 0;
+        m.must_visible = m.committed;
+    } else if (m.pos == m.cfg.block_size) {   /* exactly full: sealed by the commit */
         m.seals++;
         m.has_block = 0;
         m.must_visible = m.committed;
@@ -184,14 +207,19 @@ static void do_write(struct input *in, int try_only)
     static uint8_t buf[PYQ_MAX_BLOCK_SIZE > 1024 ? 1024 : PYQ_MAX_BLOCK_SIZE];
     int64_t timeout = (byte(in) & 3) == 0 ? 2000 : 0; /* now and then, the wait loop */
     int busy = m.claimed, rc;
+    int need = !busy && len <= m.max && !m.closed && needs_block(len);
+    uint64_t hot = hot_in_use();
 
     if (len <= m.max)
         pyq_pattern_fill(buf, len, m.committed);
     rc = try_only ? pyq_writer_try_write(m.q, buf, len)
                   : pyq_writer_write(m.q, buf, len, timeout);
     after_claim(len, rc, busy);
-    if (rc == 0)
-        after_commit(len);
+    if (rc == 0) {
+        if (need && hot < m.cfg.hot_blocks)
+            hot++;                     /* the write's own take: tier 1 first */
+        after_commit(len, hot);
+    }
 }
 
 static void do_claim(struct input *in)
@@ -215,6 +243,7 @@ static void do_claim(struct input *in)
 
 static void do_commit(void)
 {
+    uint64_t hot = hot_in_use();
     int rc;
 
     if (m.claimed)
@@ -226,7 +255,7 @@ static void do_commit(void)
     }
     REQUIRE(rc == 0);
     m.claimed = 0;
-    after_commit(m.claim_len);
+    after_commit(m.claim_len, hot);
 }
 
 static void do_abort(void)
