@@ -11,7 +11,7 @@ struct pq_handle {
 static int pq_create(const pyq_adapter_params_t *p, void **handle)
 {
     struct pq_handle *ph;
-    uint32_t rec;
+    uint32_t rec, align;
     int rc;
 
     if (p->msg_size == 0 || p->queue.block_size < PYQ_MIN_BLOCK_SIZE ||
@@ -25,8 +25,10 @@ static int pq_create(const pyq_adapter_params_t *p, void **handle)
         free(ph);
         return rc;
     }
-    /* Records are a header + the payload padded to 8 (pyqueue.h). */
-    rec = PYQ_RECORD_HEADER + ((p->msg_size + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+    /* Records are a header + the payload, the whole padded to 8 -- to 64 with
+     * scan_current (pyqueue.h). */
+    align = p->queue.scan_current ? PYQ_RECORD_ALIGN_SCAN : PYQ_RECORD_ALIGN;
+    rec = (PYQ_RECORD_HEADER + p->msg_size + align - 1) & ~(align - 1);
     ph->capacity = (uint64_t)(p->queue.block_size / rec) *
                    ((uint64_t)p->queue.hot_blocks + p->queue.spill_blocks);
     *handle = ph;

@@ -132,6 +132,8 @@ struct pyq_queue {
     _Atomic int detached;                /* W4: the writer will write no more */
 };
 
+_Static_assert(PYQ_RECORD_ALIGN_SCAN == PYQ_CACHELINE,
+               "scan_current records start a cache line each");
 _Static_assert(sizeof(struct pyq_writer_state) <= 2 * PYQ_CACHELINE,
                "writer state spans at most two lines");
 _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,

@@ -144,6 +144,29 @@ def test_full_is_eagain_and_capacity_holds(name):
         q.close()
 
 
+@pytest.mark.parametrize("kw, record", [({}, 40), ({"publish": "each"}, 40),
+                                        ({"scan_current": True}, 64)])
+def test_pyqueue_capacity_follows_its_framing(kw, record):
+    """32-byte messages take 40-byte records, 64-byte ones with scan_current: the
+    adapter's capacity (the burst study's backlog target) must say so."""
+    _need("pyqueue")
+    a = peers.get("pyqueue")
+    p = peers.params(32, 8192, adapter="pyqueue", block_size=512, hot_blocks=4, **kw)
+    h = ffi.new("void **")
+    assert a.create(p, h) == 0
+    try:
+        cap = a.capacity(h[0])
+        assert cap == (512 // record) * 16
+        buf = ffi.new("uint8_t[32]")
+        n = 0
+        while a.try_write(h[0], buf, 32) == 0:
+            n += 1
+            assert n <= cap, "more messages than the capacity"
+        assert cap - 512 // record <= n <= cap
+    finally:
+        a.destroy(h[0])
+
+
 @pytest.mark.parametrize("name", peers.NAMES)
 def test_callback_stop_keeps_the_rest_in_order(name):
     """A callback's nonzero return stops poll after that message; nothing is lost

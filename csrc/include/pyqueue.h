@@ -46,6 +46,7 @@
  * (header + payload padded to 64 with scan_current). */
 #define PYQ_RECORD_HEADER 8
 #define PYQ_RECORD_ALIGN 8
+#define PYQ_RECORD_ALIGN_SCAN 64
 /* Limits checked by pyq_queue_create(). */
 #define PYQ_MIN_BLOCK_SIZE 64
 #define PYQ_MAX_BLOCK_SIZE 16777216
