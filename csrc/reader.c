@@ -67,8 +67,10 @@ static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *
 }
 
 /* Header of the next visible record, or NULL when nothing more is visible now.
- * Moves across drained blocks (returning them) as it goes. */
-static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
+ * Moves across drained blocks (returning them) and links as it goes.  The whole
+ * logic; next_record() below inlines its common case. */
+static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_queue *q,
+                                                                    uint64_t *hdr_out)
 {
     struct pyq_reader_state *r = &q->r;
     const uint32_t bs = q->cfg.block_size;
@@ -142,6 +144,24 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
         *hdr_out = hdr;
         return pyq_hdr(r->blk, r->pos);
     }
+}
+
+/* The common case inline -- a published record of the block being drained,
+ * without scanning -- and the rest out of line, so the callers' per-message
+ * loops save no registers for block changes, links and scanning. */
+static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+
+    if (PYQ_LIKELY(r->pos < r->limit)) {
+        /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
+        uint64_t hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+        if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+            *hdr_out = hdr;
+            return pyq_hdr(r->blk, r->pos);
+        }
+    }
+    return next_record_slow(q, hdr_out);
 }
 
 static inline void consumed(struct pyq_queue *q, uint32_t len)
