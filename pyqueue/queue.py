@@ -149,14 +149,14 @@ class Writer(_Side):
         tns = _timeout_ns(timeout)
         with self._lock:
             ptr = self._ptr()
-            if tns is not None and tns <= _WAIT_SLICE_NS:
-                check(lib.pyq_writer_write(ptr, buf, len(buf), tns), "write")
+            if tns <= _WAIT_SLICE_NS:
+                check(_writer_write(ptr, buf, n, tns), "write")
                 return
-            deadline = None if tns is None else time.monotonic_ns() + tns
+            deadline = time.monotonic_ns() + tns
             while True:
-                left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
-                rc = lib.pyq_writer_write(ptr, buf, len(buf), max(left, 0))
-                if rc != lib.PYQ_EAGAIN or (deadline is not None and left <= 0):
+                left = min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
+                rc = _writer_write(ptr, buf, n, max(left, 0))
+                if rc != _EAGAIN or left <= 0:
                     check(rc, "write")
                     return
 
