@@ -325,6 +325,24 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
     return (int64_t)n;
 }
 
+int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
+{
+    uint64_t hdr;
+    _Atomic uint64_t *h = next_record(q, &hdr);
+    uint32_t len;
+
+    if (!h)
+        return PYQ_EAGAIN;
+    len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    if (len > cap)
+        return PYQ_ETOOBIG;
+    memcpy(buf, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+    consumed(q, len);
+    account(q, 1, len);
+    eager_finish(q);
+    return len;
+}
+
 int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
 {
     uint8_t *dst = out;

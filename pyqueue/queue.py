@@ -21,7 +21,8 @@ _WAIT_SLICE_NS = 50_000_000
 # attribute lookup on ``lib`` costs tens of them.
 _EAGAIN = lib.PYQ_EAGAIN
 _writer_write = lib.pyq_writer_write
-_reader_poll_copy = lib.pyq_reader_poll_copy
+_reader_read_one = lib.pyq_reader_read_one
+_unpack = ffi.unpack
 
 
 def _int_param(name, value, lo, hi):
@@ -115,6 +116,15 @@ class _Side:
     def __init__(self, queue):
         self._queue = queue
         self._lock = threading.Lock()
+        # The per-message paths use these: a bound acquire/release pair costs
+        # half of ``with lock`` here, and _h (the handle, None once closed) is
+        # changed only by Queue.close() while it holds this lock.
+        self._acquire, self._release = self._lock.acquire, self._lock.release
+        self._h = queue._ptr
+        self._max = queue.max_message
+
+    def _closed(self):
+        return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 
     def _ptr(self):
         ptr = self._queue._ptr
@@ -133,16 +143,22 @@ class Writer(_Side):
         # any other buffer through ffi.from_buffer, also without a copy.
         buf = data if type(data) is bytes else ffi.from_buffer(data)
         n = len(buf)
-        if n > self._queue.max_message:
+        if n > self._max:
             raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
-                                  % (n, self._queue.max_message), lib.PYQ_ETOOBIG)
+                                  % (n, self._max), lib.PYQ_ETOOBIG)
         if timeout is None:
             # The per-message path: one C call unless the queue stays full for a
             # whole slice; between slices Ctrl-C and close() get their turn.
-            with self._lock:
-                rc = _writer_write(self._ptr(), buf, n, _WAIT_SLICE_NS)
+            self._acquire()
+            try:
+                h = self._h
+                if h is None:
+                    raise self._closed()
+                rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
                 while rc == _EAGAIN:
-                    rc = _writer_write(self._ptr(), buf, n, _WAIT_SLICE_NS)
+                    rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
+            finally:
+                self._release()
             if rc:
                 check(rc, "write")
             return
@@ -219,6 +235,7 @@ class Reader(_Side):
         self._cap = max(1 << 16, queue.block_size)
         self._buf = bytearray(self._cap)
         self._cbuf = ffi.from_buffer(self._buf)
+        self._cchars = ffi.cast("char *", self._cbuf)
         self._mv = memoryview(self._buf)
         self._lens = ffi.new("uint32_t[]", self._LENS)
 
@@ -226,10 +243,19 @@ class Reader(_Side):
         """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""
         if max_messages == 1 and type(max_messages) is int:
             # The per-message path: one C call, one copy into the new bytes.
-            with self._lock:
-                if _reader_poll_copy(self._ptr(), self._cbuf, self._cap, self._lens, 1) == 0:
-                    return []
-                return [bytes(self._mv[:self._lens[0]])]
+            self._acquire()
+            try:
+                h = self._h
+                if h is None:
+                    raise self._closed()
+                n = _reader_read_one(h, self._cbuf, self._cap)
+                if n < 0:
+                    if n == _EAGAIN:  # nothing visible (cap holds any message)
+                        return []
+                    check(n, "poll")
+                return [_unpack(self._cchars, n)]
+            finally:
+                self._release()
         if max_messages is not None:
             max_messages = _int_param("max_messages", max_messages, 0, 2**63 - 1)
         out = []
@@ -356,7 +382,7 @@ class Queue:
                 return
             lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
             with self.reader._lock, self._state_lock:
-                self._ptr = None
+                self._ptr = self.writer._h = self.reader._h = None
                 lib.pyq_queue_destroy(ptr)
 
     def __enter__(self):

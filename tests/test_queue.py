@@ -55,6 +55,36 @@ def test_poll_max_messages():
         assert q.reader.poll() == [b"%d" % i for i in range(3, 10)]
 
 
+def test_poll_one_at_a_time():
+    # poll(1) has its own per-message path (pyq_reader_read_one): FIFO, empty
+    # and zero-length messages, sizes up to the largest, then closed.
+    q = small(publish="each", spill_blocks=8)
+    assert q.reader.poll(1) == []
+    msgs = [b"", b"a", bytes(range(256)) * 3, b"z" * q.max_message]
+    for m in msgs:
+        q.writer.write(m)
+    assert [q.reader.poll(1) for _ in msgs] == [[m] for m in msgs]
+    assert q.reader.poll(1) == []
+    q.close()
+    with pytest.raises(pq.QueueClosed):
+        q.reader.poll(1)
+    with pytest.raises(pq.QueueClosed):
+        q.writer.write(b"x")
+
+
+def test_read_one_leaves_a_message_that_does_not_fit():
+    from pyqueue._pyq import ffi, lib
+    with small(publish="each") as q:
+        q.writer.write(b"0123456789")
+        buf = ffi.new("char[]", 16)
+        assert lib.pyq_reader_read_one(q.c_handle, buf, 9) == lib.PYQ_ETOOBIG
+        assert lib.pyq_reader_next_len(q.c_handle) == 10
+        assert lib.pyq_reader_read_one(q.c_handle, buf, 16) == 10
+        assert ffi.unpack(buf, 10) == b"0123456789"
+        assert lib.pyq_reader_read_one(q.c_handle, buf, 16) == lib.PYQ_EAGAIN
+        assert q.stats()["messages_read"] == 1
+
+
 def test_poll_handles_more_than_one_buffer():
     with small(publish="max", spill_blocks=64) as q:
         msgs = [bytes([i % 251]) * (i % 4000 + 1) for i in range(200)]

@@ -199,6 +199,14 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
 int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
                              uint64_t max_messages);
 
+/* Reader thread only.  Copy the next visible message into buf (capacity cap
+ * bytes): poll_copy for one message, with the length as the result (the
+ * per-message path of the Python Reader.poll(1)).
+ * @return its length (>= 0; zero-length messages exist), PYQ_EAGAIN when none
+ *         is visible, or PYQ_ETOOBIG when it does not fit in cap (it stays in
+ *         the queue: see pyq_reader_next_len()).  Wait-free. */
+int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap);
+
 /* Reader thread only.  Copy up to n messages of exactly msg_size bytes into out
  * (a C-contiguous (n, msg_size) array).  Stops before a message of another size.
  * @return the count copied, or PYQ_ERANGE when the first visible message has
