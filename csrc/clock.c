@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime_pvt.h"
@@ -155,6 +156,56 @@ int pyq_clock_cost_ns(int which, uint32_t n, double *ns_per_read)
     t1 = pyq_now_ns();
     __asm__ __volatile__("" : : "r"(sink)); /* keep the reads */
     *ns_per_read = (double)(t1 - t0) / n;
+    return 0;
+}
+
+/* Largest step s (4..PYQ_STEP_MAX) such that 90 % of the non-zero deltas lie
+ * within one unit of a multiple of s; 1 if none does. */
+#define PYQ_STEP_MAX 256u
+static uint64_t common_step(const uint64_t *d, uint32_t n)
+{
+    uint32_t moved = 0;
+
+    for (uint32_t i = 0; i < n; i++)
+        moved += d[i] != 0;
+    if (moved < n / 10 + 1)
+        return 0;
+    for (uint64_t s = PYQ_STEP_MAX; s >= 4; s--) {
+        uint32_t near = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t r = d[i] % s;
+            near += d[i] && (r <= 1 || r == s - 1);
+        }
+        if (near >= moved - moved / 10)
+            return s;
+    }
+    return 1;
+}
+
+int pyq_clock_step(int which, uint32_t n, uint64_t *step)
+{
+    uint64_t *d, x = 0x9e3779b97f4a7c15ull;
+
+    if (which < 0 || which >= PYQ_CLOCK_COUNT || !step || n == 0 || n > (1u << 24))
+        return PYQ_EINVAL;
+    if (!PYQ_HAVE_CYCLES && (which == PYQ_CLOCK_CYCLES || which == PYQ_CLOCK_CYCLES_FENCED))
+        return PYQ_ENOTSUP;
+    if (!(d = malloc((size_t)n * sizeof(*d))))
+        return PYQ_ENOMEM;
+    /* Two reads a random short spin apart: the differences of a clock with
+     * resolution 1 spread over every value, those of a clock that moves in
+     * steps (a VM's scaled TSC, a coarse clocksource) cluster at multiples of
+     * the step.  The smallest back-to-back difference would only show the
+     * cost of a read. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t t0 = read_clock(which);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        for (volatile uint32_t k = (uint32_t)(x & 127); k; k--)
+            ;
+        d[i] = read_clock(which) - t0;
+    }
+    *step = common_step(d, n);
+    free(d);
     return 0;
 }
 

@@ -57,6 +57,31 @@ def cost_ns(clock="monotonic", n=100_000):
     return None if rc == lib.PYQ_ENOTSUP else float(out[0])
 
 
+def step_ns(clock="cycles", n=20_000):
+    """Resolution of ``clock`` in ns (None without the clock): the step that
+    nearly all differences between two reads are multiples of (see
+    pyq_clock_step).  On some VMs the TSC moves tens of ticks at a time; every
+    sample it times is then a multiple of this step, so two percentiles less
+    than one step apart cannot be told apart."""
+    if clock not in CLOCKS:
+        raise ValueError("clock must be one of %s, got %r" % (", ".join(CLOCKS), clock))
+    out = ffi.new("uint64_t *")
+    if lib.pyq_clock_step(CLOCKS[clock], n, out) == lib.PYQ_ENOTSUP:
+        return None
+    if clock.startswith("cycles"):
+        return cycles_to_ns(out[0])
+    return float(out[0])
+
+
+def step_ticks(n=20_000):
+    """The cycle counter's resolution in its own ticks (1 on most machines;
+    None without a cycle counter)."""
+    out = ffi.new("uint64_t *")
+    if lib.pyq_clock_step(lib.PYQ_CLOCK_CYCLES, n, out) == lib.PYQ_ENOTSUP:
+        return None
+    return int(out[0])
+
+
 def costs(n=100_000):
     """{clock name: ns per read or None} for every clock, plus sched_getcpu."""
     out = {name: cost_ns(name, n) for name in CLOCKS}

@@ -23,6 +23,24 @@ def test_clocks():
         clock.cost_ns("sundial")
 
 
+def test_clock_step():
+    # The resolution is a property of the machine (1 tick on most, 26 on some
+    # VMs); only its consistency and the argument checks are asserted.
+    cc = clock.calibrate()
+    ticks = clock.step_ticks(2000)
+    if not cc.available:
+        assert ticks is None and clock.step_ns("cycles") is None
+    else:
+        assert ticks >= 1
+        assert clock.step_ns("cycles", 2000) == pytest.approx(ticks / cc.ticks_per_ns, rel=0.5)
+    assert clock.step_ns("monotonic", 2000) >= 1
+    with pytest.raises(ValueError):
+        clock.step_ns("sundial")
+    out = ffi.new("uint64_t *")
+    assert lib.pyq_clock_step(lib.PYQ_CLOCK_MONOTONIC, 0, out) == lib.PYQ_EINVAL
+    assert lib.pyq_clock_step(99, 10, out) == lib.PYQ_EINVAL
+
+
 def test_current_cpu_and_pinning_in_a_thread():
     allowed = cpu.allowed_cpus()
     seen = {}

@@ -83,6 +83,13 @@ double pyq_clock_cycles_to_ns(uint64_t ticks);
  * measured over n back-to-back reads.  @return 0, PYQ_EINVAL, PYQ_ENOTSUP. */
 int pyq_clock_cost_ns(int which, uint32_t n, double *ns_per_read);
 
+/* Calling thread.  Resolution of clock `which` in its own units (ns, or ticks
+ * for the cycle counters): the step that 90 % of n differences between two
+ * reads a random short spin apart are (within one unit) multiples of; 1 for a
+ * clock that moves by single units, 0 if it hardly moved at all.
+ * @return 0, PYQ_EINVAL (n outside [1, 2^24]), PYQ_ENOMEM, PYQ_ENOTSUP. */
+int pyq_clock_step(int which, uint32_t n, uint64_t *step);
+
 /* Any thread.  Static name of clock `which` ("monotonic", "rdtsc", ...). */
 const char *pyq_clock_name(int which);
 

@@ -60,6 +60,8 @@ def collect(sysfs_root="/sys"):
     out["clocks"] = {
         "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         "cost_ns": clock.costs(),
+        "step_ns": {name: clock.step_ns(name) for name in clock.CLOCKS},
+        "cycle_step_ticks": clock.step_ticks(),
         "cycle_counter": {"name": cc.name, "available": cc.available,
                           "ticks_per_ns": cc.ticks_per_ns, "counter_hz": cc.counter_hz,
                           "constant_tsc": "constant_tsc" in flags if cc.name == "rdtsc" else None,
@@ -132,7 +134,12 @@ def print_text(env, file=sys.stdout):
     p("clocks      clocksource %s; %s %s" % (c["clocksource"], cyc["name"],
       "%.4f ticks/ns" % cyc["ticks_per_ns"] if cyc["available"] else "unavailable"))
     for name, cost in c["cost_ns"].items():
-        p("  %-15s %s per read" % (name, _fmt(cost)))
+        step = c["step_ns"].get(name)
+        p("  %-15s %s per read%s" % (name, _fmt(cost), "" if step is None else
+                                     ", moves in steps of %s" % _fmt(step)))
+    if c["cycle_step_ticks"] and c["cycle_step_ticks"] > 1:
+        p("  the cycle counter advances %d ticks at a time: every cycle-timed sample "
+          "is a multiple of %s" % (c["cycle_step_ticks"], _fmt(c["step_ns"]["cycles"])))
     k = env["counters"]
     p("counters    perf_event_paranoid=%s; one read of all available: %s"
       % (k["perf_event_paranoid"], _fmt(k["read_cost_ns"])))

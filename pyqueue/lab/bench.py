@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import clock as _clock
 from .. import peers as _peers
 from .. import queue as _queue
 from .._errors import check
@@ -328,7 +329,8 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
-                  timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode())
+                  timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
+                  timer_step_ns=_clock.step_ns("cycles"))
     for cpu in (writer_cpu, reader_cpu):
         if cpu not in os.sched_getaffinity(0):
             raise ValueError("CPU %d is not available to this process (allowed: %s)"
@@ -475,6 +477,15 @@ def _missing(summary):
     return {n: st for n, st in summary["peers"].items() if st != "built"}
 
 
+def _timer_note(params):
+    step = params.get("timer_step_ns")
+    if step is None:
+        return "Round trips timed with %s." % params.get("timer", "the cycle counter")
+    return ("Round trips timed with %s, which moves in steps of %.1f ns here: every sample is "
+            "a multiple of that, so round-trip figures less than one step apart are equal."
+            % (params.get("timer", "the cycle counter"), step))
+
+
 def format_summary(summary, params):
     """Plain-text report: medians per placement, then the targets."""
     lines = ["32-byte messages, writer CPU %d -> reader CPU %d; %d rounds of interleaved slices; "
@@ -482,7 +493,7 @@ def format_summary(summary, params):
                                                      params["rounds"], params["budget_bytes"]),
              "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND "
              "after the slice; 'moved' slices are kept in the raw data but give no ratio."
-             % params["split_ns"]]
+             % params["split_ns"], _timer_note(params)]
     for n, st in sorted(_missing(summary).items()):
         lines.append("  %s: %s" % (n, st))
     lines += ["", "Throughput, M msg/s (median over slices):"]
@@ -541,7 +552,7 @@ def format_markdown(summary, params):
     for n in sorted(missing):
         out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
     out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
-            "nearest rank, median over slices)", ""]
+            "nearest rank, median over slices). " + _timer_note(params), ""]
     out += head("contender")
     names = sorted({n for d in summary["roundtrip_ns"].values() for n in d})
     for n in names:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import clock as _clock
 from .._pyq import ffi, lib
 from . import placement
 from ._output import OutputFolder
@@ -154,6 +155,11 @@ def _matrix_tables(cpus, relations, mode_cells, tpn):
 def _format_summary(res):
     lines = ["Core-to-core one-way latency (ping-pong round trip / 2), cycle counter at "
              "%.3f GHz; nearest-rank per round, mean over rounds" % res.ticks_per_ns]
+    step = res.params.get("timer_step_ticks")
+    if step and step > 1:
+        lines.append("The cycle counter moves %d ticks (%.1f ns) at a time here: one-way figures "
+                     "are multiples of %.1f ns." % (step, step / res.ticks_per_ns,
+                                                    step / res.ticks_per_ns / 2))
     cpus = res.cpus
     for mode, m in res.matrix.items():
         lines.append("")
@@ -242,7 +248,8 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
                   rounds=rounds, batch=batch, queue=bool(queue), pair=list(pair),
                   queue_round_trips=queue_round_trips, over_time=over_time, interval=interval,
                   over_time_round_trips=over_time_round_trips, topology=topo.to_dict(),
-                  ticks_per_ns=tpn, loadavg_start=_loadavg())
+                  ticks_per_ns=tpn, timer_step_ticks=_clock.step_ticks(),
+                  loadavg_start=_loadavg())
     folder = OutputFolder(out, "core_to_core", params, overwrite=overwrite,
                           pinning={"pairs": "each ordered pair of %s" % cpus}) if out else None
     qnames = ["two_lines"] + list(QUEUE_VARIANTS) if queue else []
