@@ -63,7 +63,9 @@ def test_quick_cli_end_to_end(tmp_path):
     assert {s["contender"] for s in adapter_rows} >= {"pyqueue", "pyqueue_stream"}
     for s in adapter_rows:
         assert s["extra"]["writer_ns"] > 0 and s["extra"]["elapsed_ns"] > 0
-        assert s["extra"]["full_retries"] >= 0
+        # A count (how many try_writes found the queue full); its size depends on
+        # the machine, so only its presence and type are behaviour.
+        assert type(s["extra"]["full_retries"]) is int
 
 
 @needs_two
