@@ -6,9 +6,13 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import pyqueue.peers as peers
+from pyqueue import VerificationError
+from pyqueue._errors import check
+from pyqueue._pyq import ffi, lib
 from pyqueue.lab import bench as B
 from pyqueue.lab import _output
 
@@ -95,3 +99,30 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
 def test_bad_cpu_is_refused():
     with pytest.raises(ValueError, match="not available"):
         B.bench(writer_cpu=max(CPUS) + 1000, **TINY)
+
+
+def _roundtrip(ab, ba, trips):
+    """pyq_bench_adapter_roundtrip on CPUs 0/1 of this process, as the bench runs it."""
+    s = np.zeros(trips, np.uint64)
+    with B._Pinned(-1):
+        check(lib.pyq_bench_adapter_roundtrip(ab.a, ab.h, ba.h, CPUS[0], CPUS[1], trips,
+                                              B._u64(s)), "round trip")
+    return s
+
+
+@needs_two
+@pytest.mark.parametrize("adapter", ["pyqueue"])
+def test_roundtrip_echo_side_error_is_raised(adapter):
+    """A stray message in A->B: the echo side sees sequence 99 where it expects 0,
+    and the driver must report that (it used to come back as PYQ_EINTR)."""
+    ab, ba = (B._AdapterQueue(adapter, 1 << 20, publish="each") for _ in "ab")
+    try:
+        stray = ffi.new("uint8_t[32]", [99])
+        assert ab.a.try_write(ab.h, stray, 32) == 0
+        ab.a.flush(ab.h)
+        with pytest.raises(VerificationError) as e:
+            _roundtrip(ab, ba, 100)
+        assert e.value.code == lib.PYQ_EBADMSG
+    finally:
+        ab.close()
+        ba.close()
