@@ -1,8 +1,10 @@
 /* adapter_ring_floor.c - the round-trip yardstick "ring_floor" (not a peer): the
  * least a ring queue can do per message, behind the same adapter vtable as
  * pyqueue and the peers, so the bench's round-trip driver measures it exactly as
- * it measures them.  The ping-pong floor reuses one line every trip; any ring
- * hands each message over in a fresh line, and this row prices that alone.
+ * it measures them.  The ping-pong floor reuses one line every trip; a ring
+ * hands each message over in a fresh line, and this row prices a plain one:
+ * nothing is prefetched or touched ahead, so the writer takes each slot's line
+ * over from the reader on the critical path (deliberately: the plain case).
  *
  * One 64-byte slot per message: an 8-byte sequence word and the 32-byte payload
  * in one line, so one line transfer delivers both (SPEC §3.3).  The writer stores

@@ -16,7 +16,7 @@
  * Also built in, and NOT a peer: "ring_floor", the round-trip yardstick
  * (adapter_ring_floor.c) -- a minimal ring of 64-byte slots, the sequence word
  * and the 32-byte payload in one line, each message in a fresh line.  It prices
- * the line per message every ring pays, between the ping-pong floor and pyqueue.
+ * a plain ring's line per message, between the ping-pong floor and pyqueue.
  *
  * Messages have one fixed size per queue (params.msg_size); poll hands each one to
  * a pyq_message_fn with that length.  Return codes follow pyqueue.h: 0 / a count,

@@ -20,8 +20,9 @@ Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
   ring_floor      YARDSTICK, not a peer: a minimal ring of 64-byte slots (sequence
                   word + payload in one line, each message in a FRESH line; 256
                   slots = 16 KiB, pyqueue's hot tier) through the same adapter
-                  driver as pyqueue_each: what any ring pays over the same-line
-                  floor; pyqueue_each / ring_floor is what pyqueue adds to that
+                  driver as pyqueue_each: what a plain ring pays over the same-line
+                  floor; pyqueue_each / ring_floor is what pyqueue adds (or saves:
+                  a ring that takes its next line ahead can beat it)
   pyqueue_each    pyqueue, publish 'each';  pyqueue_scan: 'max' + flush, scan_current
   mutex ck dpdk rwq boost   the peers, through the same round-trip driver
   pyqueue_each_direct, pyqueue_scan_direct   the same two through pyqueue's own C
