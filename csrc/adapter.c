@@ -12,6 +12,7 @@
 
 extern const pyq_adapter_t pyq_adapter_pyqueue;
 extern const pyq_adapter_t pyq_adapter_mutex;
+extern const pyq_adapter_t pyq_adapter_ring_floor;
 
 #define PEERS_MAX 16
 
@@ -123,6 +124,10 @@ int pyq_adapter_get(const char *name, const char *peer_dir, const pyq_adapter_t 
     }
     if (strcmp(name, "mutex") == 0) {
         *out = &pyq_adapter_mutex;
+        return 0;
+    }
+    if (strcmp(name, "ring_floor") == 0) {
+        *out = &pyq_adapter_ring_floor;
         return 0;
     }
     if (!valid_name(name))

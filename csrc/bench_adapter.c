@@ -309,10 +309,12 @@ static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, 
     }
     pyq_bench_meet(&r->start, 2);
     rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
-    if (rc)  /* the echo may be spinning on ab: tell it to give up */
+    /* -1: A gave up because the echo flagged an error; keep the echo's code
+     * (overwriting it turned an echo-side PYQ_EBADMSG into PYQ_EINTR). */
+    if (rc && rc != -1)  /* the echo may be spinning on ab: tell it to give up */
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     pthread_join(t, NULL);
-    if (!rc)
+    if (!rc || rc == -1)
         rc = atomic_load_explicit(&r->err, memory_order_relaxed);
     if (!rc)
         pyq_bench_to_ns(cyc, samples_ns, round_trips);

@@ -13,6 +13,11 @@
  * never waits and poll never blocks, so every driver retries with its own policy
  * (spin + relax, yield every N) and all contenders wait the same way.
  *
+ * Also built in, and NOT a peer: "ring_floor", the round-trip yardstick
+ * (adapter_ring_floor.c) -- a minimal ring of 64-byte slots, the sequence word
+ * and the 32-byte payload in one line, each message in a fresh line.  It prices
+ * a plain ring's line per message, between the ping-pong floor and pyqueue.
+ *
  * Messages have one fixed size per queue (params.msg_size); poll hands each one to
  * a pyq_message_fn with that length.  Return codes follow pyqueue.h: 0 / a count,
  * or a negative PYQ_E* code.
@@ -34,6 +39,11 @@
  * (a 32-byte struct by value), the others any size (dpdk: a multiple of 4). */
 #define PYQ_ADAPTER_MSG_SIZE 32
 
+/* Slots of the ring_floor yardstick: 256 x 64 B = 16 KiB, the size of pyqueue's
+ * default hot tier; halved until it fits capacity_bytes (at least 2 slots).  It
+ * carries exactly PYQ_ADAPTER_MSG_SIZE-byte messages. */
+#define PYQ_RING_FLOOR_SLOTS 256
+
 /* Longest adapter name (a peer name is [a-z0-9_], at most this long). */
 #define PYQ_ADAPTER_NAME_MAX 32
 
@@ -54,7 +64,8 @@ typedef struct pyq_adapter_params {
 typedef struct pyq_adapter {
     uint32_t abi;        /* PYQ_ADAPTER_ABI */
     uint32_t flags;      /* reserved, 0 */
-    const char *name;    /* "pyqueue", "mutex", "ck", "dpdk", "rwq", "boost" */
+    const char *name;    /* "pyqueue", "mutex", "ring_floor", "ck", "dpdk", "rwq",
+                            "boost" */
 
     /* Any thread.  Build a queue; all storage is allocated here.
      * @return 0 and *handle, PYQ_EINVAL (msg_size or capacity unsupported),
@@ -101,8 +112,9 @@ typedef const pyq_adapter_t *(*pyq_peer_entry_fn)(void);
  * default pool (4 x 4 KiB + 65,536 x 4 KiB), pyq_config_init() for the queue. */
 void pyq_adapter_params_init(pyq_adapter_params_t *p);
 
-/* Any thread.  Find an adapter by name: "pyqueue" and "mutex" are built in; any
- * other name loads <peer_dir>/libpyq_peer_<name>.so (once; handles stay open).
+/* Any thread.  Find an adapter by name: "pyqueue", "mutex" and "ring_floor" are
+ * built in; any other name loads <peer_dir>/libpyq_peer_<name>.so (once; handles
+ * stay open).
  * @return 0 and *out, PYQ_EINVAL (not a valid adapter name, or peer_dir NULL),
  *         PYQ_ENOTSUP (the peer library is missing, fails to load, lacks the
  *         entry point or has another ABI: pyq_adapter_error() says which). */

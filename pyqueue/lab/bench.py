@@ -17,6 +17,12 @@ Throughput (writer pinned to one CPU, reader to the other, M msg/s):
   yardstick       a per-message ring of 32-byte slots with cached indices (rigtorp)
 Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
   pingpong        the raw two-line ping-pong floor (same timer as the queues)
+  ring_floor      YARDSTICK, not a peer: a minimal ring of 64-byte slots (sequence
+                  word + payload in one line, each message in a FRESH line; 256
+                  slots = 16 KiB, pyqueue's hot tier) through the same adapter
+                  driver as pyqueue_each: what a plain ring pays over the same-line
+                  floor; pyqueue_each / ring_floor is what pyqueue adds (or saves:
+                  a ring that takes its next line ahead can beat it)
   pyqueue_each    pyqueue, publish 'each';  pyqueue_scan: 'max' + flush, scan_current
   mutex ck dpdk rwq boost   the peers, through the same round-trip driver
   pyqueue_each_direct, pyqueue_scan_direct   the same two through pyqueue's own C
@@ -210,7 +216,8 @@ class _RoundTrip:
         self.trips, self.a, self.b = trips, cpu_a, cpu_b
         self.samples = {}
         self.pairs = {}
-        variants = [("pyqueue_each", "pyqueue", dict(publish="each")),
+        variants = [("ring_floor", "ring_floor", {}),   # the yardstick (module doc)
+                    ("pyqueue_each", "pyqueue", dict(publish="each")),
                     ("pyqueue_scan", "pyqueue", dict(publish="max", scan_current=True))]
         variants += [(p, p, {}) for p in PEERS if p in installed]
         # pyqueue's own API, no adapter vtable: the rows for the floor targets.
@@ -229,6 +236,10 @@ class _RoundTrip:
 
     def contenders(self):
         return ["pingpong"] + list(self.pairs)
+
+    def ring_floor_slots(self):
+        ab = self.pairs["ring_floor"][0]
+        return int(ab.a.capacity(ab.h))
 
     def close(self):
         for pair in self.pairs.values():
@@ -344,6 +355,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
         tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
                          installed, peer_dir)
         rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, installed, peer_dir)
+        params["ring_floor_slots"] = rt.ring_floor_slots()
         py = _PythonAPI(py_messages, writer_cpu, budget_bytes)
         groups = [("throughput", tp), ("roundtrip", rt), ("python", py)]
         total = rounds * sum(len(g.contenders()) for _, g in groups)
@@ -431,10 +443,20 @@ EXTRA_RATIOS = [
     ("pyqueue (adapter) / pyqueue_direct", "throughput", "pyqueue", "pyqueue_direct"),
     ("pyqueue_direct / yardstick", "throughput", "pyqueue_direct", "yardstick"),
     ("pyqueue_stream / pyqueue", "throughput", "pyqueue_stream", "pyqueue"),
+    # The round-trip decomposition: a fresh line per message (any ring), then pyqueue.
+    ("ring_floor / ping-pong floor, round-trip p50", "roundtrip", "ring_floor", "pingpong"),
+    ("pyqueue_each / ring_floor, round-trip p50", "roundtrip", "pyqueue_each", "ring_floor"),
+    ("pyqueue_scan / ring_floor, round-trip p50", "roundtrip", "pyqueue_scan", "ring_floor"),
 ] + [("pyqueue / %s" % p, "throughput", "pyqueue", p) for p in PEERS] + [
     ("py_write_poll / deque", "python", "py_write_poll", "deque"),
     ("py_batch_local / simplequeue", "python", "py_batch_local", "simplequeue"),
 ]
+
+
+def _ring_floor_note(params):
+    return ("a yardstick, not a peer: a minimal ring of %s 64-byte slots, each message in a "
+            "fresh line, through the same driver as pyqueue_each"
+            % params.get("ring_floor_slots", "?"))
 
 
 def _ratio_entry(d):
@@ -500,7 +522,8 @@ def format_summary(summary, params):
     for place, d in sorted(summary["throughput_mmsg_s"].items()):
         lines.append("  %-6s " % place + "  ".join("%s %.2f (n=%d)" % (k, v["median"], v["slices"])
                                                     for k, v in sorted(d.items())))
-    lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices):"]
+    lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
+              "ring_floor is %s:" % _ring_floor_note(params)]
     for place, d in sorted(summary["roundtrip_ns"].items()):
         lines.append("  %s" % place)
         for k, v in sorted(d.items(), key=lambda kv: kv[1]["p50"]):
@@ -521,7 +544,7 @@ def format_summary(summary, params):
     for label, d in summary["ratios"].items():
         parts = ["%s %.2fx" % (p, e["median"]) for p, e in sorted(d.items())
                  if e["median"] is not None]
-        lines.append("  %-36s %s" % (label, "  ".join(parts) or "not measured"))
+        lines.append("  %-46s %s" % (label, "  ".join(parts) or "not measured"))
     return "\n".join(lines)
 
 
@@ -561,9 +584,11 @@ def format_markdown(summary, params):
             e = summary["roundtrip_ns"].get(p, {}).get(n)
             cells.append("%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"], e["slices"])
                          if e else "-")
-        out.append("| %s | %s |" % (n, " | ".join(cells)))
+        out.append("| %s | %s |" % (n + (" (yardstick)" if n == "ring_floor" else ""),
+                                    " | ".join(cells)))
     for n in sorted(missing):
         out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
+    out += ["", "`ring_floor` is %s." % _ring_floor_note(params)]
     out += ["", "**Python API, one thread, write+read per message, M msg/s**", ""]
     out += head("contender")
     names = sorted({n for d in summary["python_mmsg_s"].values() for n in d})
@@ -581,6 +606,12 @@ def format_markdown(summary, params):
                                                    e["rounds"]) if e else "-")
         out.append("| %s | %s %.2fx | %s |" % (t["label"], "≥" if t["higher_is_better"] else "≤",
                                                t["target"], " | ".join(cells)))
+    out += ["", "**Other ratios** (no goal; same per-round, per-placement median)", ""]
+    out += ["| ratio | %s |" % " | ".join(places), "|---|%s" % ("---:|" * len(places))]
+    for label, d in summary["ratios"].items():
+        out.append("| %s | %s |" % (label, " | ".join(
+            "%.2fx (%d rounds)" % (d[p]["median"], len(d[p]["ratios"]))
+            if d.get(p, {}).get("median") is not None else "-" for p in places)))
     for n, st in sorted(missing.items()):
         out.append("\n%s: %s" % (n, st))
     return "\n".join(out)
