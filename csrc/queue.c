@@ -73,6 +73,7 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
      * on the record's own line instead of pub_pos's line, then the record's. */
     q->scan = cfg->scan_current != 0 || cfg->publish == PYQ_PUBLISH_EACH;
     q->rec_mask = cfg->scan_current ? PYQ_RECORD_ALIGN_SCAN - 1 : PYQ_RECORD_ALIGN - 1;
+    q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->w.claim_len = PYQ_NO_CLAIM;
     atomic_init(&q->ring_tail, 0);

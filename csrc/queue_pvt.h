@@ -12,7 +12,11 @@
  *           line the reader waits on is never the one still holding the
  *           previous record.  A zero header means "nothing committed here yet"
  *           (only meaningful when the reader scans headers: scan_current or
- *           publish each, see q->scan and writer.c).
+ *           publish each, see q->scan and writer.c).  The writer clears stale
+ *           headers before the reader can reach them: the first one when it
+ *           takes a block, then with publish each every record the header
+ *           after it, and with scan_current (q->line_headers) every record the
+ *           header one line further, after its commit (writer.c, ahead_headers).
  * Link:     with q->scan, a block sealed because a record does not fit ends in
  *           a linked PAD (PYQ_HDR_LINK | ring position << 48 | block index): the
  *           writer took the next block first, so a scanning reader goes straight
@@ -112,6 +116,8 @@ struct pyq_queue {
                                       W1/A1), not below pub_pos: cfg.scan_current,
                                       or publish each (queue.c) */
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
+    bool line_headers;             /* scan_current: every header starts a line, and the
+                                      writer clears headers one line ahead (writer.c) */
     bool batch_ok;                 /* publish max without scan_current: write_batch
                                       writes runs of records */
 
