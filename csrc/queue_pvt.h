@@ -66,6 +66,8 @@ struct pyq_writer_state {
     uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
+    int special;                         /* nt or q->line_headers: pyq_writer_write's
+                                            plain fast path does not apply (one test) */
     int nt_pending;                      /* streaming stores not yet fenced */
     uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
                                             the fast path (a current block, no claim,

@@ -132,6 +132,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->pos = 0;
     w->tier = tier;
     w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    w->special = w->nt || q->line_headers;
     w->fast_limit = fast_limit(q);
     if (q->scan && !zeroed)
         clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
@@ -496,7 +497,8 @@ static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q
  * seal_early() and keeps the callee-saved registers untouched.
  * Returns 1 when the message was written. */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
-                                                            uint32_t len, int small, int may_nt)
+                                                            uint32_t len, int small, int may_nt,
+                                                            int lines)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t pos = w->pos;
@@ -509,7 +511,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
                      atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return 0;
     rec = w->blk + pos;
-    if (q->line_headers) {
+    if (lines) {
         ahead_headers(w->blk, pos, (uint32_t)next, w->fast_limit, 1);
     } else if (q->scan && next < w->fast_limit) {
         /* As in commit(): the stale header after this record reads zero; the
@@ -517,7 +519,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
         pyq_store_relaxed(pyq_hdr(w->blk, (uint32_t)next), 0);
     }
     put_record(q, rec, data, len, small, may_nt);
-    if (q->line_headers)
+    if (lines)
         ahead_headers(w->blk, pos, (uint32_t)next, w->fast_limit, 0);
     w->pos = (uint32_t)next;
     pyq_counter_add(&q->ws.messages, 1);
@@ -536,7 +538,8 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     uint8_t *p;
     int rc;
 
-    if (write_fast(q, data, len, 0, 1))  /* other lengths, streamed blocks */
+    /* Other lengths, streamed blocks; `lines` a constant in each copy. */
+    if (q->line_headers ? write_fast(q, data, len, 0, 1, 1) : write_fast(q, data, len, 0, 1, 0))
         return 0;
     rc = claim(q, len, timeout_ns, &p);
 
@@ -547,10 +550,24 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     return 0;
 }
 
+/* The small-message fast path of scan_current (line headers), apart: its
+ * extra stores would otherwise cost every other configuration's fast path
+ * two callee-saved registers.  Reached by a tail call. */
+static __attribute__((noinline)) int write_lines(struct pyq_queue *q, const void *data,
+                                                 uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(write_fast(q, data, len, 1, 0, 1)))
+        return 0;
+    return write_slow(q, data, len, timeout_ns);
+}
+
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(is_small(len) && !q->w.nt) && PYQ_LIKELY(write_fast(q, data, len, 1, 0)))
+    if (PYQ_LIKELY(is_small(len) && !q->w.special) &&
+        PYQ_LIKELY(write_fast(q, data, len, 1, 0, 0)))
         return 0;
+    if (q->line_headers && is_small(len) && !q->w.nt)
+        return write_lines(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
 }
 
