@@ -8,8 +8,9 @@
  * streaming spill stores, touch, prefetch); every later byte group is one
  * operation: write / try_write of a random size (0, max, max + 1, random),
  * claim then commit or abort (and calls while a claim is outstanding), flush,
- * poll with a random limit and a callback that may stop early, poll_copy with a
- * random capacity, poll_fixed, next_len, close, a full drain, a stats check.
+ * poll with a random limit and a callback that may stop early, read_one and
+ * poll_copy with a random capacity, poll_fixed, next_len, close, a full drain,
+ * a stats check.
  *
  * The model is a FIFO of committed messages (message k has length len[k] and
  * pyq_pattern content for seq k), plus the writer's framing (offset in the
@@ -346,6 +347,24 @@ static void do_poll_copy(struct input *in)
     }
 }
 
+static void do_read_one(struct input *in)
+{
+    static uint8_t buf[8192];
+    uint64_t cap = u16(in) % sizeof buf;
+    int64_t n = pyq_reader_read_one(m.q, buf, cap);
+
+    if (n == PYQ_EAGAIN) {
+        REQUIRE(m.delivered >= m.must_visible);
+        return;
+    }
+    if (n == PYQ_ETOOBIG) {  /* it stays: the next read gets it */
+        REQUIRE(m.delivered < m.committed && m.len[m.delivered] > cap);
+        return;
+    }
+    REQUIRE(n >= 0 && (uint64_t)n <= cap);
+    delivered(buf, (uint32_t)n);
+}
+
 static void do_poll_fixed(struct input *in)
 {
     static uint8_t out[4096];
@@ -458,7 +477,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 9: case 10: do_poll(&in); break;
         case 11: do_poll_copy(&in); break;
         case 12: do_poll_fixed(&in); break;
-        case 13: do_next_len(); break;
+        case 13:
+            if (byte(&in) & 1)
+                do_next_len();
+            else
+                do_read_one(&in);
+            break;
         case 14:
             if ((byte(&in) & 15) == 0) {  /* rarely: close for good */
                 pyq_queue_close(m.q);
