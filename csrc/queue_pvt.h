@@ -22,16 +22,16 @@
  *           writer took the next block first, so a scanning reader goes straight
  *           to it -- one line transfer, not three (ring_tail, ring slot, first
  *           header).  The writer seals this way as soon as a commit leaves less
- *           room than its own record and a hot block is free (writer.c,
- *           seal_early), else when the next record does not fit.  The ring slot
- *           and ring_tail are still written; a plain PAD (no free block, or an
- *           exactly full block: no PAD at all) or a link that does not check
- *           out sends the reader the ring way.
+ *           room than its own record and a hot block is free
+ *           (writer_block.c, pyq_w_seal_early), else when the next record does
+ *           not fit.  The ring slot and ring_tail are still written; a plain
+ *           PAD (no free block, or an exactly full block: no PAD at all) or a
+ *           link that does not check out sends the reader the ring way.
  * Position: the writer's progress is pub_pos = seq * block_size + offset, where
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
  *
- * Ordering edges (labels used in the comments of writer.c and reader.c):
+ * Ordering edges (labels used in the comments of writer*.c and reader.c):
  *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
  *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
@@ -56,6 +56,10 @@
 #define PYQ_HDR_KIND_MASK (UINT64_C(0xffff) << 32)
 #define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
 #define PYQ_NO_CLAIM UINT32_MAX
+
+/* Functions one source file of the library calls in another: not exported, so
+ * the calls bind directly instead of through the PLT. */
+#define PYQ_PRIVATE __attribute__((visibility("hidden")))
 
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
 

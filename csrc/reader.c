@@ -18,7 +18,7 @@ static inline void finish_block(struct pyq_queue *q)
     q->free_slots[t][tail & q->free_mask[t]] = r->idx;
     r->free_tail[t] = tail + 1;
     /* R1: the slot and our last reads of the block happen before the writer may
-     * take it again; pairs with A4 in writer.c. */
+     * take it again; pairs with A4 in writer_block.c. */
     pyq_store_release(&q->free_tail[t], tail + 1);
     pyq_counter_add(&q->rs.returns[t], 1);
     r->blk = NULL;

@@ -16,7 +16,7 @@
  * pyq_pattern content for seq k), plus the writer's framing (offset in the
  * current block), which says exactly when a block is sealed -- with a scanning
  * reader also after a record that leaves less room than itself, when a free hot
- * block is taken at once (writer.c, seal_early).  Checked:
+ * block is taken at once (writer_block.c, pyq_w_seal_early).  Checked:
  *   - FIFO and bytes: the reader only ever delivers the next committed message,
  *     with its exact length and content; nothing aborted, never twice.
  *   - publish max without scan_current: exactly the sealed or flushed messages
@@ -187,7 +187,8 @@ static void after_commit(uint32_t len, uint64_t hot)
     if (policy_shows_all() && !m.closed && m.cfg.block_size - m.pos < r &&
         hot < m.cfg.hot_blocks) {
         /* No room for another record of this size: with a scanning reader the
-         * writer seals now and takes the next hot block (writer.c, seal_early). */
+         * writer seals now and takes the next hot block (writer_block.c,
+         * pyq_w_seal_early). */
         m.seals++;
         m.takes++;
         m.pos = 0;
