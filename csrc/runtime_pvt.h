@@ -1,14 +1,17 @@
 /*
  * runtime_pvt.h - private inline helpers of the runtime (never installed):
- * the cycle counter read for hot loops and the calibration it needs.
+ * the cycle counter read for hot loops and the calibration it needs, and the
+ * two-thread start barrier of the lab's C loops.
  */
 #ifndef PYQ_RUNTIME_PVT_H
 #define PYQ_RUNTIME_PVT_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "atomic.h"
 #include "pyq_runtime.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,6 +48,21 @@ static inline uint64_t pyq_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* S1 of c2c.c and false_sharing.c: both threads pinned before either starts;
+ * acq_rel so each side's setup happens before the other leaves.  Yields when
+ * the partner shares the CPU. */
+static inline void pyq_meet2(_Atomic int *ready)
+{
+    uint32_t spins = 0;
+
+    atomic_fetch_add_explicit(ready, 1, memory_order_acq_rel);
+    while (atomic_load_explicit(ready, memory_order_acquire) < 2) {
+        if ((++spins & 0x3ff) == 0)
+            sched_yield();
+        pyq_cpu_relax();
+    }
 }
 
 /* The seed's per-message consumer work (SPEC §6.1): 64 dependent multiply-adds.

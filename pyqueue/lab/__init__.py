@@ -10,7 +10,7 @@ _EXPERIMENTS = {
     "burst_tail": "pyqueue.lab.burst",
     "ownership": "pyqueue.lab.ownership",
     "core_to_core": "pyqueue.lab.c2c",
-    "false_sharing": "pyqueue.lab.c2c",
+    "false_sharing": "pyqueue.lab.sharing",
     "pipeline": "pyqueue.lab.pipeline",
     "pacing": "pyqueue.lab.burst_pacing",
     "drain_rate": "pyqueue.lab.burst_pacing",

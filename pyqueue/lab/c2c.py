@@ -1,10 +1,9 @@
-"""Core-to-core latency and false sharing (SPEC §6.3, seed 001).
+"""Core-to-core latency (SPEC §6.3, seed 001); false sharing is sharing.py.
 
     import pyqueue.lab as lab
     r = lab.core_to_core(round_trips=5000, rounds=3, over_time=5.0, out="c2c-out")
     print(r.summary)            # matrix per mode, queue-vs-floor ratio, spread over time
     r.matrix["two_lines"]["median_ns"]     # (n, n) one-way ns, NaN on the diagonal
-    f = lab.false_sharing(); print(f.summary)
 
 Every measurement runs in C (csrc/c2c.c) in short slices on two new pinned
 threads, timed with the cycle counter; the samples are round trips in counter
@@ -13,7 +12,6 @@ VM the same pair is followed over time, because the host moves virtual CPUs: a
 hand-off between the same two vCPUs can cost 26 ns now and 160 ns a minute later.
 """
 import json
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -28,8 +26,8 @@ from ._stats import nearest_rank, per_round_then_mean
 from ..topology import RELATION_LABELS as RELATION_NAMES
 from ..topology import read as read_topology
 
-__all__ = ["core_to_core", "false_sharing", "CoreToCoreResult", "FalseSharingResult",
-           "MODES", "QUEUE_VARIANTS", "relation_matrix", "read_topology", "pingpong_slice"]
+__all__ = ["core_to_core", "CoreToCoreResult", "MODES", "QUEUE_VARIANTS", "relation_matrix",
+           "read_topology", "pingpong_slice"]
 
 MODES = {"cas": lib.PYQ_C2C_CAS, "two_lines": lib.PYQ_C2C_TWO_LINES}
 # The queue ping-pong beside the floor: one 32-B message each way, publish "each".
@@ -410,104 +408,3 @@ def _loadavg():
             return f.read().split()[:3]
     except OSError:
         return None
-
-
-# ---- false sharing ---------------------------------------------------------
-
-@dataclass
-class FalseSharingResult:
-    cpus: tuple
-    increments: int
-    rmw: bool
-    ns_per_increment: dict        # "shared" / "padded" -> list per round (slower thread)
-    slowdown: list                # shared / padded per round
-    params: dict
-    status: str = "complete"
-    summary: str = ""
-
-    @property
-    def slowdown_median(self):
-        return float(np.median(self.slowdown)) if self.slowdown else float("nan")
-
-    def to_dict(self):
-        return {"cpus": list(self.cpus), "increments": self.increments, "rmw": self.rmw,
-                "ns_per_increment": self.ns_per_increment, "slowdown": self.slowdown,
-                "slowdown_median": self.slowdown_median, "params": self.params,
-                "status": self.status}
-
-    def to_json(self, path):
-        from ._output import to_jsonable
-        with open(path, "w") as f:
-            json.dump(to_jsonable(self.to_dict()), f, indent=1)
-
-
-def _fs_once(cpu_a, cpu_b, increments, shared, rmw, tpn):
-    res = ffi.new("pyq_false_sharing_result_t *")
-    rc = lib.pyq_false_sharing_run(cpu_a, cpu_b, increments, int(shared), int(rmw), res)
-    if rc != 0:
-        raise _err(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
-    if res.counts[0] != increments or res.counts[1] != increments:
-        raise RuntimeError("false sharing: counters %d, %d != %d increments"
-                           % (res.counts[0], res.counts[1], increments))
-    return max(res.ticks[0], res.ticks[1]) / tpn / increments
-
-
-def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=None,
-                  overwrite=False, progress=True):
-    """Two pinned threads increment their own counter ``increments`` times, the
-    counters on one cache line ("shared") vs on lines 128 B apart ("padded").
-    Slices alternate (order rotated per round); slowdown = shared / padded per
-    round.  rmw: locked fetch_add instead of a relaxed load + store."""
-    if len(cpus) != 2:
-        raise ValueError("cpus must be two CPU ids, got %r" % (cpus,))
-    if not isinstance(increments, int) or not 1 <= increments <= 2**40:
-        raise ValueError("increments must be an integer in [1, 2**40], got %r" % (increments,))
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError("rounds must be an integer >= 1, got %r" % (rounds,))
-    tpn = _ticks_per_ns()
-    params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
-                  ticks_per_ns=tpn, loadavg_start=_loadavg())
-    folder = OutputFolder(out, "false_sharing", params, overwrite=overwrite,
-                          pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) if out else None
-    per = {"shared": [], "padded": []}
-    res = FalseSharingResult(tuple(cpus), increments, bool(rmw), per, [], params)
-    done = 0
-
-    def save(final=False):
-        n = min(len(per["shared"]), len(per["padded"]))
-        res.slowdown = [s / p for s, p in zip(per["shared"][:n], per["padded"][:n])]
-        res.status = "complete" if done == rounds else "partial: %d of %d rounds" % (done, rounds)
-        res.summary = ("False sharing, CPUs %d and %d, %s increments x %d per round:\n"
-                       "  shared line : %s ns/increment\n  padded lines: %s ns/increment\n"
-                       "  slowdown (shared/padded) per round: %s; median %.2fx\nstatus: %s"
-                       % (cpus[0], cpus[1], "fetch_add" if rmw else "load+store", increments,
-                          ", ".join("%.2f" % x for x in per["shared"]),
-                          ", ".join("%.2f" % x for x in per["padded"]),
-                          ", ".join("%.2f" % x for x in res.slowdown), res.slowdown_median,
-                          res.status))
-        if folder:
-            folder.save_samples("false_sharing",
-                                shared_ns_per_increment=np.asarray(per["shared"][:n]),
-                                padded_ns_per_increment=np.asarray(per["padded"][:n]))
-            if final:
-                folder.save_text("summary.txt", res.summary + "\n")
-                folder.finish(res.to_dict(), done, rounds)
-            else:
-                folder.checkpoint(res.to_dict(), done, rounds)
-
-    with GracefulInterrupt() as stop, Progress(total=rounds * 2, desc="false sharing",
-                                               unit="slices", enabled=progress) as bar:
-        for r in range(rounds):
-            order = ("shared", "padded") if r % 2 == 0 else ("padded", "shared")
-            for kind in order:
-                if stop.requested:
-                    break
-                per[kind].append(_fs_once(cpus[0], cpus[1], increments, kind == "shared",
-                                          rmw, tpn))
-                bar.update(1, status="round %d/%d %s" % (r + 1, rounds, kind))
-            if stop.requested:
-                break
-            done = r + 1
-            save()
-        save(final=True)
-    return res
