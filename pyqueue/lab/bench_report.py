@@ -132,9 +132,10 @@ def format_summary(summary, params):
               "ring_floor is %s:" % _ring_floor_note(params)]
     for place, d in sorted(summary["roundtrip_ns"].items()):
         lines.append("  %s" % place)
+        width = max(len(k) for k in d)
         for k, v in sorted(d.items(), key=lambda kv: kv[1]["p50"]):
-            lines.append("    %-13s %7.0f %8.0f %9.0f  (n=%d)" % (k, v["p50"], v["p99"], v["p999"],
-                                                                  v["slices"]))
+            lines.append("    %-*s %7.0f %8.0f %9.0f  (n=%d)" % (width, k, v["p50"], v["p99"],
+                                                                 v["p999"], v["slices"]))
     lines += ["", "Python API, one thread, M msg/s (median over slices):"]
     for place, d in sorted(summary["python_mmsg_s"].items()):
         lines.append("  %-6s " % place + "  ".join("%s %.3f" % (k, v["median"])
