@@ -13,10 +13,8 @@
  *           previous record.  A zero header means "nothing committed here yet"
  *           (only meaningful when the reader scans headers: scan_current or
  *           publish each, see q->scan and writer.c).  The writer clears stale
- *           headers before the reader can reach them: the first one when it
- *           takes a block, then with publish each every record the header
- *           after it, and with scan_current (q->line_headers) every record the
- *           header one line further, after its commit (writer.c, ahead_headers).
+ *           headers before the reader can reach them, a line or two ahead of
+ *           its position and after its commits (writer_pvt.h, zero_ahead).
  * Link:     with q->scan, a block sealed because a record does not fit ends in
  *           a linked PAD (PYQ_HDR_LINK | ring position << 48 | block index): the
  *           writer took the next block first, so a scanning reader goes straight
@@ -70,8 +68,10 @@ struct pyq_writer_state {
     uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
-    int special;                         /* nt or q->line_headers: pyq_writer_write's
-                                            plain fast path does not apply (one test) */
+    int special;                         /* nt or q->scan: pyq_writer_write's plain
+                                            fast path does not apply (one test) */
+    uint32_t zeroed;                     /* q->scan: header positions in [pos, zeroed)
+                                            of blk read zero (writer_pvt.h) */
     int nt_pending;                      /* streaming stores not yet fenced */
     uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
                                             the fast path (a current block, no claim,
@@ -122,8 +122,8 @@ struct pyq_queue {
                                       W1/A1), not below pub_pos: cfg.scan_current,
                                       or publish each (queue.c) */
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
-    bool line_headers;             /* scan_current: every header starts a line, and the
-                                      writer clears headers one line ahead (writer.c) */
+    bool line_headers;             /* scan_current: every header starts a line, so the
+                                      writer's zeroing ahead needs one word a line */
     bool batch_ok;                 /* publish max without scan_current: write_batch
                                       writes runs of records */
 

@@ -11,26 +11,32 @@
 
 #include "writer_pvt.h"
 
-/* Line headers (scan_current), around the commit of a record at pos ending at
- * next.  Invariant: when a record is written at pos, the header of the line
- * after pos already reads zero (clear_headers for pos 0).  So a one-line
- * record -- every small message -- stores nothing ahead of its commit: the
- * line after it, which the reader's next-line prefetch may hold Shared, would
- * put an invalidation in front of every commit.  A longer record clears the
- * header at next before its commit (`before`).  After the commit, the record
- * clears the header one line past next, keeping the invariant for the next
- * record; that store also leaves that line Modified here before the reader
- * first reads it, so its commit later only has to invalidate the reader's copy
- * instead of waiting for a full transfer (round trip 1.37x -> 1.15x the
- * same-line floor in a minimal ring, 'near' placement). */
-static inline void ahead_headers(uint8_t *blk, uint32_t pos, uint32_t next, uint32_t limit,
-                                 int before)
+/* Scanning reader, before the commit of a record ending at next: its next
+ * header must read zero.  It already does for a record that ends inside the
+ * zeroed span -- every small message -- so nothing is stored ahead of its
+ * commit: a store into the line after the record, which the reader's next-line
+ * prefetch may hold Shared, would put an invalidation in front of the commit
+ * (round trip 1.37x -> 1.80x the same-line floor in a minimal ring, 'near'). */
+static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint32_t limit)
 {
-    if (before) {
-        if (next - pos > PYQ_RECORD_ALIGN_SCAN && next < limit)
-            pyq_store_relaxed(pyq_hdr(blk, next), 0);
-    } else if (next + PYQ_RECORD_ALIGN_SCAN < limit) {
-        pyq_store_relaxed(pyq_hdr(blk, next + PYQ_RECORD_ALIGN_SCAN), 0);
+    if (next < limit && next + PYQ_RECORD_HEADER > w->zeroed)
+        pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
+}
+
+/* After it: zero ahead to the end of the line after next's (writer_pvt.h).
+ * These stores also leave that line Modified here before the reader first
+ * reads it, so a later commit there only has to invalidate the reader's copy
+ * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring). */
+static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t limit)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+
+    if (to > limit)
+        to = limit;
+    if (to > w->zeroed) {
+        zero_ahead(q, w->blk, next > w->zeroed ? next : w->zeroed, to);
+        w->zeroed = to;
     }
 }
 
@@ -81,13 +87,7 @@ static inline void commit(struct pyq_queue *q)
     uint64_t hdr = PYQ_HDR_COMMIT | len;
 
     if (q->scan) {
-        if (q->line_headers) {
-            ahead_headers(w->blk, pos, next, bs, 1);
-        } else if (next < bs) {
-            /* Clear the stale header after this record; W3 publishes the zero
-             * together with the record, so a scanning reader stops there. */
-            pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
-        }
+        before_commit(w, next, bs); /* W3 publishes the zero with the record */
 #if PYQ_HAVE_NT
         if (w->nt_pending) {
             _mm_sfence();
@@ -107,8 +107,8 @@ static inline void commit(struct pyq_queue *q)
          * Without scanning, W2 is the edge and this costs a plain store on x86. */
         pyq_store_release(pyq_hdr(w->blk, pos), hdr);
     }
-    if (q->line_headers)
-        ahead_headers(w->blk, pos, next, bs, 0);
+    if (q->scan)
+        after_commit(q, next, bs);
     w->pos = next;
     w->claim_len = PYQ_NO_CLAIM;
     w->fast_limit = fast_limit(q);
@@ -149,11 +149,14 @@ int pyq_writer_abort(pyq_queue_t *q)
     if (q->w.claim_len == PYQ_NO_CLAIM)
         return PYQ_ENOCLAIM;
     /* Nothing was published: the header at pos is still zero (or stale and
-     * below pub_pos never), so dropping the claim is enough -- except that a
-     * long claim's payload may have overwritten the header of the line after
-     * pos, which line headers keep zero (ahead_headers). */
-    if (q->line_headers && q->w.pos + PYQ_RECORD_ALIGN_SCAN < q->cfg.block_size)
-        pyq_store_relaxed(pyq_hdr(q->w.blk, q->w.pos + PYQ_RECORD_ALIGN_SCAN), 0);
+     * below pub_pos never), so dropping the claim is enough -- except that the
+     * claim's payload may have overwritten words of the zeroed span, which a
+     * scanning reader's next headers rely on (writer_pvt.h, zero_ahead). */
+    if (q->scan) {
+        uint64_t end = (uint64_t)q->w.pos + PYQ_RECORD_HEADER + q->w.claim_len;
+        zero_ahead(q, q->w.blk, q->w.pos + PYQ_RECORD_HEADER,
+                   end < q->w.zeroed ? (uint32_t)end : q->w.zeroed);
+    }
     q->w.claim_len = PYQ_NO_CLAIM;
     q->w.fast_limit = fast_limit(q);
     return 0;
@@ -245,14 +248,14 @@ static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q
 
 /* The common case in one place: room in the current block, no claim -- claim
  * and commit() in one, for every publish policy.  small: is_small(len) holds;
- * may_nt: the block may be streamed (else the caller checked w->nt); lines:
- * q->line_headers.  All 0/1 constants, so that pyq_writer_write() inlines a
- * copy that calls nothing but
+ * may_nt: the block may be streamed (else the caller checked w->nt); scan:
+ * q->scan.  All 0/1 constants, so that pyq_writer_write() inlines a copy that
+ * calls nothing but
  * pyq_w_seal_early() and keeps the callee-saved registers untouched.
  * Returns 1 when the message was written. */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
                                                             uint32_t len, int small, int may_nt,
-                                                            int lines)
+                                                            int scan)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t pos = w->pos;
@@ -265,16 +268,11 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
                      atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return 0;
     rec = w->blk + pos;
-    if (lines) {
-        ahead_headers(w->blk, pos, (uint32_t)next, w->fast_limit, 1);
-    } else if (q->scan && next < w->fast_limit) {
-        /* As in commit(): the stale header after this record reads zero; the
-         * header store of put_record (W3) publishes it with the record. */
-        pyq_store_relaxed(pyq_hdr(w->blk, (uint32_t)next), 0);
-    }
+    if (scan)
+        before_commit(w, (uint32_t)next, w->fast_limit); /* as in commit() */
     put_record(q, rec, data, len, small, may_nt);
-    if (lines)
-        ahead_headers(w->blk, pos, (uint32_t)next, w->fast_limit, 0);
+    if (scan)
+        after_commit(q, (uint32_t)next, w->fast_limit);
     w->pos = (uint32_t)next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
@@ -292,8 +290,8 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     uint8_t *p;
     int rc;
 
-    /* Other lengths, streamed blocks; `lines` a constant in each copy. */
-    if (q->line_headers ? write_fast(q, data, len, 0, 1, 1) : write_fast(q, data, len, 0, 1, 0))
+    /* Other lengths, streamed blocks; `scan` a constant in each copy. */
+    if (q->scan ? write_fast(q, data, len, 0, 1, 1) : write_fast(q, data, len, 0, 1, 0))
         return 0;
     rc = claim(q, len, timeout_ns, &p);
 
@@ -304,11 +302,12 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     return 0;
 }
 
-/* The small-message fast path of scan_current (line headers), apart: its
- * extra stores would otherwise cost every other configuration's fast path
- * two callee-saved registers.  Reached by a tail call. */
-static __attribute__((noinline)) int write_lines(struct pyq_queue *q, const void *data,
-                                                 uint32_t len, int64_t timeout_ns)
+/* The small-message fast path for a scanning reader (publish each or
+ * scan_current), apart: its header zeroing would otherwise cost every other
+ * configuration's fast path two callee-saved registers.  Reached by a tail
+ * call. */
+static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
+                                                uint32_t len, int64_t timeout_ns)
 {
     if (PYQ_LIKELY(write_fast(q, data, len, 1, 0, 1)))
         return 0;
@@ -320,8 +319,8 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
     if (PYQ_LIKELY(is_small(len) && !q->w.special) &&
         PYQ_LIKELY(write_fast(q, data, len, 1, 0, 0)))
         return 0;
-    if (q->line_headers && is_small(len) && !q->w.nt)
-        return write_lines(q, data, len, timeout_ns);
+    if (q->scan && is_small(len) && !q->w.nt)
+        return write_scan(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
 }
 

@@ -51,13 +51,12 @@ static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
 
 /* A block the writer takes, for a scanning reader: headers left from its last
  * use must read zero before the reader can get there (W1 or a linked PAD's W3
- * publishes these stores).  The first header; with line headers also the
- * second line's, for ahead_headers(). */
+ * publishes these stores) -- its first two lines' (writer_pvt.h, zero_ahead). */
 static inline void clear_headers(const struct pyq_queue *q, uint8_t *blk)
 {
-    pyq_store_relaxed(pyq_hdr(blk, 0), 0);
-    if (q->line_headers && q->cfg.block_size > PYQ_RECORD_ALIGN_SCAN)
-        pyq_store_relaxed(pyq_hdr(blk, PYQ_RECORD_ALIGN_SCAN), 0);
+    uint32_t bs = q->cfg.block_size;
+
+    zero_ahead(q, blk, 0, bs < PYQ_ZERO_AHEAD ? bs : PYQ_ZERO_AHEAD);
 }
 
 static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int zeroed)
@@ -70,7 +69,8 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->pos = 0;
     w->tier = tier;
     w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
-    w->special = w->nt || q->line_headers;
+    w->special = w->nt || q->scan;
+    w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
     w->fast_limit = fast_limit(q);
     if (q->scan && !zeroed)
         clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
