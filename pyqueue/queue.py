@@ -123,7 +123,7 @@ class _Side:
         self._h = queue._ptr
         self._max = queue.max_message
 
-    def _closed(self):
+    def _closed_error(self):
         return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 
     def _ptr(self):
@@ -153,7 +153,7 @@ class Writer(_Side):
             try:
                 h = self._h
                 if h is None:
-                    raise self._closed()
+                    raise self._closed_error()
                 rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
                 while rc == _EAGAIN:
                     rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
@@ -247,7 +247,7 @@ class Reader(_Side):
             try:
                 h = self._h
                 if h is None:
-                    raise self._closed()
+                    raise self._closed_error()
                 n = _reader_read_one(h, self._cbuf, self._cap)
                 if n < 0:
                     if n == _EAGAIN:  # nothing visible (cap holds any message)
