@@ -33,7 +33,7 @@
  *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
  *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
- *      a linked PAD also makes the next block's zeroed first header visible
+ *      a linked PAD also makes the next block's zeroed first lines visible
  *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
  *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
  *      empty after detached means drained for good)

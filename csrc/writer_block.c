@@ -31,7 +31,7 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
         }
 #endif
         /* W3: end of block for a scanning reader (and, linked, the next block's
-         * zeroed first header); pairs with A3 in reader.c. */
+         * zeroed first lines); pairs with A3 in reader.c. */
         pyq_store_release(pyq_hdr(w->blk, w->pos), pad);
     }
     publish(q, w->seq * (uint64_t)q->cfg.block_size);
@@ -93,7 +93,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     }
     q->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
-    /* W1: ring slot (and the zeroed first header) visible; pairs with A1 in reader.c. */
+    /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
     pyq_store_release(&q->ring_tail, w->seq);
     pyq_counter_add(&q->ws.takes[tier], 1);
 
