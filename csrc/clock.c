@@ -196,13 +196,21 @@ int pyq_clock_step(int which, uint32_t n, uint64_t *step)
      * resolution 1 spread over every value, those of a clock that moves in
      * steps (a VM's scaled TSC, a coarse clocksource) cluster at multiples of
      * the step.  The smallest back-to-back difference would only show the
-     * cost of a read. */
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t t0 = read_clock(which);
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        for (volatile uint32_t k = (uint32_t)(x & 127); k; k--)
-            ;
-        d[i] = read_clock(which) - t0;
+     * cost of a read.  A counter too coarse to move within such a spin (a
+     * 25 MHz CNTVCT_EL0) gets spins 4x longer, up to 2^16 iterations. */
+    for (uint32_t span = 128;; span <<= 2) {
+        uint32_t moved = 0;
+
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t t0 = read_clock(which);
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            for (volatile uint32_t k = (uint32_t)(x & (span - 1)); k; k--)
+                ;
+            d[i] = read_clock(which) - t0;
+            moved += d[i] != 0;
+        }
+        if (moved >= n / 2 || span >= (1u << 16))
+            break;
     }
     *step = common_step(d, n);
     free(d);

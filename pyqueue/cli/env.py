@@ -136,7 +136,8 @@ def print_text(env, file=sys.stdout):
     for name, cost in c["cost_ns"].items():
         step = c["step_ns"].get(name)
         p("  %-15s %s per read%s" % (name, _fmt(cost), "" if step is None else
-                                     ", moves in steps of %s" % _fmt(step)))
+                                     ", resolution not measured (it hardly moved)" if not step
+                                     else ", moves in steps of %s" % _fmt(step)))
     if c["cycle_step_ticks"] and c["cycle_step_ticks"] > 1:
         p("  the cycle counter advances %d ticks at a time: every cycle-timed sample "
           "is a multiple of %s" % (c["cycle_step_ticks"], _fmt(c["step_ns"]["cycles"])))
