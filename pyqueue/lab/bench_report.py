@@ -107,7 +107,7 @@ def _missing(summary):
 
 def _timer_note(params):
     step = params.get("timer_step_ns")
-    if step is None:
+    if not step:  # no cycle counter, or it could not be measured
         return "Round trips timed with %s." % params.get("timer", "the cycle counter")
     return ("Round trips timed with %s, which moves in steps of %.1f ns here: every sample is "
             "a multiple of that, so round-trip figures less than one step apart are equal."
