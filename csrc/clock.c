@@ -124,14 +124,25 @@ static uint64_t read_clock(int which)
     }
 }
 
-int pyq_clock_cost_ns(int which, uint32_t n, double *ns_per_read)
+/* 0 when clock `which` exists here, else PYQ_EINVAL or PYQ_ENOTSUP. */
+static int clock_usable(int which)
 {
-    uint64_t sink = 0, t0, t1;
-
-    if (which < 0 || which >= PYQ_CLOCK_COUNT || !ns_per_read)
+    if (which < 0 || which >= PYQ_CLOCK_COUNT)
         return PYQ_EINVAL;
     if (!PYQ_HAVE_CYCLES && (which == PYQ_CLOCK_CYCLES || which == PYQ_CLOCK_CYCLES_FENCED))
         return PYQ_ENOTSUP;
+    return 0;
+}
+
+int pyq_clock_cost_ns(int which, uint32_t n, double *ns_per_read)
+{
+    uint64_t sink = 0, t0, t1;
+    int rc;
+
+    if (!ns_per_read)
+        return PYQ_EINVAL;
+    if ((rc = clock_usable(which)) != 0)
+        return rc;
     if (n == 0)
         n = 1;
     /* The switch is hoisted out of the timed loops: each loop times one clock. */
@@ -185,11 +196,12 @@ static uint64_t common_step(const uint64_t *d, uint32_t n)
 int pyq_clock_step(int which, uint32_t n, uint64_t *step)
 {
     uint64_t *d, x = 0x9e3779b97f4a7c15ull;
+    int rc;
 
-    if (which < 0 || which >= PYQ_CLOCK_COUNT || !step || n == 0 || n > (1u << 24))
+    if (!step || n == 0 || n > (1u << 24))
         return PYQ_EINVAL;
-    if (!PYQ_HAVE_CYCLES && (which == PYQ_CLOCK_CYCLES || which == PYQ_CLOCK_CYCLES_FENCED))
-        return PYQ_ENOTSUP;
+    if ((rc = clock_usable(which)) != 0)
+        return rc;
     if (!(d = malloc((size_t)n * sizeof(*d))))
         return PYQ_ENOMEM;
     /* Two reads a random short spin apart: the differences of a clock with

@@ -57,6 +57,14 @@ def cost_ns(clock="monotonic", n=100_000):
     return None if rc == lib.PYQ_ENOTSUP else float(out[0])
 
 
+def _step(which, n):
+    """pyq_clock_step: the resolution in the clock's own units, None without it."""
+    out = ffi.new("uint64_t *")
+    if lib.pyq_clock_step(which, n, out) == lib.PYQ_ENOTSUP:
+        return None
+    return int(out[0])
+
+
 def step_ns(clock="cycles", n=20_000):
     """Resolution of ``clock`` in ns (None without the clock): the step that
     nearly all differences between two reads are multiples of (see
@@ -65,21 +73,16 @@ def step_ns(clock="cycles", n=20_000):
     than one step apart cannot be told apart."""
     if clock not in CLOCKS:
         raise ValueError("clock must be one of %s, got %r" % (", ".join(CLOCKS), clock))
-    out = ffi.new("uint64_t *")
-    if lib.pyq_clock_step(CLOCKS[clock], n, out) == lib.PYQ_ENOTSUP:
+    step = _step(CLOCKS[clock], n)
+    if step is None:
         return None
-    if clock.startswith("cycles"):
-        return cycles_to_ns(out[0])
-    return float(out[0])
+    return cycles_to_ns(step) if clock.startswith("cycles") else float(step)
 
 
 def step_ticks(n=20_000):
     """The cycle counter's resolution in its own ticks (1 on most machines;
     None without a cycle counter)."""
-    out = ffi.new("uint64_t *")
-    if lib.pyq_clock_step(lib.PYQ_CLOCK_CYCLES, n, out) == lib.PYQ_ENOTSUP:
-        return None
-    return int(out[0])
+    return _step(lib.PYQ_CLOCK_CYCLES, n)
 
 
 def costs(n=100_000):
