@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ._errors import MessageTooLarge, QueueClosed, QueueError, QueueFull, check
+from ._errors import MessageTooLarge, QueueClosed, QueueError, check
 from ._pyq import ffi, lib
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
@@ -136,6 +136,10 @@ class _Side:
 class Writer(_Side):
     """The producing side.  One writer per queue; calls are serialised."""
 
+    def _too_large(self, n):
+        return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
+                               % (n, self._max), lib.PYQ_ETOOBIG)
+
     def write(self, data, timeout=None):
         """Write one message (bytes-like).  Waits while the queue is full, for at
         most ``timeout`` seconds (None = no limit); raises QueueFull after."""
@@ -144,8 +148,7 @@ class Writer(_Side):
         buf = data if type(data) is bytes else ffi.from_buffer(data)
         n = len(buf)
         if n > self._max:
-            raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
-                                  % (n, self._max), lib.PYQ_ETOOBIG)
+            raise self._too_large(n)
         if timeout is None:
             # The per-message path: one C call unless the queue stays full for a
             # whole slice; between slices Ctrl-C and close() get their turn.
@@ -179,9 +182,8 @@ class Writer(_Side):
     def try_write(self, data):
         """Write one message if a block has room now; return False when full."""
         buf = ffi.from_buffer(data)
-        if len(buf) > self._queue.max_message:
-            raise MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
-                                  % (len(buf), self._queue.max_message), lib.PYQ_ETOOBIG)
+        if len(buf) > self._max:
+            raise self._too_large(len(buf))
         with self._lock:
             rc = lib.pyq_writer_try_write(self._ptr(), buf, len(buf))
         if rc == lib.PYQ_EAGAIN:
