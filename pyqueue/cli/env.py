@@ -57,11 +57,15 @@ def collect(sysfs_root="/sys"):
         out["topology"] = {"error": str(e)}
 
     cc = clock.calibrate()
+    # The cycle counter's step is measured once, in ticks; its ns follow from it.
+    ticks = clock.step_ticks()
+    steps = {name: clock.step_ns(name) for name in clock.CLOCKS if name != "cycles"}
+    steps["cycles"] = None if ticks is None else clock.cycles_to_ns(ticks)
     out["clocks"] = {
         "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         "cost_ns": clock.costs(),
-        "step_ns": {name: clock.step_ns(name) for name in clock.CLOCKS},
-        "cycle_step_ticks": clock.step_ticks(),
+        "step_ns": steps,
+        "cycle_step_ticks": ticks,
         "cycle_counter": {"name": cc.name, "available": cc.available,
                           "ticks_per_ns": cc.ticks_per_ns, "counter_hz": cc.counter_hz,
                           "constant_tsc": "constant_tsc" in flags if cc.name == "rdtsc" else None,
