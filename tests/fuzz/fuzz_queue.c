@@ -224,6 +224,46 @@ static void do_write(struct input *in, int try_only)
     }
 }
 
+/* write_batch of n messages of one length: the same, message by message, as n
+ * writes that stop at the first error -- through its run loop when the
+ * configuration allows one (publish max, no scanning reader). */
+static void do_write_batch(struct input *in)
+{
+    static uint8_t buf[16 * 512];
+    uint32_t len = pick_len(in), n = byte(in) % 17, i;
+    int busy = m.claimed, err = -1;
+    uint64_t hot = hot_in_use();
+    int64_t k;
+
+    if (len > 512)             /* the buffer's row size; ETOOBIG still comes from pick_len's */
+        len = m.max + 1;       /* max + 1 .. lengths, capped */
+    for (i = 0; i < n && len <= m.max; i++)
+        pyq_pattern_fill(buf + (size_t)i * len, len, m.committed + i);
+    k = pyq_writer_write_batch(m.q, buf, n, len, 0, &err);
+    if (len > m.max) {          /* checked first, even before a claim in progress */
+        REQUIRE(k == 0 && err == PYQ_ETOOBIG);
+        return;
+    }
+    REQUIRE(k >= 0 && (uint64_t)k <= n);
+    for (i = 0; i < (uint32_t)k; i++) {
+        int need = needs_block(len);
+        uint64_t takes = m.takes;
+
+        after_claim(len, 0, busy);
+        if (need && hot < m.cfg.hot_blocks)
+            hot++;                     /* tier 1 first, as in do_write */
+        after_commit(len, hot);
+        if (m.takes > takes + (uint64_t)need)
+            hot++;                     /* after_commit's early seal took a hot block */
+    }
+    if ((uint64_t)k < n) {
+        REQUIRE(err != 0);
+        after_claim(len, err, busy);   /* the message that stopped the batch */
+    } else {
+        REQUIRE(err == 0);
+    }
+}
+
 static void do_claim(struct input *in)
 {
     uint32_t len = pick_len(in);
@@ -494,7 +534,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 drain();
             }
             break;
-        default: check_stats(); break;
+        default:
+            if (byte(&in) & 1)
+                check_stats();
+            else
+                do_write_batch(&in);
+            break;
         }
     }
     /* No loss: an outstanding claim is dropped, then flush + drain delivers
