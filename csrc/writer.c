@@ -162,22 +162,31 @@ int pyq_writer_abort(pyq_queue_t *q)
     return 0;
 }
 
+#if PYQ_HAVE_NT
+/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
+ * records are padded to 8). */
+static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
+{
+    uint32_t words = len / 8, rem = len % 8;
+
+    for (uint32_t i = 0; i < words; i++) {
+        long long v;
+        memcpy(&v, s + 8 * i, 8);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+    }
+    if (rem) {
+        long long v = 0;
+        memcpy(&v, s + 8 * words, rem);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+    }
+}
+#endif
+
 static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
 {
 #if PYQ_HAVE_NT
     if (q->w.nt) {
-        const uint8_t *s = src;
-        uint32_t words = len / 8, rem = len % 8;
-        for (uint32_t i = 0; i < words; i++) {
-            long long v;
-            memcpy(&v, s + 8 * i, 8);
-            _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
-        }
-        if (rem) {
-            long long v = 0;
-            memcpy(&v, s + 8 * words, rem);
-            _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
-        }
+        stream_payload(dst, src, len);
         q->w.nt_pending = 1;
         return;
     }
@@ -213,6 +222,42 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
     } else {
         memcpy(d, s, 8);
         memcpy(d + len - 8, s + len - 8, 8);
+    }
+}
+
+/* k records of len bytes from `from` (len apart) at dst (rec apart), all in
+ * the current block: what put_record() does k times, with its tests of the
+ * stream mode and the touch taken once per run -- the stores through dst may
+ * alias *q, so the compiler reloads them for every record otherwise.  len may
+ * be 0 (the loops count records, not bytes).  For write_batch's runs
+ * (batch_ok: no scanning reader). */
+static inline __attribute__((always_inline)) void put_run(struct pyq_queue *q, uint8_t *dst,
+                                                          const uint8_t *from, uint64_t k,
+                                                          uint32_t rec, uint32_t len, int small)
+{
+    const uint64_t hdr = PYQ_HDR_COMMIT | len;
+
+#if PYQ_HAVE_NT
+    if (PYQ_UNLIKELY(q->w.nt)) {
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
+            stream_payload(dst + PYQ_RECORD_HEADER, from, len);
+            _mm_stream_si64((long long *)(void *)dst, (long long)hdr);
+        }
+        q->w.nt_pending = 1; /* publish() fences them */
+        return;
+    }
+#endif
+    if (q->cfg.touch_after_write) {
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
+            copy_small(dst + PYQ_RECORD_HEADER, from, len, small);
+            pyq_store_release(pyq_hdr(dst, 0), hdr); /* W3 as in put_record() */
+            (void)*(volatile uint8_t *)(dst + (len ? PYQ_RECORD_HEADER : 0)); /* §3.7 */
+        }
+    } else {
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
+            copy_small(dst + PYQ_RECORD_HEADER, from, len, small);
+            pyq_store_release(pyq_hdr(dst, 0), hdr);
+        }
     }
 }
 
@@ -352,11 +397,9 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
             uint8_t *dst = w->blk + w->pos;
             const uint8_t *from = src + i * msg_size;
             if (small)  /* one loop per copy, not a test per record */
-                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
-                    put_record(q, dst, from, msg_size, 1, 1);
+                put_run(q, dst, from, k, rec, msg_size, 1);
             else
-                for (uint64_t j = 0; j < k; j++, dst += rec, from += msg_size)
-                    put_record(q, dst, from, msg_size, 0, 1);
+                put_run(q, dst, from, k, rec, msg_size, 0);
             w->pos += (uint32_t)(k * rec);
             pyq_counter_add(&q->ws.messages, k);
             pyq_counter_add(&q->ws.bytes, k * msg_size);
