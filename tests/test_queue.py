@@ -109,6 +109,22 @@ def test_write_batch_and_poll_into():
         assert st["backlog"] == 0
 
 
+@pytest.mark.parametrize("size", [0, 5, 32, 100])
+@pytest.mark.parametrize("spill_nontemporal", [False, True])
+def test_write_batch_every_row_is_one_message(size, spill_nontemporal):
+    # Rows of any width, empty ones included, through the hot and the streamed
+    # spill blocks (1 hot block: most rows land in spill).
+    with pq.Queue(block_size=4096, hot_blocks=1, spill_blocks=8, publish="max",
+                  spill_nontemporal=spill_nontemporal) as q:
+        rows = np.random.default_rng(size).integers(0, 256, size=(700, size), dtype=np.uint8)
+        got = []
+        for part in np.array_split(rows, 7):
+            assert q.writer.write_batch(part) == len(part)
+            q.writer.flush()
+            got += q.reader.poll()
+        assert got == [bytes(r) for r in rows]
+
+
 def test_poll_into_size_mismatch_keeps_message():
     with small(publish="each") as q:
         q.writer.write(b"a" * 32)
