@@ -52,7 +52,7 @@ def test_quick_cli_end_to_end(tmp_path):
         else:
             assert "not installed" in p.stdout or "build failed" in p.stdout
     assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue", "pyqueue_stream",
-            "pyqueue_stream_burst32"} <= tput
+            "pyqueue_burst32", "pyqueue_stream_burst32"} <= tput
     assert {"pingpong", "ring_floor", "pyqueue_each", "pyqueue_scan", "pyqueue_each_direct",
             "pyqueue_scan_direct"} <= lat
     assert _rows(res, "python_mmsg_s") == {"py_write_poll", "py_batch_local", "simplequeue", "deque"}

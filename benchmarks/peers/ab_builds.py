@@ -12,8 +12,8 @@ placement are printed but left out of the medians.  This is how the "what moved
 the numbers" entries of docs/BENCHMARKS.md were measured.
 
 throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
-CPU 1, for the default tiers (4 hot + 252 spill), all-hot (256 hot) and all-hot
-with bursts of 32, plus rte_ring single and burst-32 when built.
+CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
+message and with bursts of 32, plus rte_ring single and burst-32 when built.
 roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
 and max + scan_current, beside the two-line ping-pong floor.
 """
@@ -57,7 +57,8 @@ def contenders(builds, mode):
     rows = {}
     for tag, (ffi, lib) in builds.items():
         if mode == "throughput":
-            for name, hot, burst in (("default", 4, 0), ("stream", 256, 0), ("stream32", 256, 32)):
+            for name, hot, burst in (("default", 4, 0), ("default32", 4, 32), ("stream", 256, 0),
+                                     ("stream32", 256, 32)):
                 rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot))
         else:
             for name, cfg in (("each", dict(publish=lib.PYQ_PUBLISH_EACH)),

@@ -9,7 +9,9 @@ Throughput (writer pinned to one CPU, reader to the other, M msg/s):
                   1 MiB, no spill): a block comes back to the writer only after the
                   rest of the pool has been used, long after the reader's cache let
                   go of its lines (see docs/BENCHMARKS.md)
-  pyqueue_stream_burst32  pyqueue_stream with try_write_burst of 32 (write_batch)
+  pyqueue_burst32 pyqueue with try_write_burst of 32 (write_batch), the
+                  counterpart of dpdk_burst32
+  pyqueue_stream_burst32  pyqueue_stream with try_write_burst of 32
   mutex ck dpdk rwq boost   the peers through that driver, try_write per message
   dpdk_burst32    DPDK rte_ring with try_write_burst of 32
   pyqueue_direct  the C writer on pyqueue's own API (pyq_writer_write, waits inside)
@@ -158,7 +160,7 @@ class _Throughput:
 
     def contenders(self):
         names = ["pyqueue_direct", "py_batch", "yardstick"] + list(self.adapters)
-        names.append("pyqueue_stream_burst32")
+        names += ["pyqueue_burst32", "pyqueue_stream_burst32"]
         if "dpdk" in self.adapters:
             names.append("dpdk_burst32")
         return names

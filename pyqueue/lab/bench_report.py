@@ -26,6 +26,8 @@ TARGETS = [
      "dpdk_burst32", None, max, 1.0, True),
     ("pyqueue_stream / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue_stream",
      "dpdk_burst32", None, max, 1.0, True),
+    ("pyqueue_burst32 / rte_ring burst-32, 32 B throughput", "throughput",
+     "pyqueue_burst32", "dpdk_burst32", None, max, 1.0, True),
     ("pyqueue_stream_burst32 / rte_ring burst-32, 32 B throughput", "throughput",
      "pyqueue_stream_burst32", "dpdk_burst32", None, max, 1.0, True),
     ("pyqueue_each / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_each",
