@@ -48,7 +48,7 @@ void pyq_mutexq_close(pyq_mutexq_t *q);
 /* Any thread.  Times a push or pop had to sleep on the condition variable. */
 uint64_t pyq_mutexq_waits(const pyq_mutexq_t *q);
 
-/* ---- pipeline.c --------------------------------------------------------- */
+/* ---- pipeline.c, pipeline_run.c: the three threads and the run ---------- */
 
 #define PYQ_PIPE_MUTEX 0    /* both hops through pyq_mutexq (condvar waits) */
 #define PYQ_PIPE_PYQUEUE 1  /* both hops through pyqueue, publish each, idle strategy */
