@@ -21,7 +21,7 @@ struct pipe_thread {
     uint64_t expect;           /* next seq this thread must see (stage, consumer) */
     uint64_t sent;             /* producer: messages sent */
     uint64_t last_ns;          /* consumer: time of the last delivery */
-    uint8_t msg[4096];         /* the message being built or forwarded */
+    uint8_t msg[PYQ_PIPE_MAX_MSG]; /* the message being built or forwarded */
     pyq_idle_t idle;
     uint64_t work_ticks;
     uint64_t mark_ns;          /* receiver (rest_share): start of the budget window */

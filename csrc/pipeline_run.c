@@ -41,7 +41,8 @@ static int check_config(const pyq_pipeline_config_t *cfg)
         return PYQ_EINVAL;
     if (!(cfg->rate > 0) || cfg->rate > 1e9 || cfg->count == 0 || !cfg->latency_ns)
         return PYQ_EINVAL;
-    if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > 4096 || cfg->mutex_slots == 0)
+    if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > PYQ_PIPE_MAX_MSG ||
+        cfg->mutex_slots == 0)
         return PYQ_EINVAL;
     if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0 ||
         cfg->producer_fifo_priority < 0 || cfg->producer_fifo_priority > 99)

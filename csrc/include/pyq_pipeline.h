@@ -58,6 +58,7 @@ uint64_t pyq_mutexq_waits(const pyq_mutexq_t *q);
 #define PYQ_PIPE_CONSUMER 2
 #define PYQ_PIPE_THREADS 3
 #define PYQ_PIPE_MIN_MSG 32 /* seq, scheduled ns, send ns, check word */
+#define PYQ_PIPE_MAX_MSG 4096
 
 typedef struct pyq_pipeline_config {
     int32_t kind;            /* PYQ_PIPE_* */
@@ -72,7 +73,7 @@ typedef struct pyq_pipeline_config {
     uint64_t idle_sleep_cap_ns; /* BACKOFF: longest sleep */
     double rate;             /* offered messages per second (> 0) */
     uint64_t count;          /* messages (>= 1) */
-    uint32_t msg_size;       /* bytes, PYQ_PIPE_MIN_MSG..4096 */
+    uint32_t msg_size;       /* bytes, PYQ_PIPE_MIN_MSG..PYQ_PIPE_MAX_MSG */
     uint32_t mutex_slots;    /* MUTEX kind: ring slots per hop */
     uint32_t queue_spill_blocks; /* PYQUEUE kind: tier-2 blocks per hop (backlog room) */
     int32_t producer_slack_ns; /* producer's PR_SET_TIMERSLACK (0: leave the default) */

@@ -210,8 +210,9 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
         raise ValueError("rate must be in (0, 1e8] messages/s, got %r" % (rate,))
     if not isinstance(messages, (int, np.integer)) or messages < 1:
         raise ValueError("messages must be an integer >= 1, got %r" % (messages,))
-    if not isinstance(msg_size, int) or not lib.PYQ_PIPE_MIN_MSG <= msg_size <= 4096:
-        raise ValueError("msg_size must be in [%d, 4096], got %r" % (lib.PYQ_PIPE_MIN_MSG, msg_size))
+    if not isinstance(msg_size, int) or not lib.PYQ_PIPE_MIN_MSG <= msg_size <= lib.PYQ_PIPE_MAX_MSG:
+        raise ValueError("msg_size must be in [%d, %d], got %r"
+                         % (lib.PYQ_PIPE_MIN_MSG, lib.PYQ_PIPE_MAX_MSG, msg_size))
     cpus = _check_placement(cpus)
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
     _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
