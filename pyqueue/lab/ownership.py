@@ -24,9 +24,7 @@ table always comes from the counter-free slices.
 """
 import json
 import os
-
 import time
-
 
 import numpy as np
 
@@ -263,7 +261,8 @@ def _run_slice(o, arrays, mode, arm, rnd, first_window, n, t_start):
     lo, arrays.done = arrays.done, arrays.done + sl.windows
     w = arrays.window_ns[lo:arrays.done]
     return {"rows": (lo, arrays.done),
-            "probe_one_way_ns": float(np.median(arrays.probe_ns[lo:arrays.done])) / 2,"round": rnd, "arm": arm, "mode": mode, "first_window": first_window,
+            "probe_one_way_ns": float(np.median(arrays.probe_ns[lo:arrays.done])) / 2,
+            "round": rnd, "arm": arm, "mode": mode, "first_window": first_window,
             "windows": int(sl.windows), "start_ns": int(sl.start_ns) - t_start,
             "end_ns": int(sl.end_ns) - t_start, "median_ns": float(np.median(w)),
             "perf_read_ns": float(sl.perf_read_ns), "perf_status": list(sl.perf_status),
