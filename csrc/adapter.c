@@ -8,11 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "private.h"
 #include "pyq_adapter.h"
 
-extern const pyq_adapter_t pyq_adapter_pyqueue;
-extern const pyq_adapter_t pyq_adapter_mutex;
-extern const pyq_adapter_t pyq_adapter_ring_floor;
+extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue;
+extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex;
+extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor;
 
 #define PEERS_MAX 16
 

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "private.h"
 #include "pyq_adapter.h"
 
 struct mutex_queue {
@@ -143,7 +144,7 @@ static int mq_wait_readable(void *h, int64_t timeout_ns)
     return rc == ETIMEDOUT ? PYQ_EAGAIN : 0;
 }
 
-const pyq_adapter_t pyq_adapter_mutex = {
+PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "mutex",
     .create = mq_create,

@@ -1,6 +1,7 @@
 /* adapter_pyqueue.c - pyqueue itself behind the adapter interface. */
 #include <stdlib.h>
 
+#include "private.h"
 #include "pyq_adapter.h"
 
 struct pq_handle {
@@ -73,7 +74,7 @@ static int64_t pq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return pyq_reader_poll(((struct pq_handle *)h)->q, max, fn, ctx);
 }
 
-const pyq_adapter_t pyq_adapter_pyqueue = {
+PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "pyqueue",
     .create = pq_create,

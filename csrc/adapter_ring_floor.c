@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "private.h"
 #include "pyq_adapter.h"
 
 struct rf_slot {
@@ -134,7 +135,7 @@ static int64_t rf_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return rc < 0 ? rc : (int64_t)n;
 }
 
-const pyq_adapter_t pyq_adapter_ring_floor = {
+PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "ring_floor",
     .create = rf_create,

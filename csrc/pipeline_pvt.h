@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "atomic.h"
+#include "private.h"
 #include "pyq_pipeline.h"
 #include "pyq_runtime.h"
 
@@ -46,9 +47,7 @@ struct pipe {
     struct pipe_thread t[PYQ_PIPE_THREADS];
 };
 
-/* pipeline.c: the body of every pipeline thread; arg is its struct pipe_thread.
- * Hidden, as queue_pvt.h's PYQ_PRIVATE would make it: that header is the
- * queue's private layout, which the pipeline has no business seeing. */
-__attribute__((visibility("hidden"))) void *pyq_pipe_thread_main(void *arg);
+/* pipeline.c: the body of every pipeline thread; arg is its struct pipe_thread. */
+PYQ_PRIVATE void *pyq_pipe_thread_main(void *arg);
 
 #endif /* PYQ_PIPELINE_PVT_H */

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "atomic.h"
+#include "private.h"
 #include "pyqueue.h"
 
 #define PYQ_HDR_COMMIT (UINT64_C(0x5051) << 32) /* "PQ": committed record */
@@ -55,9 +56,6 @@
 #define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
 #define PYQ_NO_CLAIM UINT32_MAX
 
-/* Functions one source file of the library calls in another: not exported, so
- * the calls bind directly instead of through the PLT. */
-#define PYQ_PRIVATE __attribute__((visibility("hidden")))
 
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
 
@@ -169,7 +167,7 @@ static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
 }
 
 /* pool.c */
-int pyq_pool_map(struct pyq_queue *q);
-void pyq_pool_unmap(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
+PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
 
 #endif /* PYQ_QUEUE_PVT_H */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "private.h"
 #include "pyq_runtime.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,7 +79,7 @@ static inline uint64_t pyq_work_loop64(uint64_t x)
 }
 
 /* Ticks per ns of the cycle counter, calibrating on first use; 0 without one. */
-double pyq_clock_ticks_per_ns(void);
+PYQ_PRIVATE double pyq_clock_ticks_per_ns(void);
 
 /* Spin (no relax: the cost must be exact) for ns, on the cycle counter when
  * there is one, else on CLOCK_MONOTONIC.  ticks = ns * pyq_clock_ticks_per_ns(),
@@ -97,6 +98,6 @@ static inline void pyq_spin_ticks(uint64_t ticks, uint64_t ns)
 }
 
 /* pyq_pacer_wait() that also returns early once *stop is set (stop may be NULL). */
-uint64_t pyq_pacer_wait_until(const pyq_pacer_t *p, uint64_t when_ns, const _Atomic int *stop);
+PYQ_PRIVATE uint64_t pyq_pacer_wait_until(const pyq_pacer_t *p, uint64_t when_ns, const _Atomic int *stop);
 
 #endif /* PYQ_RUNTIME_PVT_H */

@@ -40,8 +40,8 @@ struct pyq_thread {
 };
 
 /* The loops, run on the new thread after pinning; they fill t->res. */
-void pyq_consumer_run(struct pyq_thread *t);
-void pyq_producer_run(struct pyq_thread *t);
+PYQ_PRIVATE void pyq_consumer_run(struct pyq_thread *t);
+PYQ_PRIVATE void pyq_producer_run(struct pyq_thread *t);
 
 /* S1: a stop request carries no data, so relaxed on both sides: the loop sees
  * it within one iteration (a relaxed load of a line nobody writes is cheap). */
