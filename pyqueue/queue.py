@@ -6,6 +6,8 @@ threads misusing one side cannot break the single-producer/single-consumer
 contract, and close() waits for calls in flight before it unmaps the pool.
 cffi releases the GIL around every C call.
 """
+import math
+import numbers
 import threading
 import time
 
@@ -56,11 +58,22 @@ def parse_publish(publish):
 
 
 def _timeout_ns(timeout):
+    """ns to wait, or None for no limit (None, or an infinite timeout)."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout != timeout or timeout < 0:
+    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
+            or timeout != timeout or timeout < 0):
         raise ValueError("timeout must be None or a number of seconds >= 0, got %r" % (timeout,))
+    if timeout == math.inf:
+        return None
     return int(timeout * 1e9)
+
+
+def _buffer(data):
+    """A bytes-like object as a cffi buffer, without a copy."""
+    if isinstance(data, str):
+        raise TypeError("a message is bytes-like, not str: encode it first")
+    return ffi.from_buffer(data)
 
 
 def make_config(block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
@@ -145,13 +158,13 @@ class Writer(_Side):
         most ``timeout`` seconds (None = no limit); raises QueueFull after."""
         # bytes go to C as they are (cffi passes a pointer to their contents);
         # any other buffer through ffi.from_buffer, also without a copy.
-        buf = data if type(data) is bytes else ffi.from_buffer(data)
+        buf = data if type(data) is bytes else _buffer(data)
         n = len(buf)
         if n > self._max:
             raise self._too_large(n)
-        if timeout is None:
-            # The per-message path: one C call unless the queue stays full for a
-            # whole slice; between slices Ctrl-C and close() get their turn.
+        if timeout is None or timeout == math.inf:
+            # No limit.  The per-message path: one C call unless the queue stays
+            # full for a whole slice; between slices Ctrl-C and close() get their turn.
             self._acquire()
             try:
                 h = self._h
@@ -181,7 +194,7 @@ class Writer(_Side):
 
     def try_write(self, data):
         """Write one message if a block has room now; return False when full."""
-        buf = ffi.from_buffer(data)
+        buf = _buffer(data)
         if len(buf) > self._max:
             raise self._too_large(len(buf))
         with self._lock:

@@ -225,6 +225,25 @@ def test_bad_timeout(timeout):
             q.writer.write(b"x", timeout=timeout)
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), np.float64("inf"), np.float32(0.5), np.int64(1)])
+def test_timeout_any_real_number_inf_is_no_limit(timeout):
+    # inf waits without a limit, like None; numpy scalars are numbers too.
+    with small(publish="each") as q:
+        q.writer.write(b"x", timeout=timeout)
+        assert q.writer.write_batch(np.zeros((2, 8), np.uint8), timeout=timeout) == 2
+        assert q.reader.poll() == [b"x", bytes(8), bytes(8)]
+
+
+@pytest.mark.parametrize("data", ["text", None, 3])
+def test_write_needs_bytes_like(data):
+    with small(publish="each") as q:
+        with pytest.raises(TypeError, match="bytes-like|str"):
+            q.writer.write(data)
+        with pytest.raises(TypeError, match="bytes-like|str"):
+            q.writer.try_write(data)
+        assert q.reader.poll() == []
+
+
 def test_use_after_close():
     q = small(publish="each")
     q.writer.write(b"x")
