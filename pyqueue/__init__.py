@@ -5,11 +5,12 @@
         q.writer.write(b"hello")
         q.reader.poll()          # [b'hello']
 """
-from ._errors import (MessageTooLarge, QueueClosed, QueueError, QueueFull,
-                      UnsupportedError, VerificationError)
+from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
+                      QueueFull, UnsupportedError, VerificationError)
 from .queue import Queue, Reader, Writer
 
 __version__ = "0.1.0"
 
-__all__ = ["Queue", "Writer", "Reader", "QueueError", "QueueFull", "MessageTooLarge",
-           "QueueClosed", "VerificationError", "UnsupportedError", "__version__"]
+__all__ = ["Queue", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
+           "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",
+           "UnsupportedError", "__version__"]

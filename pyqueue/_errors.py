@@ -18,8 +18,16 @@ class MessageTooLarge(QueueError):
     """The message is larger than ``Queue.max_message`` (block_size - 8)."""
 
 
+class QueueEmpty(QueueError):
+    """No message came within Reader.read()'s timeout."""
+
+
 class QueueClosed(QueueError):
     """The queue (or the object it belongs to) was closed."""
+
+
+class EndOfStream(QueueClosed):
+    """The writer has detached and the reader has read every message."""
 
 
 class VerificationError(QueueError):

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ._errors import MessageTooLarge, QueueClosed, QueueError, check
+from ._errors import EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError, check
 from ._pyq import ffi, lib
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
@@ -239,6 +239,14 @@ class Writer(_Side):
         with self._lock:
             check(lib.pyq_writer_flush(self._ptr()), "flush")
 
+    def detach(self):
+        """End of stream: publish every message written so far and write no
+        more (later writes raise QueueClosed).  The reader still gets every
+        message; then ``Reader.read()`` raises EndOfStream and iterating over
+        the reader stops.  Idempotent."""
+        with self._lock:
+            lib.pyq_writer_detach(self._ptr())
+
 
 class Reader(_Side):
     """The consuming side.  One reader per queue; calls are serialised."""
@@ -253,6 +261,51 @@ class Reader(_Side):
         self._cchars = ffi.cast("char *", self._cbuf)
         self._mv = memoryview(self._buf)
         self._lens = ffi.new("uint32_t[]", self._LENS)
+        # read()'s idle strategy: relax, then nanosleep 1 µs doubling to 50 µs.
+        cfg = ffi.new("pyq_idle_config_t *")
+        lib.pyq_idle_config_init(cfg, lib.PYQ_IDLE_BACKOFF)
+        self._idle = ffi.new("pyq_idle_t *")
+        check(lib.pyq_idle_init(self._idle, cfg), "idle strategy")
+
+    def read(self, timeout=None):
+        """The next message as bytes, waiting for one for at most ``timeout``
+        seconds (None = no limit).  The wait runs in C without the GIL: it
+        spins briefly, then sleeps in growing steps up to 50 µs.  Raises
+        QueueEmpty when the time runs out, and EndOfStream once the writer has
+        detached (``Writer.detach()``) and every message was read."""
+        tns = _timeout_ns(timeout)
+        deadline = None if tns is None else time.monotonic_ns() + tns
+        while True:
+            got = self.poll(1)
+            if got:
+                lib.pyq_idle_reset(self._idle)
+                return got[0]
+            # Wait in slices, the lock released between them: Ctrl-C and close()
+            # get their turn.
+            left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS,
+                                                                 deadline - time.monotonic_ns())
+            self._acquire()
+            try:
+                h = self._h
+                if h is None:
+                    raise self._closed_error()
+                rc = lib.pyq_reader_wait(h, self._idle, max(left, 0))
+            finally:
+                self._release()
+            if rc == 0:
+                raise EndOfStream("the writer has detached and every message was read",
+                                  lib.PYQ_ECLOSED)
+            if rc == _EAGAIN and deadline is not None and left <= 0:
+                raise QueueEmpty("read: no message within %r s" % (timeout,), lib.PYQ_EAGAIN)
+
+    def __iter__(self):
+        """Every message, in order, as bytes, until the writer has detached and
+        all were read (``read()`` without a timeout, ending at EndOfStream)."""
+        while True:
+            try:
+                yield self.read()
+            except EndOfStream:
+                return
 
     def poll(self, max_messages=None):
         """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""

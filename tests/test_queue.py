@@ -360,3 +360,76 @@ def test_context_manager_and_repr():
     with small() as q:
         assert "open" in repr(q)
     assert q.closed and "closed" in repr(q)
+
+
+@pytest.mark.parametrize("publish", ["max", "each"])
+def test_read_and_iteration_end_at_detach(publish):
+    # A Python producer thread, a reader iterating: every message once, in
+    # order, then the loop ends because the writer detached.
+    n = 3000
+    with small(publish=publish, spill_blocks=64) as q:
+        def produce():
+            for i in range(n):
+                q.writer.write(i.to_bytes(4, "little") * (1 + i % 9))
+            q.writer.detach()
+        t = threading.Thread(target=produce)
+        t.start()
+        got = list(q.reader)
+        t.join()
+        assert got == [i.to_bytes(4, "little") * (1 + i % 9) for i in range(n)]
+        with pytest.raises(pq.EndOfStream):
+            q.reader.read()
+        with pytest.raises(pq.EndOfStream):
+            q.reader.read(timeout=0)
+        assert q.stats()["messages_read"] == n
+
+
+def test_detach_publishes_and_ends_writing():
+    with small(publish="max") as q:
+        q.writer.write(b"a")
+        q.writer.write(b"b")
+        assert q.reader.poll() == []          # max: not published yet
+        q.writer.detach()
+        q.writer.detach()                     # idempotent
+        for call in (lambda: q.writer.write(b"c"), lambda: q.writer.try_write(b"c"),
+                     lambda: q.writer.write_batch(np.zeros((1, 4), np.uint8))):
+            with pytest.raises(pq.QueueClosed):
+                call()
+        assert q.reader.read() == b"a"
+        assert list(q.reader) == [b"b"]
+
+
+@pytest.mark.parametrize("timeout", [0, 0.02])
+def test_read_timeout_raises_queue_empty(timeout):
+    with small(publish="max") as q:
+        with pytest.raises(pq.QueueEmpty):
+            q.reader.read(timeout=timeout)
+        q.writer.write(b"x")                  # written, not published (max)
+        with pytest.raises(pq.QueueEmpty):
+            q.reader.read(timeout=timeout)
+        q.writer.flush()
+        assert q.reader.read(timeout=timeout) == b"x"
+        with pytest.raises(ValueError, match="timeout"):
+            q.reader.read(timeout=-1)
+
+
+def test_close_wakes_a_waiting_reader():
+    q = small(publish="each")
+    seen = []
+
+    def wait():
+        try:
+            q.reader.read()
+        except pq.QueueClosed as e:   # EndOfStream is one
+            seen.append(e)
+
+    t = threading.Thread(target=wait)
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()                        # no message, no end: still waiting
+    q.close()
+    t.join(10)
+    assert not t.is_alive() and len(seen) == 1
+    with pytest.raises(pq.QueueClosed) as e:
+        q.reader.read()
+    assert type(e.value) is pq.QueueClosed     # use after close, not end of stream
