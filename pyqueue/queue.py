@@ -273,13 +273,12 @@ class Reader(_Side):
         spins briefly, then sleeps in growing steps up to 50 µs.  Raises
         QueueEmpty when the time runs out, and EndOfStream once the writer has
         detached (``Writer.detach()``) and every message was read."""
-        tns = _timeout_ns(timeout)
+        tns = None if timeout is None else _timeout_ns(timeout)
+        got = self.poll(1)
+        if got:
+            return got[0]
         deadline = None if tns is None else time.monotonic_ns() + tns
         while True:
-            got = self.poll(1)
-            if got:
-                lib.pyq_idle_reset(self._idle)
-                return got[0]
             # Wait in slices, the lock released between them: Ctrl-C and close()
             # get their turn.
             left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS,
@@ -295,7 +294,11 @@ class Reader(_Side):
             if rc == 0:
                 raise EndOfStream("the writer has detached and every message was read",
                                   lib.PYQ_ECLOSED)
-            if rc == _EAGAIN and deadline is not None and left <= 0:
+            got = self.poll(1)
+            if got:
+                lib.pyq_idle_reset(self._idle)  # the idle period ends with a message
+                return got[0]
+            if deadline is not None and left <= 0:
                 raise QueueEmpty("read: no message within %r s" % (timeout,), lib.PYQ_EAGAIN)
 
     def __iter__(self):
