@@ -12,7 +12,6 @@
 
 #include "atomic.h"
 #include "pyq_runtime.h"
-#include "runtime_pvt.h"
 
 void pyq_idle_config_init(pyq_idle_config_t *cfg, int strategy)
 {
@@ -92,28 +91,4 @@ void pyq_idle_reset(pyq_idle_t *idle)
 {
     idle->run = 0;
     idle->sleep_ns = idle->cfg.sleep_min_ns;
-}
-
-int pyq_reader_wait(pyq_queue_t *q, pyq_idle_t *idle, int64_t timeout_ns)
-{
-    uint64_t deadline = 0;
-
-    for (;;) {
-        /* Detached first (acquire: every message written before it is visible),
-         * then look: nothing visible after a 1 means nothing will come. */
-        int detached = pyq_queue_writer_detached(q);
-
-        if (pyq_reader_next_len(q) != PYQ_EAGAIN)
-            return 1;
-        if (detached)
-            return 0;
-        if (timeout_ns >= 0) {
-            uint64_t now = pyq_now_ns();
-            if (deadline == 0)
-                deadline = now + (uint64_t)timeout_ns;
-            if (now >= deadline)
-                return PYQ_EAGAIN;
-        }
-        pyq_idle_wait(idle);
-    }
 }

@@ -43,6 +43,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "atomic.h"
 #include "private.h"
@@ -169,5 +170,13 @@ static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
 /* pool.c */
 PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
+
+/* CLOCK_MONOTONIC in ns, for the timeouts of waiting calls (vDSO: no system call). */
+static inline uint64_t pyq_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #endif /* PYQ_QUEUE_PVT_H */

@@ -6,16 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <time.h>
 
 #include "writer_pvt.h"
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
  * or a linked PAD naming the next block) and publish it whole. */
@@ -199,7 +191,7 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
     if (timeout_ns == 0)
         return PYQ_EAGAIN;
     if (timeout_ns > 0)
-        deadline = monotonic_ns() + (uint64_t)timeout_ns;
+        deadline = pyq_monotonic_ns() + (uint64_t)timeout_ns;
     for (;;) {
         if (atomic_load_explicit(&q->closed, memory_order_relaxed))
             return PYQ_ECLOSED;
@@ -214,7 +206,7 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         }
         if (try_take(q))
             return 0;
-        if (timeout_ns > 0 && (n & 63) == 0 && monotonic_ns() >= deadline)
+        if (timeout_ns > 0 && (n & 63) == 0 && pyq_monotonic_ns() >= deadline)
             return PYQ_EAGAIN;
     }
 }

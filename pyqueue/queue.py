@@ -261,11 +261,6 @@ class Reader(_Side):
         self._cchars = ffi.cast("char *", self._cbuf)
         self._mv = memoryview(self._buf)
         self._lens = ffi.new("uint32_t[]", self._LENS)
-        # read()'s idle strategy: relax, then nanosleep 1 µs doubling to 50 µs.
-        cfg = ffi.new("pyq_idle_config_t *")
-        lib.pyq_idle_config_init(cfg, lib.PYQ_IDLE_BACKOFF)
-        self._idle = ffi.new("pyq_idle_t *")
-        check(lib.pyq_idle_init(self._idle, cfg), "idle strategy")
 
     def read(self, timeout=None):
         """The next message as bytes, waiting for one for at most ``timeout``
@@ -288,7 +283,7 @@ class Reader(_Side):
                 h = self._h
                 if h is None:
                     raise self._closed_error()
-                rc = lib.pyq_reader_wait(h, self._idle, max(left, 0))
+                rc = lib.pyq_reader_wait(h, max(left, 0))
             finally:
                 self._release()
             if rc == 0:
@@ -296,7 +291,6 @@ class Reader(_Side):
                                   lib.PYQ_ECLOSED)
             got = self.poll(1)
             if got:
-                lib.pyq_idle_reset(self._idle)  # the idle period ends with a message
                 return got[0]
             if deadline is not None and left <= 0:
                 raise QueueEmpty("read: no message within %r s" % (timeout,), lib.PYQ_EAGAIN)

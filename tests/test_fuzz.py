@@ -12,7 +12,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ = os.path.join(ROOT, "tests", "fuzz")
-CORE = ["pool.c", "queue.c", "writer.c", "writer_block.c", "reader.c", "pattern.c"]
+CORE = ["pool.c", "queue.c", "writer.c", "writer_block.c", "reader.c", "reader_wait.c", "pattern.c"]
 SECONDS = int(os.environ.get("PYQ_FUZZ_SECONDS", "60"))
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")

@@ -194,14 +194,6 @@ void pyq_idle_wait(pyq_idle_t *idle);
 /* Owner thread.  The poll found work: end the idle period (backoff restarts). */
 void pyq_idle_reset(pyq_idle_t *idle);
 
-/* Reader thread only (it owns idle).  Wait, idling per idle, until a message
- * is visible to the reader, the writer has detached (pyq_writer_detach()), or
- * timeout_ns has passed (0: look once; PYQ_WAIT_FOREVER: no limit).  Consumes
- * nothing.  The idle period goes on across calls until pyq_idle_reset().
- * @return 1 when a message is visible, 0 when the writer has detached and
- *         every message was read (none will come), PYQ_EAGAIN on timeout. */
-int pyq_reader_wait(pyq_queue_t *q, pyq_idle_t *idle, int64_t timeout_ns);
-
 /* ---- pacer.c: token bucket giving each message its scheduled send time --- */
 
 /* A token bucket (GCRA form): at most `burst` messages back to back, then one

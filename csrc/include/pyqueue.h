@@ -54,6 +54,8 @@
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
+#define PYQ_READER_WAIT_SPINS 1024
+#define PYQ_READER_WAIT_SLEEP_CAP_NS 50000
 
 typedef struct pyq_queue pyq_queue_t;
 
@@ -215,6 +217,16 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n, uint32_t ms
 
 /* Reader thread only.  Length of the next visible message, or PYQ_EAGAIN if none. */
 int64_t pyq_reader_next_len(pyq_queue_t *q);
+
+/* Reader thread only.  Wait until a message is visible, the writer has
+ * detached (pyq_writer_detach()), or timeout_ns has passed (0: look once;
+ * PYQ_WAIT_FOREVER: no limit).  Consumes nothing.  Spins with the CPU relax
+ * hint for PYQ_READER_WAIT_SPINS looks, then sleeps between looks, 1 us
+ * doubling to PYQ_READER_WAIT_SLEEP_CAP_NS: a message that comes during a
+ * sleep is seen when it ends.  Blocking (by design), bounded by the timeout.
+ * @return 1 when a message is visible, 0 when the writer has detached and
+ *         every message was read (none will come), PYQ_EAGAIN on timeout. */
+int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns);
 
 /* Any thread.  Static string naming an error code ("queue full", ...). */
 const char *pyq_strerror(int code);

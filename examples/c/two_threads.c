@@ -8,15 +8,14 @@
  *
  * The writer sends 32-byte messages -- a sequence number and a pattern derived
  * from it -- mostly with pyq_writer_write(), every 64th through claim/commit
- * (the zero-copy path), then publishes the rest and detaches.  The reader polls
- * in batches and stops once the writer has detached and the queue is empty:
- * after pyq_queue_writer_detached() returns 1, an empty queue means every
- * message has arrived (pyqueue.h).  Exit status 0 when all arrived in order.
+ * (the zero-copy path), then publishes the rest and detaches.  The reader
+ * waits with pyq_reader_wait() (spin, then short sleeps) and polls in batches
+ * until the wait reports the end: the writer has detached and every message
+ * has arrived.  Exit status 0 when all arrived in order.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,18 +114,10 @@ int main(int argc, char **argv)
         pyq_queue_destroy(r.q);
         return 1;
     }
-    for (;;) {
-        /* Detached first, then poll: an empty poll after a 1 means the end. */
-        int done = pyq_queue_writer_detached(r.q);
-        int64_t k = pyq_reader_poll(r.q, 4096, on_message, &c);
-        if (k < 0)
+    /* 1: messages to read; 0: the writer detached and all were read. */
+    while (pyq_reader_wait(r.q, PYQ_WAIT_FOREVER) == 1)
+        if (pyq_reader_poll(r.q, 4096, on_message, &c) < 0)
             break;           /* a wrong message: c.bad says so */
-        if (k == 0) {
-            if (done)
-                break;
-            sched_yield();   /* nothing visible yet */
-        }
-    }
     pthread_join(w, NULL);
     t0 = now_s() - t0;
     pyq_queue_stats(r.q, &st);

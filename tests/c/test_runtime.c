@@ -3,10 +3,8 @@
  * with every idle strategy and work kind, random sizes spilling into tier 2,
  * paced bursts, stop, close while the producer waits on a full queue, a
  * corrupted and a skipped message, a CPU outside the allowed set, and the
- * clock / pacer / perf helpers, and pyq_reader_wait() up to a writer's detach.
- * Behaviour only, never timings. */
+ * clock / pacer / perf helpers.  Behaviour only, never timings. */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -253,63 +251,6 @@ static void helpers(void)
     pyq_perf_close(&perf);
 }
 
-/* pyq_reader_wait(): a writer thread writes n messages and detaches; the
- * reader waits, polls, and must end with every message, in order (TSan checks
- * the detach edge).  Then the timeout: nothing visible, no detach. */
-struct wait_writer {
-    pyq_queue_t *q;
-    uint64_t n;
-};
-
-static void *wait_writer_main(void *arg)
-{
-    struct wait_writer *w = arg;
-
-    for (uint64_t i = 0; i < w->n; i++)
-        if (pyq_writer_write(w->q, &i, sizeof i, PYQ_WAIT_FOREVER) != 0)
-            break;
-    pyq_writer_detach(w->q);
-    return NULL;
-}
-
-static int wait_expect(void *ctx, const void *msg, uint32_t len)
-{
-    uint64_t *next = ctx, v;
-
-    memcpy(&v, msg, sizeof v);
-    if (len != sizeof v || v != *next)
-        return PYQ_EBADMSG;
-    ++*next;
-    return 0;
-}
-
-static void reader_wait(int publish)
-{
-    pyq_queue_t *q = make_queue(256, 2, 4, publish, 0);
-    struct wait_writer w = { q, 30000 };
-    pyq_idle_config_t icfg;
-    pyq_idle_t idle;
-    pthread_t t;
-    uint64_t next = 0;
-    int rc;
-
-    pyq_idle_config_init(&icfg, PYQ_IDLE_BACKOFF);
-    CHECK_EQ(pyq_idle_init(&idle, &icfg), 0);
-    CHECK_EQ(pyq_reader_wait(q, &idle, 0), PYQ_EAGAIN);       /* empty, look once */
-    CHECK_EQ(pyq_reader_wait(q, &idle, 200000), PYQ_EAGAIN);  /* empty for 0.2 ms */
-    CHECK_EQ(pthread_create(&t, NULL, wait_writer_main, &w), 0);
-    while ((rc = pyq_reader_wait(q, &idle, PYQ_WAIT_FOREVER)) == 1) {
-        pyq_idle_reset(&idle);
-        if (pyq_reader_poll(q, 1000, wait_expect, &next) < 0)
-            break;
-    }
-    pthread_join(t, NULL);
-    CHECK_EQ(rc, 0);                /* ended by the detach... */
-    CHECK_EQ(next, w.n);            /* ...with every message read, in order */
-    CHECK_EQ(pyq_reader_wait(q, &idle, 0), 0);
-    pyq_queue_destroy(q);
-}
-
 int main(void)
 {
     static const int strategies[] = { PYQ_IDLE_SPIN, PYQ_IDLE_RELAX, PYQ_IDLE_YIELD, PYQ_IDLE_BACKOFF };
@@ -324,7 +265,5 @@ int main(void)
     close_while_full();
     stop_idle_consumer();
     refused_cpu();
-    reader_wait(PYQ_PUBLISH_MAX);
-    reader_wait(PYQ_PUBLISH_EACH);
     CHECK_DONE("test_runtime");
 }

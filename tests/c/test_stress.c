@@ -1,4 +1,6 @@
-/* test_stress.c - two-thread FIFO/byte verification (built with TSan, and ASan). */
+/* test_stress.c - two-thread FIFO/byte verification (built with TSan, and ASan),
+ * and a reader waiting with pyq_reader_wait() until the writer detaches. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,66 @@ static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint3
     pyq_queue_destroy(q);
 }
 
+/* pyq_reader_wait(): a writer thread writes n messages and detaches; the
+ * reader waits, polls, and must end with every message, in order (TSan checks
+ * the detach edge).  Then the timeout: nothing visible, no detach. */
+struct wait_writer {
+    pyq_queue_t *q;
+    uint64_t n;
+};
+
+static void *wait_writer_main(void *arg)
+{
+    struct wait_writer *w = arg;
+
+    for (uint64_t i = 0; i < w->n; i++)
+        if (pyq_writer_write(w->q, &i, sizeof i, PYQ_WAIT_FOREVER) != 0)
+            break;
+    pyq_writer_detach(w->q);
+    return NULL;
+}
+
+static int wait_expect(void *ctx, const void *msg, uint32_t len)
+{
+    uint64_t *next = ctx, v;
+
+    memcpy(&v, msg, sizeof v);
+    if (len != sizeof v || v != *next)
+        return PYQ_EBADMSG;
+    ++*next;
+    return 0;
+}
+
+static void reader_wait(int publish)
+{
+    pyq_config_t cfg;
+    pyq_queue_t *q = NULL;
+    struct wait_writer w = { NULL, 30000 };
+    pthread_t t;
+    uint64_t next = 0;
+    int rc;
+
+    pyq_config_init(&cfg);
+    cfg.block_size = 256;
+    cfg.hot_blocks = 2;
+    cfg.spill_blocks = 4;
+    cfg.publish = publish;
+    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    w.q = q;
+    CHECK_EQ(pyq_reader_wait(q, 0), PYQ_EAGAIN);       /* empty, look once */
+    CHECK_EQ(pyq_reader_wait(q, 200000), PYQ_EAGAIN);  /* empty for 0.2 ms */
+    CHECK_EQ(pthread_create(&t, NULL, wait_writer_main, &w), 0);
+    while ((rc = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1) {
+        if (pyq_reader_poll(q, 1000, wait_expect, &next) < 0)
+            break;
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(rc, 0);                /* ended by the detach... */
+    CHECK_EQ(next, w.n);            /* ...with every message read, in order */
+    CHECK_EQ(pyq_reader_wait(q, 0), 0);
+    pyq_queue_destroy(q);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
@@ -60,5 +122,7 @@ int main(int argc, char **argv)
         }
         run(PYQ_PUBLISH_MAX, 0, scan, 1, n, 512, 1);
     }
+    reader_wait(PYQ_PUBLISH_MAX);
+    reader_wait(PYQ_PUBLISH_EACH);
     CHECK_DONE("test_stress");
 }

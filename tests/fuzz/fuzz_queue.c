@@ -440,6 +440,19 @@ static void do_next_len(void)
     REQUIRE(m.delivered < m.committed && n == (int64_t)m.len[m.delivered]);
 }
 
+/* pyq_reader_wait() with timeout 0: "visible" exactly when next_len says so;
+ * the fuzzer never detaches, so never 0. */
+static void do_wait(void)
+{
+    int rc = pyq_reader_wait(m.q, 0);
+
+    REQUIRE(rc == 1 || rc == PYQ_EAGAIN);
+    if (rc == PYQ_EAGAIN)
+        REQUIRE(m.delivered >= m.must_visible);
+    else
+        REQUIRE(m.delivered < m.committed);
+}
+
 static void drain(void)
 {
     struct poll_ctx c = { 0, 0, 0 };
@@ -519,10 +532,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 11: do_poll_copy(&in); break;
         case 12: do_poll_fixed(&in); break;
         case 13:
-            if (byte(&in) & 1)
-                do_next_len();
-            else
-                do_read_one(&in);
+            switch (byte(&in) % 3) {
+            case 0: do_next_len(); break;
+            case 1: do_read_one(&in); break;
+            default: do_wait(); break;
+            }
             break;
         case 14:
             if ((byte(&in) & 15) == 0) {  /* rarely: close for good */
