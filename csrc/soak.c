@@ -129,13 +129,41 @@ static int write_one(struct soak *s, uint64_t *rng, uint8_t *buf, uint32_t len, 
     }
 }
 
+/* Messages seq..seq+k-1 (all len bytes) through write_batch, retried from where
+ * a full queue stopped it, like write_one().  0 or an error. */
+static int write_batch(struct soak *s, uint8_t *buf, uint32_t len, uint64_t seq, uint32_t k)
+{
+    uint64_t since = 0, done = 0;
+
+    for (uint32_t i = 0; i < k; i++)
+        pyq_pattern_fill(buf + (size_t)i * len, len, seq + i);
+    s->res.batches++;
+    for (;;) {
+        int err = 0;
+        int64_t n = pyq_writer_write_batch(s->q, buf + done * len, k - done, len,
+                                           WRITE_SLICE_NS, &err);
+        done += (uint64_t)n;
+        s->res.batched += (uint64_t)n;
+        if (done == k)
+            return 0;
+        if (err != PYQ_EAGAIN)
+            return err;
+        if (failed(s))
+            return PYQ_EINTR;
+        if (!since)
+            since = pyq_mono_ns();
+        else if (pyq_mono_ns() - since > s->stall_ns)
+            return PYQ_EAGAIN;
+    }
+}
+
 static void *writer_main(void *arg)
 {
     struct soak *s = arg;
     const pyq_soak_params_t *p = s->p;
     uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + p->first_seq + 1;
     uint64_t seq = p->first_seq, n = 0, t0;
-    uint8_t *buf = malloc((size_t)p->max_len + 1);
+    uint8_t *buf = malloc(((size_t)p->max_len + 1) * PYQ_SOAK_BATCH_MAX);
     int rc = pyq_pin_self(p->writer_cpu);
 
     if (!buf || rc) {
@@ -151,15 +179,28 @@ static void *writer_main(void *arg)
         if ((n & 15) == 0 && pyq_mono_ns() - t0 >= p->duration_ns)
             break;
         len = pyq_pattern_len(seq, p->min_len, p->max_len, p->size_salt);
-        rc = write_one(s, &rng, buf, len, seq);
+        if (p->min_len == p->max_len && one_in(&rng, p->batch_every)) {
+            uint32_t k = 1 + (uint32_t)(rnd(&rng) % PYQ_SOAK_BATCH_MAX);
+            if (p->max_messages && k > p->max_messages - n)
+                k = (uint32_t)(p->max_messages - n);
+            rc = write_batch(s, buf, len, seq, k);
+            if (rc == 0) {
+                seq += k;
+                n += k;
+            }
+        } else {
+            rc = write_one(s, &rng, buf, len, seq);
+            if (rc == 0) {
+                seq++;
+                n++;
+            }
+        }
         if (rc == PYQ_EINTR)
             break;
         if (rc != 0) {
             fail(s, 1, rc, seq);
             break;
         }
-        seq++;
-        n++;
         if (one_in(&rng, p->flush_every)) {
             pyq_writer_flush(s->q);
             s->res.flushes++;

@@ -16,6 +16,8 @@
 
 #include "pyqueue.h"
 
+#define PYQ_SOAK_BATCH_MAX 64
+
 typedef struct pyq_soak_params {
     uint64_t seed;              /* seeds both sides' random choices */
     uint64_t first_seq;         /* seq of this slice's first message (slices continue a stream) */
@@ -32,6 +34,8 @@ typedef struct pyq_soak_params {
     uint32_t claim_every;       /* one message in this many goes through claim/commit, 1 in 4
                                    of those is aborted first and claimed again (0: none) */
     uint32_t try_every;         /* one in this many uses try_write (retried when full) */
+    uint32_t batch_every;       /* with fixed-size messages (min_len == max_len): one in this
+                                   many starts a write_batch of 1..PYQ_SOAK_BATCH_MAX (0: none) */
     uint32_t timeout_every;     /* one in this many writes uses a timeout of 1..timeout_max_ns */
     uint32_t timeout_max_ns;
     uint32_t max_poll;          /* each poll takes at most 1..max_poll messages (0: 256) */
@@ -50,6 +54,8 @@ typedef struct pyq_soak_result {
     uint64_t claims;
     uint64_t aborts;
     uint64_t try_full;          /* try_write calls that found the queue full */
+    uint64_t batches;           /* write_batch calls, and the messages they wrote */
+    uint64_t batched;
     uint64_t timeouts;          /* timed writes that expired (PYQ_EAGAIN) and were retried */
     uint64_t polls;
     uint64_t empty_polls;

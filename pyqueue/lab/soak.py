@@ -24,7 +24,7 @@ from .._pyq import ffi, lib
 from ._progress import GracefulInterrupt, Progress, format_seconds
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
-           "aborts", "try_full", "timeouts", "polls", "empty_polls")
+           "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
 _STATS = ("takes_hot", "takes_spill", "returns_hot", "returns_spill", "retries", "yields",
           "full_events", "blocks_published", "publishes")
 
@@ -77,6 +77,7 @@ class SoakResult:
             ("flushes", "%d" % t["flushes"]),
             ("claims / aborts", "%d / %d" % (t["claims"], t["aborts"])),
             ("try_write full", "%d" % t["try_full"]),
+            ("write_batch", "%d calls, %d messages" % (t["batches"], t["batched"])),
             ("write timeouts", "%d" % t["timeouts"]),
             ("full waits", "%d retries, %d yields, %d full events" % (t["retries"], t["yields"],
                                                                      t["full_events"])),
@@ -123,6 +124,7 @@ def _slice_params(rng, seq, max_message, slice_ns, seed):
     p.flush_every = rng.choice([0, 1, 10, 1000])
     p.claim_every = rng.choice([0, 3, 50])
     p.try_every = rng.choice([0, 3, 50])
+    p.batch_every = rng.choice([0, 2, 50])      # used with fixed-size messages only
     p.timeout_every = rng.choice([0, 2, 20])
     p.timeout_max_ns = rng.choice([1000, 100_000, 2_000_000])
     p.max_poll = rng.choice([1, 7, 256, 4096])

@@ -42,12 +42,17 @@ static void slices(int publish, int scan)
     p.timeout_max_ns = 20000;
     p.max_poll = 40;
     p.writer_cpu = p.reader_cpu = -1;
-    for (int i = 0; i < 2; i++) {
+    p.batch_every = 3;
+    for (int i = 0; i < 4; i++) {
+        /* Slices 2 and 3: one fixed size, so that write_batch runs too. */
+        p.min_len = i < 2 ? 0 : 40;
+        p.max_len = i < 2 ? pyq_queue_max_message(q) : 40;
         p.first_seq = total;
         CHECK_EQ(pyq_soak_run(q, &p, &r), 0);
         CHECK_EQ(r.error, 0);
         CHECK_EQ(r.read, r.written);
         CHECK(r.written > 0);
+        CHECK(i < 2 ? r.batches == 0 : r.batches > 0 && r.batched > r.batches);
         total += r.written;
     }
     pyq_queue_stats(q, &st);
