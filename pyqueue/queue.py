@@ -162,9 +162,9 @@ class Writer(_Side):
         n = len(buf)
         if n > self._max:
             raise self._too_large(n)
-        if timeout is None or timeout == math.inf:
-            # No limit.  The per-message path: one C call unless the queue stays
-            # full for a whole slice; between slices Ctrl-C and close() get their turn.
+        if timeout is None:
+            # The per-message path: one C call unless the queue stays full for a
+            # whole slice; between slices Ctrl-C and close() get their turn.
             self._acquire()
             try:
                 h = self._h
@@ -179,6 +179,8 @@ class Writer(_Side):
                 check(rc, "write")
             return
         tns = _timeout_ns(timeout)
+        if tns is None:  # an infinite timeout: no limit
+            return self.write(data)
         with self._lock:
             ptr = self._ptr()
             if tns <= _WAIT_SLICE_NS:
