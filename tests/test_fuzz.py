@@ -12,7 +12,6 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ = os.path.join(ROOT, "tests", "fuzz")
-CORE = ["pool.c", "queue.c", "writer.c", "writer_block.c", "reader.c", "reader_wait.c", "pattern.c"]
 SECONDS = int(os.environ.get("PYQ_FUZZ_SECONDS", "60"))
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
@@ -29,15 +28,15 @@ def _clang():
 @pytest.fixture(scope="module")
 def fuzzer(tmp_path_factory):
     clang = _clang()
+    if shutil.which("make") is None:
+        pytest.skip("make not found")
     if clang is None:
         pytest.skip("clang not found: install clang and libclang-rt-14-dev to fuzz")
     out = tmp_path_factory.mktemp("fuzz")
     exe = out / "fuzz_queue"
-    cmd = [clang, "-std=gnu11", "-O1", "-g", "-I" + os.path.join(ROOT, "csrc", "include"),
-           "-I" + os.path.join(ROOT, "csrc"), "-fsanitize=fuzzer,address,undefined",
-           "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-o", str(exe),
-           os.path.join(FUZZ, "fuzz_queue.c")] + [os.path.join(ROOT, "csrc", c) for c in CORE]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # tests/fuzz/Makefile's own rule and source list, into the temporary folder.
+    proc = subprocess.run(["make", "-s", "-C", FUZZ, "BIN=%s" % out, "CLANG=%s" % clang, str(exe)],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         if "libclang_rt.fuzzer" in proc.stderr or "fuzzer" in proc.stderr:
             pytest.skip("clang has no libFuzzer runtime (install libclang-rt-14-dev): "
