@@ -17,8 +17,8 @@ CFLAGS ?= -O2
 PYQ_CFLAGS := -std=gnu11 -pthread -fno-strict-aliasing -fno-semantic-interposition -fPIC \
               -Wall -Wextra -Wno-unused-parameter -Icsrc/include -Icsrc
 # The queue core: everything pyqueue.h declares, and nothing of the lab.
-CORE := pool queue writer writer_block reader reader_wait
-OBJS := $(CORE:%=$(BUILD)/%.o)
+include csrc/core.mk
+OBJS := $(PYQ_CORE:%=$(BUILD)/%.o)
 HDRS := $(wildcard csrc/*.h csrc/include/*.h)
 
 .PHONY: lib example install clean
