@@ -1,0 +1,57 @@
+"""The sdist carries what a build from it needs (MANIFEST.in), and pip installs
+pyqueue from it alone -- not only from a clone, where every file is at hand."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _sdist(out):
+    # From a copy without build products: an egg-info left in the tree by an
+    # earlier build feeds its file list (SOURCES.txt) into the new sdist.
+    src = os.path.join(str(out), "src")
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+        "*.so", "*.o", "bin", "results", "out"))
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(out)], cwd=src,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    (path,) = glob.glob(os.path.join(str(out), "pyqueue-*.tar.gz"))
+    return path
+
+
+def test_sdist_has_every_source(tmp_path):
+    with tarfile.open(_sdist(tmp_path)) as t:
+        have = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    want = {"README.md", "Makefile", "examples/c/two_threads.c",
+            "benchmarks/burst/run_burst_tail_1m.py"}
+    for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
+        want |= {os.path.relpath(os.path.join(d, f), ROOT) for f in files
+                 if f.endswith((".c", ".cpp", ".h", ".mk"))}
+    assert want <= have, "missing from the sdist: %s" % sorted(want - have)
+    assert not [n for n in have if n.endswith((".o", ".so", ".pyc"))]
+
+
+@pytest.mark.slow
+def test_pip_installs_from_the_sdist(tmp_path):
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                           "--target", str(site), _sdist(tmp_path)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    code = ("import pyqueue as pq\n"
+            "print(pq.__file__)\n"
+            "with pq.Queue(publish='each') as q:\n"
+            "    q.writer.write(b'from the sdist')\n"
+            "    print(q.reader.read(timeout=1).decode())\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True,
+                         text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(site)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    where, msg = out.stdout.split()[0], out.stdout.splitlines()[1]
+    assert where.startswith(str(site)) and msg == "from the sdist"
