@@ -54,8 +54,8 @@
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
-#define PYQ_READER_WAIT_SPINS 1024
-#define PYQ_READER_WAIT_SLEEP_CAP_NS 50000
+#define PYQ_READER_WAIT_SPINS 1024         /* pyq_reader_wait: relaxed looks before sleeping */
+#define PYQ_READER_WAIT_SLEEP_CAP_NS 50000 /* ... and its longest sleep */
 
 typedef struct pyq_queue pyq_queue_t;
 
