@@ -193,6 +193,33 @@ def test_second_ctrl_c_aborts_at_once():
     assert "Segmentation" not in stderr
 
 
+def test_ctrl_c_ends_a_waiting_read():
+    # Reader.read() with no writer and no timeout waits in C; Ctrl-C must reach
+    # Python between two wait slices, and the queue must still work after it.
+    code = ("import pyqueue as pq, sys\n"
+            "q = pq.Queue(publish='each')\n"
+            "print('waiting', flush=True)\n"
+            "try:\n"
+            "    q.reader.read()\n"
+            "except KeyboardInterrupt:\n"
+            "    q.writer.write(b'after')\n"
+            "    print('interrupted', q.reader.read(timeout=1).decode(), flush=True)\n"
+            "    q.close()\n"
+            "    sys.exit(130)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+    try:
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert stdout.strip() == "interrupted after", stdout + stderr
+
+
 # --- a CPU that disappears from the allowed set ----------------------------
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two allowed CPUs")
