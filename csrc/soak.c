@@ -71,6 +71,20 @@ static int failed(struct soak *s)
     return atomic_load_explicit(&s->failed, memory_order_relaxed);
 }
 
+/* The queue was full (PYQ_EAGAIN): 0 to retry, PYQ_EINTR when the other side
+ * failed, PYQ_EAGAIN once no progress came for stall_ns (since: when the
+ * first failed try of this run was, 0 before it). */
+static int full_retry(struct soak *s, uint64_t *since)
+{
+    if (failed(s))
+        return PYQ_EINTR;
+    if (!*since)
+        *since = pyq_mono_ns();
+    else if (pyq_mono_ns() - *since > s->stall_ns)
+        return PYQ_EAGAIN;
+    return 0;
+}
+
 /* Write message seq of len bytes in one of the ways the params mix; retries a
  * full queue until written, failed elsewhere, or stalled.  0 or an error. */
 static int write_one(struct soak *s, uint64_t *rng, uint8_t *buf, uint32_t len, uint64_t seq)
@@ -118,12 +132,8 @@ static int write_one(struct soak *s, uint64_t *rng, uint8_t *buf, uint32_t len, 
         if (rc != PYQ_EAGAIN)
             return rc;
         /* Full: the reader is behind (or paused).  Bounded: give up on a stall. */
-        if (failed(s))
-            return PYQ_EINTR;
-        if (!since)
-            since = pyq_mono_ns();
-        else if (pyq_mono_ns() - since > s->stall_ns)
-            return PYQ_EAGAIN;
+        if ((rc = full_retry(s, &since)) != 0)
+            return rc;
         if (try)
             sched_yield();
     }
@@ -148,12 +158,10 @@ static int write_batch(struct soak *s, uint8_t *buf, uint32_t len, uint64_t seq,
             return 0;
         if (err != PYQ_EAGAIN)
             return err;
-        if (failed(s))
-            return PYQ_EINTR;
-        if (!since)
-            since = pyq_mono_ns();
-        else if (pyq_mono_ns() - since > s->stall_ns)
-            return PYQ_EAGAIN;
+        if (n > 0)
+            since = 0; /* progress: a stall is counted from the next failed try */
+        if ((err = full_retry(s, &since)) != 0)
+            return err;
     }
 }
 

@@ -152,21 +152,32 @@ def test_close_during_a_run_consumer_drains_everything(publish):
 
 # --- Ctrl-C in the middle of an experiment --------------------------------
 
-def test_ctrl_c_stops_the_soak_with_a_summary_and_a_valid_folder(tmp_path):
-    out = tmp_path / "soak"
-    proc = subprocess.Popen([sys.executable, "-m", "pyqueue", "soak", "--seconds", "30",
-                             "--slice", "0.2", "--period", "2", "--seed", "5", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+def _interrupt(args, ready, delays):
+    """Run args, wait until ready(proc) (it reads the first line that says the
+    child is running), then send one SIGINT after each of delays (s).
+    Returns (returncode, stdout, stderr)."""
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=ENV, cwd=ROOT)
     try:
-        assert proc.stderr.readline().startswith("soak:")   # first progress line: running
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
+        assert ready(proc)
+        for d in delays:
+            time.sleep(d)
+            proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stdout + stderr
+    return proc.returncode, stdout, stderr
+
+
+def test_ctrl_c_stops_the_soak_with_a_summary_and_a_valid_folder(tmp_path):
+    out = tmp_path / "soak"
+    rc, stdout, stderr = _interrupt(
+        [sys.executable, "-m", "pyqueue", "soak", "--seconds", "30", "--slice", "0.2",
+         "--period", "2", "--seed", "5", "--out", str(out)],
+        lambda p: p.stderr.readline().startswith("soak:"),   # first progress line: running
+        [1.0])
+    assert rc == 130, stdout + stderr
     assert "stopping after the current slice" in stderr
     assert "status            interrupted after" in stdout
     assert "Traceback" not in stderr
@@ -177,19 +188,10 @@ def test_ctrl_c_stops_the_soak_with_a_summary_and_a_valid_folder(tmp_path):
 
 
 def test_second_ctrl_c_aborts_at_once():
-    proc = subprocess.Popen([sys.executable, "-m", "pyqueue", "soak", "--seconds", "30",
-                             "--slice", "0.2"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
-    try:
-        assert proc.stderr.readline().startswith("soak:")
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode in (130, -signal.SIGINT), stdout + stderr
+    rc, stdout, stderr = _interrupt(
+        [sys.executable, "-m", "pyqueue", "soak", "--seconds", "30", "--slice", "0.2"],
+        lambda p: p.stderr.readline().startswith("soak:"), [0, 0.05])
+    assert rc in (130, -signal.SIGINT), stdout + stderr
     assert "Segmentation" not in stderr
 
 
@@ -206,17 +208,9 @@ def test_ctrl_c_ends_a_waiting_read():
             "    print('interrupted', q.reader.read(timeout=1).decode(), flush=True)\n"
             "    q.close()\n"
             "    sys.exit(130)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
-    try:
-        assert proc.stdout.readline().strip() == "waiting"
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, stdout + stderr
+    rc, stdout, stderr = _interrupt([sys.executable, "-c", code],
+                                    lambda p: p.stdout.readline().strip() == "waiting", [0.3])
+    assert rc == 130, stdout + stderr
     assert stdout.strip() == "interrupted after", stdout + stderr
 
 
