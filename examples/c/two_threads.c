@@ -118,18 +118,20 @@ int main(int argc, char **argv)
     while (pyq_reader_wait(r.q, PYQ_WAIT_FOREVER) == 1)
         if (pyq_reader_poll(r.q, 4096, on_message, &c) < 0)
             break;           /* a wrong message: c.bad says so */
+    if (c.bad)
+        pyq_queue_close(r.q); /* a writer waiting for room returns PYQ_ECLOSED */
     pthread_join(w, NULL);
     t0 = now_s() - t0;
     pyq_queue_stats(r.q, &st);
     pyq_queue_destroy(r.q);
 
-    if (r.err) {
-        fprintf(stderr, "two_threads: writer: %s\n", pyq_strerror(r.err));
-        return 1;
-    }
-    if (c.bad || c.expected != r.n) {
+    if (c.bad || (!r.err && c.expected != r.n)) {
         fprintf(stderr, "two_threads: message %" PRIu64 " of %" PRIu64 " is wrong or missing\n",
                 c.expected, r.n);
+        return 1;
+    }
+    if (r.err) {
+        fprintf(stderr, "two_threads: writer: %s\n", pyq_strerror(r.err));
         return 1;
     }
     printf("two_threads: %" PRIu64 " messages of %d bytes arrived in order, %.1f M msg/s; "
