@@ -100,8 +100,10 @@ static void reader_wait(int publish)
     CHECK_EQ(pyq_reader_wait(q, 200000), PYQ_EAGAIN);  /* empty for 0.2 ms */
     CHECK_EQ(pthread_create(&t, NULL, wait_writer_main, &w), 0);
     while ((rc = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1) {
-        if (pyq_reader_poll(q, 1000, wait_expect, &next) < 0)
+        if (pyq_reader_poll(q, 1000, wait_expect, &next) < 0) {
+            pyq_queue_close(q); /* a wrong message: the writer must not wait forever */
             break;
+        }
     }
     pthread_join(t, NULL);
     CHECK_EQ(rc, 0);                /* ended by the detach... */
