@@ -225,6 +225,37 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
     }
 }
 
+/* One record through the cache: payload, then the header (W3 as in commit():
+ * pairs with A3 in reader.c (q->scan); without scanning W2 is the edge; a
+ * plain store on x86), then the SPEC §3.7 touch when touch is set. */
+static inline __attribute__((always_inline)) void cached_record(uint8_t *rec, const void *data,
+                                                                uint32_t len, int small,
+                                                                int touch)
+{
+    copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
+    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
+    if (touch)
+        (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+}
+
+#if PYQ_HAVE_NT
+/* One record with streaming stores, for a spill block and a non-scanning
+ * reader only (fast_limit): the reader then looks only below pub_pos, and
+ * publish() fences them (the caller sets w->nt_pending). */
+static inline void streamed_record(uint8_t *rec, const void *data, uint32_t len)
+{
+    stream_payload(rec + PYQ_RECORD_HEADER, data, len);
+    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
+}
+
+static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
+                                                    const void *data, uint32_t len)
+{
+    streamed_record(rec, data, len);
+    q->w.nt_pending = 1;
+}
+#endif
+
 /* k records of len bytes from `from` (len apart) at dst (rec apart), all in
  * the current block: what put_record() does k times, with its tests of the
  * stream mode and the touch taken once per run -- the stores through dst may
@@ -235,44 +266,24 @@ static inline __attribute__((always_inline)) void put_run(struct pyq_queue *q, u
                                                           const uint8_t *from, uint64_t k,
                                                           uint32_t rec, uint32_t len, int small)
 {
-    const uint64_t hdr = PYQ_HDR_COMMIT | len;
-
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
-            stream_payload(dst + PYQ_RECORD_HEADER, from, len);
-            _mm_stream_si64((long long *)(void *)dst, (long long)hdr);
-        }
-        q->w.nt_pending = 1; /* publish() fences them */
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            streamed_record(dst, from, len);
+        q->w.nt_pending = 1;
         return;
     }
 #endif
-    if (q->cfg.touch_after_write) {
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
-            copy_small(dst + PYQ_RECORD_HEADER, from, len, small);
-            pyq_store_release(pyq_hdr(dst, 0), hdr); /* W3 as in put_record() */
-            (void)*(volatile uint8_t *)(dst + (len ? PYQ_RECORD_HEADER : 0)); /* §3.7 */
-        }
-    } else {
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
-            copy_small(dst + PYQ_RECORD_HEADER, from, len, small);
-            pyq_store_release(pyq_hdr(dst, 0), hdr);
-        }
-    }
+    if (q->cfg.touch_after_write)
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            cached_record(dst, from, len, small, 1);
+    else
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            cached_record(dst, from, len, small, 0);
 }
 
-/* Header and payload of one record: ordinary stores and the SPEC §3.7 touch,
- * or -- for a non-scanning reader only (fast_limit) -- streaming stores for a spill
- * block: the reader then looks only below pub_pos, and publish() fences them. */
-#if PYQ_HAVE_NT
-static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
-                                                    const void *data, uint32_t len)
-{
-    copy_payload(q, rec + PYQ_RECORD_HEADER, data, len);
-    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
-}
-#endif
-
+/* Header and payload of one record: through the cache, or streamed for a
+ * spill block (may_nt: the caller has not ruled that out). */
 static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q, uint8_t *rec,
                                                              const void *data, uint32_t len,
                                                              int small, int may_nt)
@@ -283,12 +294,7 @@ static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q
         return;
     }
 #endif
-    copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
-    /* W3 as in commit(): pairs with A3 in reader.c (q->scan); without
-     * scanning W2 is the edge.  A plain store on x86. */
-    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
-    if (q->cfg.touch_after_write)
-        (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+    cached_record(rec, data, len, small, q->cfg.touch_after_write);
 }
 
 /* The common case in one place: room in the current block, no claim -- claim
