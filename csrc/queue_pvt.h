@@ -43,9 +43,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "atomic.h"
+#include "now_pvt.h"
 #include "private.h"
 #include "pyqueue.h"
 
@@ -56,7 +56,6 @@
 #define PYQ_HDR_KIND_MASK (UINT64_C(0xffff) << 32)
 #define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
 #define PYQ_NO_CLAIM UINT32_MAX
-
 
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
 
@@ -170,13 +169,5 @@ static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
 /* pool.c */
 PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
-
-/* CLOCK_MONOTONIC in ns, for the timeouts of waiting calls (vDSO: no system call). */
-static inline uint64_t pyq_monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #endif /* PYQ_QUEUE_PVT_H */

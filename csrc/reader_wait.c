@@ -14,7 +14,7 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
     uint32_t looks = 0;
 
     if (timeout_ns > 0)
-        deadline = pyq_monotonic_ns() + (uint64_t)timeout_ns;
+        deadline = pyq_now_ns() + (uint64_t)timeout_ns;
     for (;;) {
         /* Detached first (acquire: every message written before the detach is
          * visible), then look: nothing visible after a 1 means none will come. */
@@ -24,7 +24,7 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
             return 1;
         if (detached)
             return 0;
-        if (timeout_ns == 0 || (timeout_ns > 0 && pyq_monotonic_ns() >= deadline))
+        if (timeout_ns == 0 || (timeout_ns > 0 && pyq_now_ns() >= deadline))
             return PYQ_EAGAIN;
         if (looks < PYQ_READER_WAIT_SPINS) {
             looks++;

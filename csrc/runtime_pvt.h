@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "now_pvt.h"
 #include "private.h"
 #include "pyq_runtime.h"
 
@@ -43,13 +44,6 @@ static inline uint64_t pyq_cycles_fenced(void)
 static inline uint64_t pyq_cycles_now(void) { return 0; }
 static inline uint64_t pyq_cycles_fenced(void) { return 0; }
 #endif
-
-static inline uint64_t pyq_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* S1 of c2c.c and false_sharing.c: both threads pinned before either starts;
  * acq_rel so each side's setup happens before the other leaves.  Yields when

@@ -191,7 +191,7 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
     if (timeout_ns == 0)
         return PYQ_EAGAIN;
     if (timeout_ns > 0)
-        deadline = pyq_monotonic_ns() + (uint64_t)timeout_ns;
+        deadline = pyq_now_ns() + (uint64_t)timeout_ns;
     for (;;) {
         if (atomic_load_explicit(&q->closed, memory_order_relaxed))
             return PYQ_ECLOSED;
@@ -206,7 +206,7 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         }
         if (try_take(q))
             return 0;
-        if (timeout_ns > 0 && (n & 63) == 0 && pyq_monotonic_ns() >= deadline)
+        if (timeout_ns > 0 && (n & 63) == 0 && pyq_now_ns() >= deadline)
             return PYQ_EAGAIN;
     }
 }
