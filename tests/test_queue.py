@@ -1,5 +1,6 @@
 """Behaviour of Queue / Writer / Reader from Python (SPEC §3, §5)."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -415,21 +416,23 @@ def test_read_timeout_raises_queue_empty(timeout):
 
 def test_close_wakes_a_waiting_reader():
     q = small(publish="each")
-    seen = []
+    seen, reading = [], threading.Event()
 
     def wait():
+        reading.set()
         try:
-            q.reader.read()
-        except pq.QueueClosed as e:   # EndOfStream is one
+            seen.append(q.reader.read())      # no message, no end: returns only by raising
+        except pq.QueueClosed as e:           # EndOfStream is one
             seen.append(e)
 
     t = threading.Thread(target=wait)
     t.start()
-    t.join(0.2)
-    assert t.is_alive()                        # no message, no end: still waiting
+    reading.wait()
+    time.sleep(0.05)                          # most likely inside the C wait by now
     q.close()
     t.join(10)
-    assert not t.is_alive() and len(seen) == 1
+    assert not t.is_alive()
+    assert len(seen) == 1 and isinstance(seen[0], pq.QueueClosed)
     with pytest.raises(pq.QueueClosed) as e:
         q.reader.read()
     assert type(e.value) is pq.QueueClosed     # use after close, not end of stream
