@@ -16,16 +16,17 @@ PREFIX ?= /usr/local
 CFLAGS ?= -O2
 PYQ_CFLAGS := -std=gnu11 -pthread -fno-strict-aliasing -fno-semantic-interposition -fPIC \
               -Wall -Wextra -Wno-unused-parameter -Icsrc/include -Icsrc
-# The queue core: everything pyqueue.h declares, and nothing of the lab.
-include csrc/core.mk
-OBJS := $(PYQ_CORE:%=$(BUILD)/%.o)
-HDRS := $(wildcard csrc/*.h csrc/include/*.h)
+# The queue core (csrc/core/ and what it uses of csrc/common/): everything
+# pyqueue.h declares, and nothing of the lab.
+include csrc/layers.mk
+OBJS := $(PYQ_CORE:%.c=$(BUILD)/%.o)
+HDRS := $(wildcard csrc/include/*.h csrc/common/*.h csrc/core/*.h)
 
 .PHONY: lib example install clean
 lib: $(BUILD)/libpyqueue.a $(BUILD)/libpyqueue.so
 
 $(BUILD)/%.o: csrc/%.c $(HDRS)
-	@mkdir -p $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PYQ_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libpyqueue.a: $(OBJS)

@@ -1,10 +1,10 @@
-"""cffi build script (API mode, out-of-line): compiles every csrc/*.c into pyqueue._pyq.
+"""cffi build script (API mode, out-of-line): compiles every layer of csrc/ into pyqueue._pyq.
 
-setup.py names this file in ``cffi_modules``; ``pip install .`` runs it.  The cdef is
-the public headers in csrc/include/ themselves, minus their preprocessor lines, so the
-Python view of the C API cannot drift from the C one.
+setup.py names this file in ``cffi_modules``; ``pip install .`` runs it.  The sources
+and the cdef headers are the lists of csrc/layers.mk, the one source list every build
+uses.  The cdef is those public headers themselves, minus their preprocessor lines, so
+the Python view of the C API cannot drift from the C one.
 """
-import glob
 import os
 import re
 
@@ -13,11 +13,28 @@ from cffi import FFI
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(ROOT, "csrc")
 INCLUDE = os.path.join(CSRC, "include")
+LAYERS_MK = os.path.join(CSRC, "layers.mk")
 
-# pyqueue.h first: the other public headers use its types.
-HEADERS = sorted(glob.glob(os.path.join(INCLUDE, "*.h")),
-                 key=lambda p: (os.path.basename(p) != "pyqueue.h", p))
-SOURCES = sorted(glob.glob(os.path.join(CSRC, "*.c")))
+
+def make_lists(path=LAYERS_MK):
+    """The ``NAME := words`` lists of a Makefile fragment, $(REF)s expanded."""
+    with open(path) as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    lists = {}
+    for line in text.splitlines():
+        m = re.match(r"^(\w+)\s*:=\s*(.*)$", line.split("#", 1)[0].strip())
+        if m:
+            words = []
+            for w in m.group(2).split():
+                ref = re.fullmatch(r"\$\((\w+)\)", w)
+                words += lists[ref.group(1)] if ref else [w]
+            lists[m.group(1)] = words
+    return lists
+
+
+_LISTS = make_lists()
+HEADERS = [os.path.join(CSRC, h) for h in _LISTS["PYQ_CDEF"]]
+SOURCES = [os.path.join(CSRC, c) for c in _LISTS["PYQ_ALL"]]
 
 _DEFINE = re.compile(r"^#define\s+(PYQ_\w+)\s+\S.*$")
 
@@ -55,7 +72,7 @@ for h in HEADERS:
 
 ffibuilder.set_source(
     "pyqueue._pyq",
-    "\n".join('#include "%s"' % os.path.basename(h) for h in HEADERS),
+    "\n".join('#include "%s"' % os.path.relpath(h, CSRC) for h in HEADERS),
     # setuptools wants sources relative to setup.py (the build's working directory).
     sources=[os.path.relpath(p, ROOT) for p in SOURCES],
     include_dirs=[INCLUDE, CSRC],

@@ -26,11 +26,12 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER_SRC = os.path.join(ROOT, "csrc", "peers")
-INCLUDE = os.path.join(ROOT, "csrc", "include")
+CSRC = os.path.join(ROOT, "csrc")
+INCLUDE = os.path.join(CSRC, "include")
 MANIFEST = "manifest.json"
 LIB_PATTERN = "libpyq_peer_%s.so"
 
-# Must match PYQ_ADAPTER_ABI in csrc/include/pyq_adapter.h.
+# Must match PYQ_ADAPTER_ABI in csrc/adapters/pyq_adapter.h.
 ADAPTER_ABI = 1
 
 
@@ -158,7 +159,7 @@ def build_peer(peer, out_dir, tmp):
         return entry
     lib = LIB_PATTERN % peer.name
     tmp_lib = os.path.join(tmp, lib)
-    rc, out = _run(cc + cflags + ["-I" + INCLUDE, os.path.join(PEER_SRC, peer.source),
+    rc, out = _run(cc + cflags + ["-I" + INCLUDE, "-I" + CSRC, os.path.join(PEER_SRC, peer.source),
                                   "-o", tmp_lib] + LD_FLAGS + libs)
     if rc != 0:
         entry["status"] = "build failed"

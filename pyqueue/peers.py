@@ -8,7 +8,7 @@
 
 "pyqueue" and "mutex" are built into the core library; so is "ring_floor", a
 round-trip yardstick rather than a peer (a minimal ring of 64-byte slots, see
-csrc/adapter_ring_floor.c), which ``get`` accepts but ``available`` does not
+csrc/adapters/ring_floor.c), which ``get`` accepts but ``available`` does not
 list.  Every other adapter is a
 peer library in this package's ``peers/`` folder, built at install time when the
 peer's Debian package was there (see ``_build_peers.py`` and ``peers/manifest.json``).

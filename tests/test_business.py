@@ -1,4 +1,4 @@
-"""The business workload (csrc/business.c): layout, determinism, reachability."""
+"""The business workload (csrc/lab/business.c): layout, determinism, reachability."""
 import numpy as np
 import pytest
 

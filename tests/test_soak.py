@@ -1,4 +1,4 @@
-"""The soak (pyqueue.lab.soak, csrc/soak.c): a CI-length run that must check
+"""The soak (pyqueue.lab.soak, csrc/stress/soak.c): a CI-length run that must check
 every message without an error, its output folder, and proof that its checker
 catches a message that is not the next one of the stream.  Ctrl-C is in test_failures.py."""
 import json

@@ -7,7 +7,7 @@ Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
 builds are loaded into one process and their contenders run interleaved, slice
 by slice, with the order rotated each round and a ping-pong probe before and
 after each round (as `python -m pyqueue bench` does), through the same C
-drivers (csrc/bench_adapter.c).  Rounds whose two probes disagree on the
+drivers (csrc/bench/bench_adapter.c).  Rounds whose two probes disagree on the
 placement are printed but left out of the medians.  This is how the "what moved
 the numbers" entries of docs/BENCHMARKS.md were measured.
 

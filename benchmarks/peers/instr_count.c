@@ -2,7 +2,7 @@
  * instr_count.c - instructions per message of each queue's write and read path,
  * one thread, for valgrind --tool=callgrind (no hardware counters on this VM).
  *
- * The same loops as csrc/bench_adapter.c, minus the second thread: write K
+ * The same loops as csrc/bench/bench_adapter.c, minus the second thread: write K
  * messages (try_write, or try_write_burst of 32), then poll them back with the
  * sequence-checking callback; repeat.  Writing and reading are separate
  * functions so callgrind attributes them apart (run_writes / run_polls,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 
 #define K 512
 

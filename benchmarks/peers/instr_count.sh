@@ -1,13 +1,15 @@
 #!/bin/sh
 # Instructions per message (write path, read path) of pyqueue and each peer,
 # counted by callgrind: there are no hardware counters on these VMs.
-# Usage: benchmarks/peers/instr_count.sh   (from the repository root, after the build)
+# Usage: benchmarks/peers/instr_count.sh   (from anywhere, after the build)
 set -e
 cd "$(dirname "$0")/../.."
 out=${TMPDIR:-/tmp}/pyq_instr
 mkdir -p "$out"
+# The sources are the layers' one list (csrc/layers.mk), read through make.
+srcs=$(printf 'include csrc/layers.mk\nall:\n\t@echo $(addprefix csrc/,$(PYQ_ALL))\n' | make -s -f -)
 cc -std=gnu11 -O2 -pthread -Icsrc/include -Icsrc -o "$out/instr_count" \
-   benchmarks/peers/instr_count.c $(ls csrc/*.c) -ldl -lm
+   benchmarks/peers/instr_count.c $srcs -ldl -lm
 rounds=200
 msgs=$((rounds * 512))
 printf '%-14s %12s %12s\n' queue "write Ir/msg" "read Ir/msg"

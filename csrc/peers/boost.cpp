@@ -9,7 +9,7 @@
 #include <boost/lockfree/spsc_queue.hpp>
 
 extern "C" {
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 }
 
 namespace {

@@ -10,7 +10,7 @@
 
 #include <ck_ring.h>
 
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 
 struct msg32 {
     unsigned char b[PYQ_ADAPTER_MSG_SIZE];

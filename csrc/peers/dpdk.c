@@ -14,7 +14,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 
 #define DPDK_BURST 32  /* elements per dequeue; the classic DPDK burst */
 

@@ -10,7 +10,7 @@
 #include <readerwriterqueue/readerwriterqueue.h>
 
 extern "C" {
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 }
 
 namespace {

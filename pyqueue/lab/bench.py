@@ -3,7 +3,7 @@ messages in short interleaved slices, each bracketed by a placement probe.
 
 Throughput (writer pinned to one CPU, reader to the other, M msg/s):
   pyqueue         pyqueue through the adapter driver (publish 'max'): the SAME
-                  writer/reader loop as every peer (csrc/bench_adapter.c); the
+                  writer/reader loop as every peer (csrc/bench/bench_adapter.c); the
                   default tiers (4 hot 4 KiB blocks, the rest of the budget spill)
   pyqueue_stream  the same with the whole budget in the hot tier (256 blocks for
                   1 MiB, no spill): a block comes back to the writer only after the

@@ -6,7 +6,7 @@
 
 Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
 C writer loop, business function and verifying consumer callback through one
-adapter (csrc/burst.c).  Classes run interleaved in slices of a few dozen windows,
+adapter (csrc/lab/burst_tail.c).  Classes run interleaved in slices of a few dozen windows,
 so a drift of the host (it moves the virtual CPUs) hits every class alike; each
 class keeps its own queue, backlog and consumer state across slices, and its
 consumer thread runs only during its own slices.

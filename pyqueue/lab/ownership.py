@@ -7,7 +7,7 @@ window, after either
 
 * **self**:  the worker warmed and modified all the data itself, or
 * **other**: a helper thread pinned to ``other_cpu`` warmed and modified it and
-  handed it over (release/acquire; see csrc/ownership.c).
+  handed it over (release/acquire; see csrc/lab/ownership.c).
 
 Warm-up and hand-over are not timed.  A window's data and query stream depend on
 (seed, window) only, so each window gives the same checksums in both arms; the

@@ -3,7 +3,7 @@
 The run is a series of queue *periods*; each creates a queue with a random
 configuration (block size, tier sizes, publish policy, scan_current, streaming
 spill stores, yield cadence) and drives it with C writer and reader threads
-(``pyq_soak_run``, csrc/soak.c) in short slices that continue one message
+(``pyq_soak_run``, csrc/stress/soak.c) in short slices that continue one message
 stream: random sizes from 0 bytes to the largest message, random pauses on both
 sides (the reader's build backlog into tier 2), flushes, claim / commit / abort,
 try_write and writes with short timeouts.  The reader checks the length, the

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pyq_pattern.h"
+#include "common/pyq_pattern.h"
 #include "pyqueue.h"
 
 struct collect {

@@ -1,11 +1,11 @@
-/* test_ring_floor.c - the round-trip yardstick's ring (csrc/adapter_ring_floor.c)
+/* test_ring_floor.c - the round-trip yardstick's ring (csrc/adapters/ring_floor.c)
  * under the sanitizers: wrap-around and full/empty on one thread, then a writer
  * and a reader thread checking FIFO order and every byte (pyq_adapter_verify). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "pyq_adapter.h"
+#include "adapters/pyq_adapter.h"
 
 extern const pyq_adapter_t pyq_adapter_ring_floor;
 

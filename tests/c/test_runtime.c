@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "pyq_runtime.h"
+#include "runtime/pyq_runtime.h"
 
 static pyq_queue_t *make_queue(uint32_t bs, uint32_t hot, uint32_t spill, int publish, int scan)
 {

@@ -1,10 +1,10 @@
-/* test_soak.c - soak slices (csrc/soak.c) under ASan+UBSan and TSan: two slices
+/* test_soak.c - soak slices (csrc/stress/soak.c) under ASan+UBSan and TSan: two slices
  * continue one stream on one queue with every kind of write, pauses on both
  * sides and tier-2 spills; a bad parameter is refused. */
 #include <string.h>
 
 #include "check.h"
-#include "pyq_soak.h"
+#include "stress/pyq_soak.h"
 
 static void slices(int publish, int scan)
 {

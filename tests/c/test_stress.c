@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pyq_selftest.h"
+#include "stress/pyq_selftest.h"
 
 static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint32_t bs, int nt)
 {

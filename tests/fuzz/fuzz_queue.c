@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyq_pattern.h"
+#include "common/pyq_pattern.h"
 #include "pyqueue.h"
 
 #define MAX_OPS 3000
@@ -97,7 +97,7 @@ struct model {
 static struct model m;
 
 /* Bytes a record takes: header + payload padded to 8, or to a whole 64-byte
- * line with scan_current (csrc/queue_pvt.h, pyq_record_size). */
+ * line with scan_current (csrc/core/queue_pvt.h, pyq_record_size). */
 static uint32_t rec(uint32_t len)
 {
     uint32_t align = m.cfg.scan_current ? 64 : PYQ_RECORD_ALIGN;

@@ -1,0 +1,88 @@
+/* adapter_pyqueue.c - pyqueue itself behind the adapter interface. */
+#include <stdlib.h>
+
+#include "common/private.h"
+#include "adapters/pyq_adapter.h"
+
+struct pq_handle {
+    pyq_queue_t *q;
+    uint64_t capacity; /* messages of msg_size that fit in the pool */
+};
+
+static int pq_create(const pyq_adapter_params_t *p, void **handle)
+{
+    struct pq_handle *ph;
+    uint32_t rec, align;
+    int rc;
+
+    if (p->msg_size == 0 || p->queue.block_size < PYQ_MIN_BLOCK_SIZE ||
+        p->msg_size > p->queue.block_size - PYQ_RECORD_HEADER)
+        return PYQ_EINVAL;
+    ph = calloc(1, sizeof *ph);
+    if (!ph)
+        return PYQ_ENOMEM;
+    rc = pyq_queue_create(&p->queue, &ph->q);
+    if (rc != 0) {
+        free(ph);
+        return rc;
+    }
+    /* Records are a header + the payload, the whole padded to 8 -- to 64 with
+     * scan_current (pyqueue.h). */
+    align = p->queue.scan_current ? PYQ_RECORD_ALIGN_SCAN : PYQ_RECORD_ALIGN;
+    rec = (PYQ_RECORD_HEADER + p->msg_size + align - 1) & ~(align - 1);
+    ph->capacity = (uint64_t)(p->queue.block_size / rec) *
+                   ((uint64_t)p->queue.hot_blocks + p->queue.spill_blocks);
+    *handle = ph;
+    return 0;
+}
+
+static void pq_destroy(void *h)
+{
+    struct pq_handle *ph = h;
+
+    if (ph) {
+        pyq_queue_destroy(ph->q);
+        free(ph);
+    }
+}
+
+static uint64_t pq_capacity(void *h)
+{
+    return ((struct pq_handle *)h)->capacity;
+}
+
+static int pq_try_write(void *h, const void *msg, uint32_t len)
+{
+    return pyq_writer_try_write(((struct pq_handle *)h)->q, msg, len);
+}
+
+static int64_t pq_try_write_burst(void *h, const void *msgs, uint32_t n, uint32_t len)
+{
+    int err = 0;
+    int64_t k = pyq_writer_write_batch(((struct pq_handle *)h)->q, msgs, n, len, 0, &err);
+
+    return (k == 0 && err != 0 && err != PYQ_EAGAIN) ? err : k;
+}
+
+static void pq_flush(void *h)
+{
+    pyq_writer_flush(((struct pq_handle *)h)->q);
+}
+
+static int64_t pq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
+{
+    return pyq_reader_poll(((struct pq_handle *)h)->q, max, fn, ctx);
+}
+
+PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
+    .abi = PYQ_ADAPTER_ABI,
+    .name = "pyqueue",
+    .create = pq_create,
+    .destroy = pq_destroy,
+    .capacity = pq_capacity,
+    .try_write = pq_try_write,
+    .try_write_burst = pq_try_write_burst,
+    .flush = pq_flush,
+    .poll = pq_poll,
+    .wait_readable = NULL,
+};

@@ -1,0 +1,363 @@
+/*
+ * bench.c - measured loops of the core benchmark (see pyq_bench.h).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/atomic.h"
+#include "runtime/runtime_pvt.h"
+#include "bench/bench_pvt.h"
+#include "bench/pyq_bench.h"
+
+#define WARMUP_TRIPS PYQ_BENCH_WARMUP_TRIPS
+#define meet pyq_bench_meet
+#define join_two pyq_bench_join_two
+
+/* ---- queue throughput ---------------------------------------------------- */
+
+struct qrun {
+    pyq_queue_t *q;
+    uint64_t n;
+    uint32_t size;
+    int32_t wcpu, rcpu;
+    struct pyq_bench_start start;
+    uint64_t t0;                        /* writer's line */
+    PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
+    PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
+    _Atomic int stop;
+};
+
+static int seq_check(void *ctx, const void *msg, uint32_t len)
+{
+    struct qrun *r = ctx;
+    uint64_t seq;
+
+    memcpy(&seq, msg, 8);
+    if (seq != r->got)
+        return PYQ_EBADMSG;
+    r->got++;
+    return 0;
+}
+
+static void *q_reader(void *arg)
+{
+    struct qrun *r = arg;
+    int rc = pyq_cpu_pin_opt(r->rcpu);
+
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    meet(&r->start, 2);
+    while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
+           !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+        int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
+        if (k < 0)
+            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
+        else if (k == 0)
+            pyq_cpu_relax();
+    }
+    r->t1 = pyq_now_ns();
+    return NULL;
+}
+
+static void *q_writer(void *arg)
+{
+    struct qrun *r = arg;
+    uint8_t buf[256];
+    int rc = pyq_cpu_pin_opt(r->wcpu);
+
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    memset(buf, 0x5A, sizeof(buf));
+    meet(&r->start, 2);
+    r->t0 = pyq_now_ns();
+    for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
+        memcpy(buf, &i, 8);
+        rc = pyq_writer_write(r->q, buf, r->size, PYQ_WAIT_FOREVER);
+        if (rc) {
+            atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+            break;
+        }
+    }
+    pyq_writer_flush(r->q);
+    return NULL;
+}
+
+int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
+                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    struct qrun r;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    if (msg_size < 8 || msg_size > 256 || msg_size > pyq_queue_max_message(q))
+        return PYQ_EINVAL;
+    memset(&r, 0, sizeof(r));
+    r.q = q;
+    r.n = n;
+    r.size = msg_size;
+    r.wcpu = writer_cpu;
+    r.rcpu = reader_cpu;
+    if ((rc = join_two(q_writer, q_reader, &r)) != 0)
+        return rc;
+    res->messages = r.got;
+    res->elapsed_ns = r.t1 - r.t0;
+    res->end_ns = r.t1;
+    res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
+    return res->error;
+}
+
+/* ---- C reader for a Python writer ---------------------------------------- */
+
+struct pyq_bench_reader {
+    struct qrun r;
+    pthread_t t;
+};
+
+static void *py_reader(void *arg)
+{
+    struct qrun *r = arg;
+    int rc = pyq_cpu_pin_opt(r->rcpu);
+
+    if (rc) {
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+        return NULL;
+    }
+    while (r->got == 0 && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+        int64_t k = pyq_reader_poll(r->q, 1, seq_check, r);
+        if (k < 0) {
+            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
+            return NULL;
+        }
+        if (k == 0)
+            pyq_cpu_relax();
+    }
+    r->t0 = pyq_now_ns();
+    return q_reader(arg);
+}
+
+int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
+                           pyq_bench_reader_t **out)
+{
+    pyq_bench_reader_t *h;
+    int rc;
+
+    *out = NULL;
+    if (msg_size < 8)
+        return PYQ_EINVAL;
+    h = calloc(1, sizeof(*h));
+    if (!h)
+        return PYQ_ENOMEM;
+    h->r.q = q;
+    h->r.n = n;
+    h->r.size = msg_size;
+    h->r.rcpu = cpu;
+    atomic_init(&h->r.start.ready, 1); /* nobody to meet: the writer is Python */
+    if ((rc = pthread_create(&h->t, NULL, py_reader, &h->r)) != 0) {
+        free(h);
+        return -rc;
+    }
+    *out = h;
+    return 0;
+}
+
+void pyq_bench_reader_stop(pyq_bench_reader_t *h)
+{
+    atomic_store_explicit(&h->r.stop, 1, memory_order_relaxed);
+}
+
+int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
+{
+    pthread_join(h->t, NULL);
+    res->messages = h->r.got;
+    res->elapsed_ns = h->r.t1 - h->r.t0;
+    res->end_ns = h->r.t1;
+    res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
+    if (!res->error && h->r.got < h->r.n)
+        res->error = PYQ_EINTR;
+    free(h);
+    return res->error;
+}
+
+/* ---- yardstick: rigtorp-style per-message ring ----------------------------- */
+
+struct slot32 {
+    uint64_t w[4];
+};
+
+struct yring {
+    PYQ_ALIGNED_LINE _Atomic uint64_t head; /* reader-owned */
+    PYQ_ALIGNED_LINE uint64_t tail_cache;   /* reader's copy of tail */
+    PYQ_ALIGNED_LINE _Atomic uint64_t tail; /* writer-owned */
+    PYQ_ALIGNED_LINE uint64_t head_cache;   /* writer's copy of head */
+    PYQ_ALIGNED_LINE struct slot32 *slots;
+    uint64_t mask;
+    uint64_t n;
+    int32_t wcpu, rcpu;
+    struct pyq_bench_start start;
+    uint64_t t0, t1, got;
+    _Atomic int err;
+};
+
+static void *y_writer(void *arg)
+{
+    struct yring *y = arg;
+    uint64_t tail = 0;
+    struct slot32 m;
+    int rc = pyq_cpu_pin_opt(y->wcpu);
+
+    if (rc)
+        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
+    memset(&m, 0x5A, sizeof(m));
+    meet(&y->start, 2);
+    y->t0 = pyq_now_ns();
+    for (uint64_t i = 0; i < y->n; i++) {
+        while (tail - y->head_cache > y->mask) {
+            /* Acquire: the reader's copy-out of the slot happened before. */
+            y->head_cache = atomic_load_explicit(&y->head, memory_order_acquire);
+            if (atomic_load_explicit(&y->err, memory_order_relaxed))
+                return NULL;
+            if (tail - y->head_cache > y->mask)
+                pyq_cpu_relax();
+        }
+        m.w[0] = i;
+        y->slots[tail & y->mask] = m;
+        tail++;
+        /* Release: the slot contents before the new tail; pairs with the reader's acquire. */
+        atomic_store_explicit(&y->tail, tail, memory_order_release);
+    }
+    return NULL;
+}
+
+static void *y_reader(void *arg)
+{
+    struct yring *y = arg;
+    uint64_t head = 0;
+    int rc = pyq_cpu_pin_opt(y->rcpu);
+
+    if (rc)
+        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
+    meet(&y->start, 2);
+    while (head < y->n && !atomic_load_explicit(&y->err, memory_order_relaxed)) {
+        if (head == y->tail_cache) {
+            /* Acquire: pairs with the writer's release of tail. */
+            y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
+            if (head == y->tail_cache) {
+                pyq_cpu_relax();
+                continue;
+            }
+        }
+        struct slot32 m = y->slots[head & y->mask];
+        if (m.w[0] != head) {
+            atomic_store_explicit(&y->err, PYQ_EBADMSG, memory_order_relaxed);
+            break;
+        }
+        head++;
+        /* Release: our read of the slot before the writer may overwrite it. */
+        atomic_store_explicit(&y->head, head, memory_order_release);
+    }
+    y->got = head;
+    y->t1 = pyq_now_ns();
+    return NULL;
+}
+
+int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
+                              int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    struct yring *y;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    if (slots < 2 || (slots & (slots - 1)))
+        return PYQ_EINVAL;
+    y = aligned_alloc(PYQ_CACHELINE, sizeof(*y));
+    if (!y)
+        return PYQ_ENOMEM;
+    memset(y, 0, sizeof(*y));
+    y->slots = aligned_alloc(PYQ_CACHELINE, (size_t)slots * sizeof(struct slot32));
+    if (!y->slots) {
+        free(y);
+        return PYQ_ENOMEM;
+    }
+    memset(y->slots, 0, (size_t)slots * sizeof(struct slot32));
+    y->mask = slots - 1;
+    y->n = n;
+    y->wcpu = writer_cpu;
+    y->rcpu = reader_cpu;
+    rc = join_two(y_writer, y_reader, y);
+    res->messages = y->got;
+    res->elapsed_ns = y->t1 - y->t0;
+    res->error = rc ? rc : atomic_load_explicit(&y->err, memory_order_relaxed);
+    free(y->slots);
+    free(y);
+    return res->error;
+}
+
+/* ---- ping-pong floor ------------------------------------------------------ */
+
+struct pp {
+    PYQ_ALIGNED_LINE _Atomic uint64_t ping; /* written by A */
+    PYQ_ALIGNED_LINE _Atomic uint64_t pong; /* written by B */
+    PYQ_ALIGNED_LINE uint64_t trips;
+    int32_t cpu_b;
+    _Atomic int err;
+    struct pyq_bench_start start;
+};
+
+static void *pp_echo(void *arg)
+{
+    struct pp *p = arg;
+    int rc = pyq_cpu_pin_opt(p->cpu_b);
+
+    if (rc)
+        atomic_store_explicit(&p->err, rc, memory_order_relaxed);
+    meet(&p->start, 2);
+    if (rc)
+        return NULL;
+    for (uint64_t i = 1; i <= p->trips; i++) {
+        /* Acquire/release pair with A: each trip is one line each way. */
+        while (atomic_load_explicit(&p->ping, memory_order_acquire) != i)
+            ;
+        atomic_store_explicit(&p->pong, i, memory_order_release);
+    }
+    return NULL;
+}
+
+int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns)
+{
+    struct pp *p;
+    pthread_t t;
+    int cyc = pyq_bench_timer_cycles();
+    int rc;
+
+    p = aligned_alloc(PYQ_CACHELINE, sizeof(*p));
+    if (!p)
+        return PYQ_ENOMEM;
+    memset(p, 0, sizeof(*p));
+    p->trips = (uint64_t)round_trips + WARMUP_TRIPS;
+    p->cpu_b = cpu_b;
+    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0) {
+        free(p);
+        return rc;
+    }
+    if ((rc = pthread_create(&t, NULL, pp_echo, p)) != 0) {
+        free(p);
+        return -rc;
+    }
+    meet(&p->start, 2);
+    if ((rc = atomic_load_explicit(&p->err, memory_order_relaxed)) == 0) {
+        for (uint64_t i = 1; i <= p->trips; i++) {
+            uint64_t t0 = pyq_bench_stamp(cyc);
+            atomic_store_explicit(&p->ping, i, memory_order_release);
+            while (atomic_load_explicit(&p->pong, memory_order_acquire) != i)
+                ;
+            if (i > WARMUP_TRIPS)
+                samples_ns[i - WARMUP_TRIPS - 1] = pyq_bench_stamp(cyc) - t0;
+        }
+        pyq_bench_to_ns(cyc, samples_ns, round_trips);
+    }
+    pthread_join(t, NULL);
+    free(p);
+    return rc;
+}

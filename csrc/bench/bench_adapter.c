@@ -1,0 +1,340 @@
+/*
+ * bench_adapter.c - one writer loop and one reader loop for every queue behind
+ * the adapter interface (pyq_adapter.h), so pyqueue and each peer are measured
+ * by exactly the same code (issue 7): throughput and single-message round trip.
+ *
+ * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
+ * try_write (or try_write_burst), and on a full queue spin with the relax
+ * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures.  Reader: poll
+ * with a callback that checks every sequence number, relax when empty.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_pvt.h"
+#include "runtime/runtime_pvt.h"
+#include "bench/pyq_bench.h"
+
+#define BURST_MAX 1024
+
+/* Reader-owned, bumped per message: its own line, away from anything the
+ * writer touches (an earlier false-sharing bug here halved a figure). */
+struct seq_ctx {
+    PYQ_ALIGNED_LINE uint64_t expected;
+    uint64_t t_end;
+};
+
+struct arun {
+    const pyq_adapter_t *a;
+    void *h;
+    uint64_t n;
+    uint32_t len, burst;
+    int32_t wcpu, rcpu;
+    struct pyq_bench_start start;
+    PYQ_ALIGNED_LINE uint64_t t0;     /* writer's line */
+    uint64_t t_wend;
+    uint64_t full_retries;
+    PYQ_ALIGNED_LINE _Atomic int err; /* read-mostly, polled by both */
+    struct seq_ctx rd;                /* reader's line(s) */
+};
+
+static int seq_next(void *ctx, const void *msg, uint32_t len)
+{
+    struct seq_ctx *c = ctx;
+    uint64_t seq;
+
+    memcpy(&seq, msg, 8);
+    if (seq != c->expected)
+        return PYQ_EBADMSG;
+    c->expected++;
+    return 0;
+}
+
+/* A full queue: the common retry policy.  Returns nonzero to give up. */
+static inline int full_wait(uint64_t *fails, _Atomic int *err)
+{
+    if (++*fails % PYQ_BENCH_YIELD_EVERY == 0) {
+        sched_yield();
+        return atomic_load_explicit(err, memory_order_relaxed);
+    }
+    pyq_cpu_relax();
+    return 0;
+}
+
+static void *a_writer(void *arg)
+{
+    struct arun *r = arg;
+    const pyq_adapter_t *a = r->a;
+    uint8_t buf[BURST_MAX * 32] __attribute__((aligned(64)));
+    uint64_t fails = 0;
+    int rc = pyq_cpu_pin_opt(r->wcpu);
+
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    memset(buf, 0x5A, sizeof(buf));
+    pyq_bench_meet(&r->start, 2);
+    if (rc)
+        return NULL;
+    r->t0 = pyq_now_ns();
+    if (r->burst == 0) {
+        for (uint64_t i = 0; i < r->n; i++) {
+            memcpy(buf, &i, 8);
+            while ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN)
+                if (full_wait(&fails, &r->err))
+                    goto out;
+            if (rc)
+                break;
+        }
+    } else {
+        for (uint64_t i = 0; i < r->n && !rc;) {
+            uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
+            uint32_t off = 0;
+
+            for (uint32_t j = 0; j < k; j++) {
+                uint64_t s = i + j;
+                memcpy(buf + (size_t)j * r->len, &s, 8);
+            }
+            while (off < k) {
+                int64_t w = a->try_write_burst(r->h, buf + (size_t)off * r->len, k - off, r->len);
+                if (w < 0) {
+                    rc = (int)w;
+                    break;
+                }
+                off += (uint32_t)w;
+                if (w == 0 && full_wait(&fails, &r->err))
+                    goto out;
+            }
+            i += k;
+        }
+    }
+    a->flush(r->h);
+out:
+    r->t_wend = pyq_now_ns();
+    r->full_retries = fails;
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    return NULL;
+}
+
+static void *a_reader(void *arg)
+{
+    struct arun *r = arg;
+    const pyq_adapter_t *a = r->a;
+    int rc = pyq_cpu_pin_opt(r->rcpu);
+
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    pyq_bench_meet(&r->start, 2);
+    while (r->rd.expected < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed)) {
+        int64_t k = a->poll(r->h, UINT64_MAX, seq_next, &r->rd);
+        if (k < 0)
+            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
+        else if (k == 0)
+            pyq_cpu_relax();
+    }
+    r->rd.t_end = pyq_now_ns();
+    return NULL;
+}
+
+int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                                 int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    struct arun *r;
+    uint32_t len = PYQ_ADAPTER_MSG_SIZE;
+    int rc;
+
+    memset(res, 0, sizeof(*res));
+    if (!a || !h || burst > BURST_MAX || (burst && !a->try_write_burst))
+        return PYQ_EINVAL;
+    r = aligned_alloc(PYQ_CACHELINE, sizeof(*r));
+    if (!r)
+        return PYQ_ENOMEM;
+    memset(r, 0, sizeof(*r));
+    r->a = a;
+    r->h = h;
+    r->n = n;
+    r->len = len;
+    r->burst = burst;
+    r->wcpu = writer_cpu;
+    r->rcpu = reader_cpu;
+    rc = pyq_bench_join_two(a_writer, a_reader, r);
+    res->messages = r->rd.expected;
+    res->elapsed_ns = r->rd.t_end - r->t0;
+    res->end_ns = r->rd.t_end;
+    res->writer_ns = r->t_wend - r->t0;
+    res->full_retries = r->full_retries;
+    res->error = rc ? rc : atomic_load_explicit(&r->err, memory_order_relaxed);
+    free(r);
+    return res->error;
+}
+
+/* ---- round trip ------------------------------------------------------------ */
+
+/* One loop for two instruments: the adapter rows (a != NULL: every call through
+ * the vtable, as for the peers) and pyqueue through its own API (a == NULL,
+ * handles are pyq_queue_t *: what a C program using pyqueue would run).  The
+ * bodies are always_inline and `direct` is a constant in each caller, so each
+ * instrument gets its own loop with no test left in it. */
+#define RT_INLINE static inline __attribute__((always_inline))
+
+struct art {
+    const pyq_adapter_t *a;
+    void *ab, *ba;
+    uint64_t trips;
+    int32_t cpu_b;
+    struct pyq_bench_start start;
+    PYQ_ALIGNED_LINE _Atomic int err;
+};
+
+struct one_ctx {
+    uint64_t seq;
+    int ok;
+};
+
+static int take(void *ctx, const void *msg, uint32_t len)
+{
+    struct one_ctx *o = ctx;
+    uint64_t v;
+
+    memcpy(&v, msg, 8);
+    o->ok = (v == o->seq);
+    return 0;
+}
+
+/* Spin on poll(max 1) until one message arrives; check it is seq. */
+RT_INLINE int recv_seq(const pyq_adapter_t *a, void *h, uint64_t seq, _Atomic int *err,
+                       const int direct)
+{
+    struct one_ctx o = { seq, 0 };
+    int64_t k;
+
+    while ((k = direct ? pyq_reader_poll(h, 1, take, &o) : a->poll(h, 1, take, &o)) == 0)
+        if (atomic_load_explicit(err, memory_order_relaxed))
+            return -1;
+    if (k < 0)
+        return (int)k;
+    return o.ok ? 0 : PYQ_EBADMSG;
+}
+
+RT_INLINE int send_seq(const pyq_adapter_t *a, void *h, uint8_t *msg, uint64_t seq,
+                       _Atomic int *err, const int direct)
+{
+    uint64_t fails = 0;
+    int rc;
+
+    memcpy(msg, &seq, 8);
+    while ((rc = direct ? pyq_writer_try_write(h, msg, PYQ_ADAPTER_MSG_SIZE)
+                        : a->try_write(h, msg, PYQ_ADAPTER_MSG_SIZE)) == PYQ_EAGAIN)
+        if (full_wait(&fails, err))
+            return -1;
+    if (direct)
+        pyq_writer_flush(h);
+    else
+        a->flush(h);
+    return rc;
+}
+
+RT_INLINE void echo_loop(struct art *r, const int direct)
+{
+    uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
+    int rc = pyq_cpu_pin_opt(r->cpu_b);
+
+    if (rc)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    pyq_bench_meet(&r->start, 2);
+    memset(msg, 0, sizeof(msg));
+    for (uint64_t i = 0; i < r->trips && !rc; i++) {
+        if ((rc = recv_seq(r->a, r->ab, i, &r->err, direct)) != 0)
+            break;
+        rc = send_seq(r->a, r->ba, msg, i, &r->err, direct);
+    }
+    if (rc > 0 || rc < -1)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+}
+
+static void *echo_adapter(void *arg)
+{
+    echo_loop(arg, 0);
+    return NULL;
+}
+
+static void *echo_direct(void *arg)
+{
+    echo_loop(arg, 1);
+    return NULL;
+}
+
+/* Side A's timed loop; returns the first error. */
+RT_INLINE int timed_loop(struct art *r, uint64_t *samples_ns, int cyc, const int direct)
+{
+    uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
+    int rc = atomic_load_explicit(&r->err, memory_order_relaxed);
+
+    memset(msg, 0, sizeof(msg));
+    for (uint64_t i = 0; i < r->trips && !rc; i++) {
+        uint64_t t0 = pyq_bench_stamp(cyc);
+        rc = send_seq(r->a, r->ab, msg, i, &r->err, direct);
+        if (!rc)
+            rc = recv_seq(r->a, r->ba, i, &r->err, direct);
+        if (i >= PYQ_BENCH_WARMUP_TRIPS)
+            samples_ns[i - PYQ_BENCH_WARMUP_TRIPS] = pyq_bench_stamp(cyc) - t0;
+    }
+    return rc;
+}
+
+static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, int32_t cpu_b,
+                     uint32_t round_trips, uint64_t *samples_ns)
+{
+    struct art *r;
+    pthread_t t;
+    int cyc = pyq_bench_timer_cycles();
+    int rc;
+
+    r = aligned_alloc(PYQ_CACHELINE, sizeof(*r));
+    if (!r)
+        return PYQ_ENOMEM;
+    memset(r, 0, sizeof(*r));
+    r->a = a;
+    r->ab = ab;
+    r->ba = ba;
+    r->trips = (uint64_t)round_trips + PYQ_BENCH_WARMUP_TRIPS;
+    r->cpu_b = cpu_b;
+    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0)
+        goto out;
+    if ((rc = pthread_create(&t, NULL, a ? echo_adapter : echo_direct, r)) != 0) {
+        rc = -rc;
+        goto out;
+    }
+    pyq_bench_meet(&r->start, 2);
+    rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
+    /* -1: A gave up because the echo flagged an error; keep the echo's code
+     * (overwriting it turned an echo-side PYQ_EBADMSG into PYQ_EINTR). */
+    if (rc && rc != -1)  /* the echo may be spinning on ab: tell it to give up */
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    pthread_join(t, NULL);
+    if (!rc || rc == -1)
+        rc = atomic_load_explicit(&r->err, memory_order_relaxed);
+    if (!rc)
+        pyq_bench_to_ns(cyc, samples_ns, round_trips);
+out:
+    free(r);
+    return rc == -1 ? PYQ_EINTR : rc;
+}
+
+int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
+                                int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns)
+{
+    if (!a || !ab || !ba || ab == ba)
+        return PYQ_EINVAL;
+    return roundtrip(a, ab, ba, cpu_a, cpu_b, round_trips, samples_ns);
+}
+
+int pyq_bench_queue_roundtrip(pyq_queue_t *ab, pyq_queue_t *ba, int32_t cpu_a, int32_t cpu_b,
+                              uint32_t round_trips, uint64_t *samples_ns)
+{
+    if (!ab || !ba || ab == ba)
+        return PYQ_EINVAL;
+    return roundtrip(NULL, ab, ba, cpu_a, cpu_b, round_trips, samples_ns);
+}

@@ -1,0 +1,90 @@
+/*
+ * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
+ * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
+ * Python writer and the two-line ping-pong floor; queue round trips are
+ * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
+ * bench_adapter.c runs the same writer and reader loops over any adapter
+ * (pyq_adapter.h) for the peer comparison of issue 7.  Every reader checks
+ * sequence numbers, so nothing can be optimised away.  Latency samples are
+ * taken with the cycle counter (CLOCK_MONOTONIC without one), converted to ns.
+ */
+#ifndef PYQ_BENCH_H
+#define PYQ_BENCH_H
+
+#include <stdint.h>
+
+#include "pyqueue.h"
+#include "adapters/pyq_adapter.h"
+
+typedef struct pyq_bench_result {
+    uint64_t messages;    /* delivered and verified in order */
+    uint64_t elapsed_ns;  /* writer start (after both threads are ready) to last delivery */
+    int32_t error;        /* 0, PYQ_EBADMSG on a sequence error, or a pinning error */
+    uint64_t end_ns;      /* CLOCK_MONOTONIC at the last delivery (Python's time.monotonic_ns) */
+    uint64_t writer_ns;   /* writer start to its last write returned (0 if not measured):
+                             beside elapsed_ns it tells which side limited the run */
+    uint64_t full_retries; /* writer attempts that found the queue full */
+} pyq_bench_result_t;
+
+typedef struct pyq_bench_reader pyq_bench_reader_t;
+
+/* Any thread.  Write n messages of msg_size (>= 8) bytes from a C writer pinned
+ * to writer_cpu to a C reader pinned to reader_cpu through q (fresh or drained).
+ * @return 0 or the error (also in r->error). */
+int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
+                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  The same through the yardstick: a per-message ring of 32-byte
+ * slots with cached head/tail indices on separate lines (rigtorp's design). */
+int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
+                              int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
+ * n messages of msg_size bytes from q, for a writer in another thread (Python).
+ * elapsed_ns runs from the first message; end_ns lets the caller time from its
+ * own start instead. */
+int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
+                           pyq_bench_reader_t **out);
+
+/* The thread that started it.  Wait for the reader, free it, fill *r.
+ * Returns after the reader has seen n messages or stop was requested. */
+int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *r);
+
+/* Any thread.  Ask a reader to stop early (e.g. the Python writer failed). */
+void pyq_bench_reader_stop(pyq_bench_reader_t *h);
+
+/* Any thread.  Two-line ping-pong between threads pinned to cpu_a and cpu_b:
+ * A writes line 1 and waits for B's echo on line 2.  samples_ns[i] = round trip
+ * i in ns (one-way = half) after 1,000 untimed warm-up trips. */
+int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
+
+
+/* Any thread.  Throughput through adapter a over its queue h (from a->create,
+ * empty; reused across calls): a writer pinned to writer_cpu sends n 32-byte
+ * messages (seq in the first 8 bytes) with try_write, or try_write_burst of
+ * `burst` messages when burst > 0 (<= 1024, the adapter must have it), and on a
+ * full queue spins with relax, sched_yield() every 1024 failures; a reader
+ * pinned to reader_cpu polls (max unlimited) and checks every sequence number.
+ * elapsed_ns runs from the writer's start to the last delivery.
+ * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or the adapter's or pinning's
+ * code (also in r->error). */
+int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                                 int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread (it becomes side A: pinned to cpu_a until re-pinned).  One 32-byte
+ * message A -> B through queue ab (try_write + flush) and back through ba, both
+ * adapter a's, each side spinning on poll(max 1); samples_ns[i] = round trip i
+ * in ns after 1,000 untimed trips, on the same timer as pyq_bench_pingpong.
+ * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or an adapter/pinning code. */
+int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
+                                int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);
+
+/* Any thread (it becomes side A, as above).  The same round trip through two
+ * pyqueue queues with pyqueue's own API -- pyq_writer_try_write + flush,
+ * pyq_reader_poll(max 1) -- instead of the adapter vtable: what a C program
+ * using pyqueue runs.  ab and ba: empty, distinct, reused across calls.
+ * @return as pyq_bench_adapter_roundtrip(). */
+int pyq_bench_queue_roundtrip(pyq_queue_t *ab, pyq_queue_t *ba, int32_t cpu_a, int32_t cpu_b,
+                              uint32_t round_trips, uint64_t *samples_ns);
+
+#endif /* PYQ_BENCH_H */

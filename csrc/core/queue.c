@@ -1,0 +1,185 @@
+/*
+ * queue.c - configuration, creation, close, stats and error names.
+ * Nothing here is on the hot path.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/queue_pvt.h"
+
+void pyq_config_init(pyq_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->block_size = 4096;
+    cfg->hot_blocks = 4;
+    cfg->spill_blocks = 65536;
+    cfg->publish = PYQ_PUBLISH_MAX;
+    cfg->publish_bytes = 0;
+    cfg->scan_current = 0;
+    cfg->retry_yield_every = 1024;
+    cfg->touch_after_write = 1;
+    cfg->prefetch = 1;
+#if defined(__x86_64__) && defined(__SSE2__)
+    /* A spill block is written under backlog and read much later: streaming it
+     * keeps the writer's own working set in its caches (the burst-tail study). */
+    cfg->spill_nontemporal = 1;
+#endif
+}
+
+int pyq_config_check(const pyq_config_t *c, const char **bad)
+{
+    const char *why = NULL;
+
+    if (c->block_size < PYQ_MIN_BLOCK_SIZE || c->block_size > PYQ_MAX_BLOCK_SIZE ||
+        c->block_size % PYQ_CACHELINE != 0)
+        why = "block_size";
+    else if (c->hot_blocks < 1 || c->hot_blocks > PYQ_MAX_BLOCKS)
+        why = "hot_blocks";
+    else if (c->spill_blocks > PYQ_MAX_BLOCKS - c->hot_blocks)
+        why = "spill_blocks";
+    else if (c->publish < PYQ_PUBLISH_MAX || c->publish > PYQ_PUBLISH_BYTES)
+        why = "publish";
+    else if (c->publish == PYQ_PUBLISH_BYTES && c->publish_bytes < 1)
+        why = "publish_bytes";
+    else if (c->scan_current != 0 && c->scan_current != 1)
+        why = "scan_current";
+#if !(defined(__x86_64__) && defined(__SSE2__))
+    else if (c->spill_nontemporal)
+        why = "spill_nontemporal";
+#endif
+    if (bad)
+        *bad = why;
+    return why ? PYQ_EINVAL : 0;
+}
+
+int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
+{
+    struct pyq_queue *q;
+    int rc;
+
+    *out = NULL;
+    if (pyq_config_check(cfg, NULL) != 0)
+        return PYQ_EINVAL;
+    q = aligned_alloc(PYQ_CACHELINE, sizeof(*q));
+    if (!q)
+        return PYQ_ENOMEM;
+    memset(q, 0, sizeof(*q));
+    q->cfg = *cfg;
+    q->nblocks = cfg->hot_blocks + cfg->spill_blocks;
+    q->max_message = cfg->block_size - PYQ_RECORD_HEADER;
+    /* publish each: every committed record is published at once, so a reader
+     * scanning headers delivers what one reading pub_pos would -- and waits
+     * on the record's own line instead of pub_pos's line, then the record's. */
+    q->scan = cfg->scan_current != 0 || cfg->publish == PYQ_PUBLISH_EACH;
+    q->rec_mask = cfg->scan_current ? PYQ_RECORD_ALIGN_SCAN - 1 : PYQ_RECORD_ALIGN - 1;
+    q->line_headers = cfg->scan_current != 0;
+    q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
+    q->w.claim_len = PYQ_NO_CLAIM;
+    atomic_init(&q->ring_tail, 0);
+    atomic_init(&q->pub_pos, 0);
+    atomic_init(&q->closed, 0);
+    atomic_init(&q->detached, 0);
+
+    rc = pyq_pool_map(q);
+    if (rc != 0) {
+        pyq_queue_destroy(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+void pyq_queue_destroy(pyq_queue_t *q)
+{
+    if (!q)
+        return;
+    pyq_pool_unmap(q);
+    free(q);
+}
+
+void pyq_queue_close(pyq_queue_t *q)
+{
+    /* Pairs with the relaxed polls of the writer's wait loop: only a flag, no data. */
+    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+}
+
+int pyq_queue_is_closed(const pyq_queue_t *q)
+{
+    return atomic_load_explicit(&((struct pyq_queue *)q)->closed, memory_order_relaxed);
+}
+
+int pyq_queue_writer_detached(const pyq_queue_t *q)
+{
+    /* A5: pairs with W4 in pyq_writer_detach(). */
+    return pyq_load_acquire(&((struct pyq_queue *)q)->detached);
+}
+
+uint32_t pyq_queue_max_message(const pyq_queue_t *q)
+{
+    return q->max_message;
+}
+
+void pyq_queue_config(const pyq_queue_t *q, pyq_config_t *out)
+{
+    *out = q->cfg;
+}
+
+uint64_t pyq_queue_backlog(const pyq_queue_t *cq)
+{
+    struct pyq_queue *q = (struct pyq_queue *)cq;
+    /* Read the reader's count first: it never exceeds the writer's, so a late
+     * writer count can only overstate the backlog, never wrap it below zero. */
+    uint64_t rd = pyq_load_relaxed(&q->rs.bytes);
+    uint64_t wr = pyq_load_relaxed(&q->ws.bytes);
+    return wr > rd ? wr - rd : 0;
+}
+
+void pyq_queue_stats(const pyq_queue_t *cq, pyq_stats_t *s)
+{
+    struct pyq_queue *q = (struct pyq_queue *)cq;
+
+    memset(s, 0, sizeof(*s));
+    s->messages_read = pyq_load_relaxed(&q->rs.messages);
+    s->bytes_read = pyq_load_relaxed(&q->rs.bytes);
+    s->returns_hot = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_HOT]);
+    s->returns_spill = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_SPILL]);
+    s->messages_written = pyq_load_relaxed(&q->ws.messages);
+    s->bytes_written = pyq_load_relaxed(&q->ws.bytes);
+    s->blocks_published = pyq_load_relaxed(&q->ws.blocks_published);
+    s->publishes = pyq_load_relaxed(&q->ws.publishes);
+    s->takes_hot = pyq_load_relaxed(&q->ws.takes[PYQ_TIER_HOT]);
+    s->takes_spill = pyq_load_relaxed(&q->ws.takes[PYQ_TIER_SPILL]);
+    s->retries = pyq_load_relaxed(&q->ws.retries);
+    s->yields = pyq_load_relaxed(&q->ws.yields);
+    s->full_events = pyq_load_relaxed(&q->ws.full_events);
+    s->peak_backlog = pyq_load_relaxed(&q->ws.peak_backlog);
+    s->backlog = s->bytes_written > s->bytes_read ? s->bytes_written - s->bytes_read : 0;
+    s->hugepages_used = q->hugepages_used;
+    s->mlocked = q->mlocked;
+}
+
+const char *pyq_strerror(int code)
+{
+    switch (code) {
+    case PYQ_OK: return "success";
+    case PYQ_EINVAL: return "invalid argument or configuration";
+    case PYQ_ENOMEM: return "out of memory (pool or control block could not be mapped)";
+    case PYQ_EAGAIN: return "queue full";
+    case PYQ_ETOOBIG: return "message larger than the block allows";
+    case PYQ_ECLOSED: return "queue closed";
+    case PYQ_EBUSY: return "a claim is outstanding (commit or abort it first)";
+    case PYQ_ENOCLAIM: return "no outstanding claim";
+    case PYQ_EPERM: return "operation not permitted by the OS";
+    case PYQ_ERANGE: return "message size differs from the fixed size asked for";
+    case PYQ_EBADMSG: return "verification failed: message lost, duplicated, reordered or corrupted";
+    case PYQ_ENOTSUP: return "not supported on this platform or kernel";
+    case PYQ_EINTR: return "interrupted by a stop request";
+    default: return "unknown error";
+    }
+}
+
+const char *pyq_version(void)
+{
+    return "0.1.0";
+}

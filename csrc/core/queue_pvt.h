@@ -1,0 +1,173 @@
+/*
+ * queue_pvt.h - the queue's private layout (never installed).
+ *
+ * Memory:   one pool mapping of nblocks * block_size bytes (tier 1 = blocks
+ *           [0, hot_blocks), tier 2 = the rest) and one control mapping holding
+ *           the full ring and the two free rings (uint32 block indices).
+ * Framing:  a block holds records back to back from offset 0.  A record is an
+ *           8-byte header (PYQ_HDR_COMMIT | len, or PYQ_HDR_PAD = end of block)
+ *           and the payload padded to 8 bytes -- to 64 with scan_current, so the
+ *           next header always starts a cache line: one line transfer then
+ *           delivers a small message's header and payload together, and the
+ *           line the reader waits on is never the one still holding the
+ *           previous record.  A zero header means "nothing committed here yet"
+ *           (only meaningful when the reader scans headers: scan_current or
+ *           publish each, see q->scan and writer.c).  The writer clears stale
+ *           headers before the reader can reach them, a line or two ahead of
+ *           its position and after its commits (writer_pvt.h, zero_ahead).
+ * Link:     with q->scan, a block sealed because a record does not fit ends in
+ *           a linked PAD (PYQ_HDR_LINK | ring position << 48 | block index): the
+ *           writer took the next block first, so a scanning reader goes straight
+ *           to it -- one line transfer, not three (ring_tail, ring slot, first
+ *           header).  The writer seals this way as soon as a commit leaves less
+ *           room than its own record and a hot block is free
+ *           (writer_block.c, pyq_w_seal_early), else when the next record does
+ *           not fit.  The ring slot and ring_tail are still written; a plain
+ *           PAD (no free block, or an exactly full block: no PAD at all) or a
+ *           link that does not check out sends the reader the ring way.
+ * Position: the writer's progress is pub_pos = seq * block_size + offset, where
+ *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
+ *           block seq is sealed (complete).
+ *
+ * Ordering edges (labels used in the comments of writer*.c and reader.c):
+ *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
+ *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
+ *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
+ *      a linked PAD also makes the next block's zeroed first lines visible
+ *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
+ *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
+ *      empty after detached means drained for good)
+ */
+#ifndef PYQ_QUEUE_PVT_H
+#define PYQ_QUEUE_PVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/atomic.h"
+#include "common/now_pvt.h"
+#include "common/private.h"
+#include "pyqueue.h"
+
+#define PYQ_HDR_COMMIT (UINT64_C(0x5051) << 32) /* "PQ": committed record */
+#define PYQ_HDR_PAD (UINT64_C(0x5041) << 32)    /* "PA": rest of block unused */
+#define PYQ_HDR_LINK (UINT64_C(0x504c) << 32)   /* "PL": PAD + next block, see Link */
+#define PYQ_HDR_LEN_MASK UINT64_C(0xffffffff)
+#define PYQ_HDR_KIND_MASK (UINT64_C(0xffff) << 32)
+#define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
+#define PYQ_NO_CLAIM UINT32_MAX
+
+enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
+
+struct pyq_writer_state {
+    uint8_t *blk;                        /* current block, NULL before the first take */
+    uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
+    uint32_t pos;                        /* next record offset in blk */
+    uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
+    int tier;                            /* tier of blk */
+    int nt;                              /* blk is written with streaming stores */
+    int special;                         /* nt or q->scan: pyq_writer_write's plain
+                                            fast path does not apply (one test) */
+    uint32_t zeroed;                     /* q->scan: header positions in [pos, zeroed)
+                                            of blk read zero (writer_pvt.h) */
+    int nt_pending;                      /* streaming stores not yet fenced */
+    uint32_t fast_limit;                 /* block_size while pyq_writer_write may take
+                                            the fast path (a current block, no claim,
+                                            not streamed under q->scan), else 0 */
+    uint64_t last_pub;                   /* last value stored to pub_pos */
+    uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
+    uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
+};
+
+struct pyq_writer_stats {
+    _Atomic uint64_t messages, bytes, blocks_published, publishes;
+    _Atomic uint64_t takes[PYQ_TIERS], retries, yields, full_events, peak_backlog;
+};
+
+struct pyq_reader_state {
+    uint8_t *blk;          /* block being drained, NULL between blocks */
+    uint32_t idx;          /* its index in the pool */
+    uint32_t pos;          /* next record offset */
+    uint64_t seq;          /* ring position of blk */
+    uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
+    uint64_t drained_pub;  /* a pub_pos below which everything was consumed (no
+                              q->scan): poll returns at once while it holds */
+    uint64_t tail_cache;   /* cached ring_tail (q->scan) */
+    uint32_t limit;        /* without q->scan: records below this offset of blk
+                              are published (0 between blocks) */
+    uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
+};
+
+struct pyq_reader_stats {
+    _Atomic uint64_t messages, bytes, returns[PYQ_TIERS];
+};
+
+struct pyq_queue {
+    /* Read-only after pyq_queue_create(). */
+    PYQ_ALIGNED_LINE pyq_config_t cfg;
+    uint8_t *base;                 /* pool: nblocks * block_size bytes */
+    size_t pool_bytes;
+    void *ctl;                     /* control mapping: rings */
+    size_t ctl_bytes;
+    uint32_t *ring;                /* full ring: block indices in take order */
+    uint32_t *free_slots[PYQ_TIERS];
+    uint64_t ring_mask;
+    uint64_t free_mask[PYQ_TIERS];
+    uint32_t nblocks;
+    uint32_t max_message;
+    uint32_t hugepages_used, mlocked;
+    bool scan;                     /* the reader finds records by their headers (W3/A3,
+                                      W1/A1), not below pub_pos: cfg.scan_current,
+                                      or publish each (queue.c) */
+    uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
+    bool line_headers;             /* scan_current: every header starts a line, so the
+                                      writer's zeroing ahead needs one word a line */
+    bool batch_ok;                 /* publish max without scan_current: write_batch
+                                      writes runs of records */
+
+    /* Writer -> reader hand-over words (one line; written by the writer only). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
+    _Atomic uint64_t pub_pos;                    /* W2 */
+
+    PYQ_ALIGNED_LINE struct pyq_writer_state w;
+    PYQ_ALIGNED_LINE struct pyq_writer_stats ws;
+
+    /* Reader -> writer hand-over words (one line; written by the reader only). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t free_tail[PYQ_TIERS]; /* R1 */
+
+    PYQ_ALIGNED_LINE struct pyq_reader_state r;
+    PYQ_ALIGNED_LINE struct pyq_reader_stats rs;
+
+    PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
+    _Atomic int detached;                /* W4: the writer will write no more */
+};
+
+_Static_assert(PYQ_RECORD_ALIGN_SCAN == PYQ_CACHELINE,
+               "scan_current records start a cache line each");
+_Static_assert(sizeof(struct pyq_writer_state) <= 2 * PYQ_CACHELINE,
+               "writer state spans at most two lines");
+_Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
+               "reader state spans at most two lines");
+
+static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)
+{
+    return (_Atomic uint64_t *)(void *)(blk + pos);
+}
+
+/* The linked PAD that ends a block whose successor (ring position seq) is block idx. */
+static inline uint64_t pyq_hdr_link(uint32_t idx, uint64_t seq)
+{
+    return PYQ_HDR_LINK | (seq << PYQ_HDR_LINK_POS_SHIFT) | idx;
+}
+
+/* Bytes a record of len payload bytes takes in its block (len <= max_message). */
+static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
+{
+    return (PYQ_RECORD_HEADER + len + q->rec_mask) & ~q->rec_mask;
+}
+
+/* pool.c */
+PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
+PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
+
+#endif /* PYQ_QUEUE_PVT_H */

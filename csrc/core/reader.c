@@ -1,0 +1,379 @@
+/*
+ * reader.c - the reader side: poll with a per-message callback, the copying
+ * variants used by Python, and the return of drained blocks to their tier
+ * (SPEC §3.3, §3.4).  Reader thread only.  Every call is wait-free: it
+ * delivers what is visible and returns.
+ */
+#include <string.h>
+
+#include "core/queue_pvt.h"
+
+/* Give a drained block back to its tier and move to the next ring position. */
+static inline void finish_block(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
+    uint64_t tail = r->free_tail[t];
+
+    q->free_slots[t][tail & q->free_mask[t]] = r->idx;
+    r->free_tail[t] = tail + 1;
+    /* R1: the slot and our last reads of the block happen before the writer may
+     * take it again; pairs with A4 in writer_block.c. */
+    pyq_store_release(&q->free_tail[t], tail + 1);
+    pyq_counter_add(&q->rs.returns[t], 1);
+    r->blk = NULL;
+    r->limit = 0;
+    r->seq++;
+}
+
+/* A linked PAD ends the block being drained (queue_pvt.h, Link): return the
+ * block and enter the one it names, whose first header A3 made visible as
+ * zero or newer -- without the ring_tail and ring slot reads.  A link that does
+ * not name a block of the pool at the next ring position leaves the reader
+ * between blocks, to take the ring way (the writer writes the ring anyway). */
+static inline void follow_link(struct pyq_queue *q, uint64_t hdr)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint32_t idx = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+
+    finish_block(q);
+    if (idx < q->nblocks &&
+        (hdr >> PYQ_HDR_LINK_POS_SHIFT) == (r->seq & 0xffff)) {
+        r->idx = idx;
+        r->blk = q->base + (size_t)idx * q->cfg.block_size;
+        r->pos = 0;
+    }
+}
+
+/* Fetch the complete part of a new block in parallel (up to 4 KiB): the lines
+ * come from the writer's cache, and one miss at a time would serialise them.
+ * Scanning, only a sealed block (the writer took a later one, W1): the lines
+ * of the current one are still being written, and a shared copy here would
+ * cost the writer an invalidation per line. */
+static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *r)
+{
+    const uint32_t bs = q->cfg.block_size;
+    uint64_t start = r->seq * bs;
+    uint64_t avail;
+
+    if (q->scan)
+        avail = r->tail_cache > r->seq + 1 ? bs : 0;
+    else
+        avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
+    if (avail > 4096)
+        avail = 4096;
+    for (uint32_t off = 0; off < avail; off += PYQ_CACHELINE)
+        __builtin_prefetch(r->blk + off, 0, 3);
+}
+
+/* Header of the next visible record, or NULL when nothing more is visible now.
+ * Moves across drained blocks (returning them) and links as it goes.  The whole
+ * logic; next_record() below inlines its common case. */
+static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_queue *q,
+                                                                    uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+    const uint32_t bs = q->cfg.block_size;
+
+    for (;;) {
+        uint64_t hdr;
+
+        if (PYQ_LIKELY(r->pos < r->limit)) {
+            /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
+            hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+            if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+                *hdr_out = hdr;
+                return pyq_hdr(r->blk, r->pos);
+            }
+            finish_block(q);
+            continue;
+        }
+        if (!r->blk) {
+            if (q->scan) {
+                if (r->seq >= r->tail_cache) {
+                    /* A1: pairs with W1: the ring slot and zeroed header are visible. */
+                    r->tail_cache = pyq_load_acquire(&q->ring_tail);
+                    if (r->seq >= r->tail_cache)
+                        return NULL;
+                }
+            } else if (r->pub_cache <= r->seq * bs) {
+                /* A2: pairs with W2: records below pub_pos are complete. */
+                r->pub_cache = pyq_load_acquire(&q->pub_pos);
+                if (r->pub_cache <= r->seq * bs) {
+                    r->drained_pub = r->pub_cache;
+                    return NULL;
+                }
+            }
+            r->idx = q->ring[r->seq & q->ring_mask];
+            r->blk = q->base + (size_t)r->idx * bs;
+            r->pos = 0;
+            if (q->cfg.prefetch)
+                prefetch_block(q, r);
+        }
+        if (r->pos >= bs) {
+            finish_block(q);
+            continue;
+        }
+        if (q->scan) {
+            /* A3: pairs with W3: a committed header means a complete payload. */
+            hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
+            if (hdr == 0)
+                return NULL;
+        } else {
+            uint64_t start = r->seq * bs, end;
+            if (r->pub_cache <= start + r->pos) {
+                r->pub_cache = pyq_load_acquire(&q->pub_pos); /* A2 again */
+                if (r->pub_cache <= start + r->pos) {
+                    r->drained_pub = r->pub_cache;
+                    return NULL;
+                }
+            }
+            /* Everything below the published end of this block is readable:
+             * the loop's fast path takes it from here. */
+            end = r->pub_cache - start;
+            r->limit = end < bs ? (uint32_t)end : bs;
+            continue;
+        }
+        if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT)) {
+            if ((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LINK)
+                follow_link(q, hdr);
+            else
+                finish_block(q); /* PYQ_HDR_PAD */
+            continue;
+        }
+        *hdr_out = hdr;
+        return pyq_hdr(r->blk, r->pos);
+    }
+}
+
+/* The common case inline -- a published record of the block being drained,
+ * without scanning -- and the rest out of line, so the callers' per-message
+ * loops save no registers for block changes, links and scanning. */
+static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+
+    if (PYQ_LIKELY(r->pos < r->limit)) {
+        /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
+        uint64_t hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+        if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+            *hdr_out = hdr;
+            return pyq_hdr(r->blk, r->pos);
+        }
+    }
+    return next_record_slow(q, hdr_out);
+}
+
+static inline void consumed(struct pyq_queue *q, uint32_t len)
+{
+    q->r.pos += pyq_record_size(q, len);
+}
+
+/* Counters once per call, not per message: readers of stats see them when the
+ * poll returns (the writer's peak-backlog sample may lag by one poll). */
+static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
+{
+    pyq_counter_add(&q->rs.messages, n);
+    pyq_counter_add(&q->rs.bytes, bytes);
+}
+
+/* After the last message of a block, hand the block back at once rather than
+ * at the next poll, so the writer can reuse it (SPEC §3.4). */
+static inline void eager_finish(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    if (r->blk && r->pos >= q->cfg.block_size)
+        finish_block(q);
+}
+
+/* The rest of a poll after `n` messages (`bytes` payload bytes) were delivered:
+ * the general loop, out of line so the one-message path stays small. */
+static __attribute__((noinline)) int64_t poll_loop(struct pyq_queue *q, uint64_t max_messages,
+                                                   pyq_message_fn fn, void *ctx, uint64_t n,
+                                                   uint64_t bytes)
+{
+    uint64_t hdr;
+
+    while (n < max_messages) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+        int rc;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        consumed(q, len);
+        n++;
+        bytes += len;
+        if (PYQ_UNLIKELY(rc != 0)) {
+            account(q, n, bytes);
+            eager_finish(q);
+            return rc < 0 ? rc : (int64_t)n;
+        }
+    }
+    if (n)
+        account(q, n, bytes);
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+/* The next record of the block being drained, without leaving it: 1 with its
+ * header in *hdr_out, 0 when nothing new is visible (no store made, so an idle
+ * reader spinning here keeps every line it reads Shared), -1 when the general
+ * path must decide (block change, end of block, limit to refresh). */
+static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint64_t hdr;
+
+    if (q->scan) {
+        if (PYQ_UNLIKELY(!r->blk || r->pos >= q->cfg.block_size))
+            return -1;
+        /* A3: pairs with W3: a committed header means a complete payload. */
+        hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
+        if (hdr == 0)
+            return 0;
+    } else {
+        if (r->pos >= r->limit) {
+            /* A2: pairs with W2.  Everything below drained_pub was consumed and
+             * pub_pos only grows: the same value means nothing new. */
+            uint64_t pub = pyq_load_acquire(&q->pub_pos), end;
+            if (pub == r->drained_pub)
+                return 0;
+            if (PYQ_UNLIKELY(!r->blk))
+                return -1;
+            /* pub >= the start of blk: the reader entered it below pub_pos. */
+            end = pub - r->seq * q->cfg.block_size;
+            if (end <= r->pos) {
+                r->drained_pub = pub;
+                return 0;
+            }
+            r->pub_cache = pub;
+            r->limit = end < q->cfg.block_size ? (uint32_t)end : q->cfg.block_size;
+            if (PYQ_UNLIKELY(r->pos >= r->limit))
+                return -1;
+        }
+        /* Below pub_pos: ordered by A2, nobody writes it now. */
+        hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+    }
+    if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
+        return -1; /* PAD or linked PAD */
+    *hdr_out = hdr;
+    return 1;
+}
+
+/* One message from the current block (the round trip's whole poll), then the
+ * general loop if more are wanted.  Out of line: the idle poll that precedes
+ * it saves no register. */
+static __attribute__((noinline)) int64_t poll_first(struct pyq_queue *q, uint64_t max_messages,
+                                                    pyq_message_fn fn, void *ctx, uint64_t hdr)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    int rc = fn(ctx, r->blk + r->pos + PYQ_RECORD_HEADER, len);
+
+    consumed(q, len);
+    if (PYQ_LIKELY(max_messages == 1) || PYQ_UNLIKELY(rc != 0)) {
+        account(q, 1, len);
+        eager_finish(q);
+        return rc < 0 ? rc : 1;
+    }
+    return poll_loop(q, max_messages, fn, ctx, 1, len);
+}
+
+int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+{
+    uint64_t hdr = 0;
+    int k;
+
+    if (PYQ_UNLIKELY(max_messages == 0))
+        return 0;
+    k = peek(q, &hdr);
+    if (PYQ_LIKELY(k > 0))
+        return poll_first(q, max_messages, fn, ctx, hdr);
+    if (k == 0)
+        return 0;
+    return poll_loop(q, max_messages, fn, ctx, 0, 0);
+}
+
+int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
+                             uint64_t max_messages)
+{
+    uint8_t *out = buf;
+    uint64_t n = 0, used = 0, bytes = 0, hdr;
+
+    while (n < max_messages) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+        uint64_t need;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        need = (len + 7u) & ~(uint64_t)7u;
+        if (used + need > cap)
+            break;
+        memcpy(out + used, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        lens[n++] = len;
+        used += need;
+        bytes += len;
+        consumed(q, len);
+    }
+    account(q, n, bytes);
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
+{
+    uint64_t hdr;
+    _Atomic uint64_t *h = next_record(q, &hdr);
+    uint32_t len;
+
+    if (!h)
+        return PYQ_EAGAIN;
+    len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    if (len > cap)
+        return PYQ_ETOOBIG;
+    memcpy(buf, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+    consumed(q, len);
+    account(q, 1, len);
+    eager_finish(q);
+    return len;
+}
+
+int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
+{
+    uint8_t *dst = out;
+    uint64_t n = 0, hdr;
+
+    while (n < n_max) {
+        _Atomic uint64_t *h = next_record(q, &hdr);
+        uint32_t len;
+
+        if (!h)
+            break;
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        if (len != msg_size) {
+            if (n == 0) {
+                eager_finish(q);
+                return PYQ_ERANGE;
+            }
+            break;
+        }
+        memcpy(dst + n * msg_size, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        n++;
+        consumed(q, len);
+    }
+    account(q, n, n * msg_size);
+    eager_finish(q);
+    return (int64_t)n;
+}
+
+int64_t pyq_reader_next_len(pyq_queue_t *q)
+{
+    uint64_t hdr;
+    _Atomic uint64_t *h = next_record(q, &hdr);
+    return h ? (int64_t)(hdr & PYQ_HDR_LEN_MASK) : PYQ_EAGAIN;
+}

@@ -1,0 +1,40 @@
+/*
+ * reader_wait.c - the reader waiting for a message or for the end of the
+ * stream (pyq_reader_wait, pyqueue.h): spin, then sleep in growing steps.
+ * Apart from reader.c because it is the one reader call that may sleep.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+
+#include "core/queue_pvt.h"
+
+int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
+{
+    uint64_t deadline = 0, sleep_ns = 1000;
+    uint32_t looks = 0;
+
+    if (timeout_ns > 0)
+        deadline = pyq_now_ns() + (uint64_t)timeout_ns;
+    for (;;) {
+        /* Detached first (acquire: every message written before the detach is
+         * visible), then look: nothing visible after a 1 means none will come. */
+        int detached = pyq_queue_writer_detached(q);
+
+        if (pyq_reader_next_len(q) != PYQ_EAGAIN)
+            return 1;
+        if (detached)
+            return 0;
+        if (timeout_ns == 0 || (timeout_ns > 0 && pyq_now_ns() >= deadline))
+            return PYQ_EAGAIN;
+        if (looks < PYQ_READER_WAIT_SPINS) {
+            looks++;
+            pyq_cpu_relax();
+            continue;
+        }
+        struct timespec ts = { 0, (long)sleep_ns };
+        nanosleep(&ts, NULL);
+        if (sleep_ns < PYQ_READER_WAIT_SLEEP_CAP_NS)
+            sleep_ns = sleep_ns * 2 < PYQ_READER_WAIT_SLEEP_CAP_NS ? sleep_ns * 2
+                                                                   : PYQ_READER_WAIT_SLEEP_CAP_NS;
+    }
+}

@@ -1,0 +1,443 @@
+/*
+ * writer.c - the writer's records: claim / commit / write / write_batch /
+ * flush (SPEC §3.3, §3.5, §3.7).  Writer thread only.  Taking and sealing
+ * blocks, and the full-queue wait, are writer_block.c's.
+ *
+ * Hot path (block has room): bounds checks, the payload copy, one header store,
+ * two single-writer counter bumps.  No malloc, lock or system call; the only
+ * system call is the sched_yield() of the full-queue wait.
+ */
+#include <string.h>
+
+#include "core/writer_pvt.h"
+
+/* Scanning reader, before the commit of a record ending at next: its next
+ * header must read zero.  It already does for a record that ends inside the
+ * zeroed span -- every small message -- so nothing is stored ahead of its
+ * commit: a store into the line after the record, which the reader's next-line
+ * prefetch may hold Shared, would put an invalidation in front of the commit
+ * (round trip 1.37x -> 1.80x the same-line floor in a minimal ring, 'near'). */
+static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint32_t limit)
+{
+    if (next < limit && next + PYQ_RECORD_HEADER > w->zeroed)
+        pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
+}
+
+/* After it: zero ahead to the end of the line after next's (writer_pvt.h).
+ * These stores also leave that line Modified here before the reader first
+ * reads it, so a later commit there only has to invalidate the reader's copy
+ * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring). */
+static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t limit)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+
+    if (to > limit)
+        to = limit;
+    if (to > w->zeroed) {
+        zero_ahead(q, w->blk, next > w->zeroed ? next : w->zeroed, to);
+        w->zeroed = to;
+    }
+}
+
+static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t rec;
+
+    if (PYQ_UNLIKELY(w->claim_len != PYQ_NO_CLAIM))
+        return PYQ_EBUSY;
+    if (PYQ_UNLIKELY(len > q->max_message))
+        return PYQ_ETOOBIG;
+    if (PYQ_UNLIKELY(atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return PYQ_ECLOSED;
+    rec = pyq_record_size(q, len);
+    if (PYQ_UNLIKELY(!w->blk || w->pos + rec > q->cfg.block_size)) {
+        int rc = 0;
+        if (!w->blk || !q->scan || !pyq_w_take_linked(q)) {
+            if (w->blk)
+                pyq_w_seal(q, PYQ_HDR_PAD);
+            rc = pyq_w_take_block(q, timeout_ns);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    w->claim_len = len;
+    w->fast_limit = 0;
+    *payload = w->blk + w->pos + PYQ_RECORD_HEADER;
+    return 0;
+}
+
+/* SPEC §3.3 after a record ending at offset next of the current block: each
+ * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
+static inline void publish_policy(struct pyq_queue *q, uint32_t next)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
+
+    if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes)
+        publish(q, at);
+}
+
+static inline void commit(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+    const uint32_t bs = q->cfg.block_size;
+    uint32_t len = w->claim_len, pos = w->pos, rec = pyq_record_size(q, len), next = pos + rec;
+    uint64_t hdr = PYQ_HDR_COMMIT | len;
+
+    if (q->scan) {
+        before_commit(w, next, bs); /* W3 publishes the zero with the record */
+#if PYQ_HAVE_NT
+        if (w->nt_pending) {
+            _mm_sfence();
+            w->nt_pending = 0;
+        }
+#endif
+    }
+#if PYQ_HAVE_NT
+    if (w->nt && !q->scan) {
+        /* Non-scanning readers only look below pub_pos: publish() fences. */
+        _mm_stream_si64((long long *)(void *)(w->blk + pos), (long long)hdr);
+        w->nt_pending = 1;
+    } else
+#endif
+    {
+        /* W3: the payload is complete; pairs with A3 in reader.c (q->scan).
+         * Without scanning, W2 is the edge and this costs a plain store on x86. */
+        pyq_store_release(pyq_hdr(w->blk, pos), hdr);
+    }
+    if (q->scan)
+        after_commit(q, next, bs);
+    w->pos = next;
+    w->claim_len = PYQ_NO_CLAIM;
+    w->fast_limit = fast_limit(q);
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+
+    if (q->cfg.touch_after_write && !w->nt) {
+        /* SPEC §3.7: a cache touch of the message just written (not a sync device).
+         * Skipped for streamed blocks: it would fetch back the line just streamed out. */
+        (void)*(volatile uint8_t *)(w->blk + pos + (len ? PYQ_RECORD_HEADER : 0));
+    }
+
+    if (q->cfg.publish != PYQ_PUBLISH_MAX)
+        publish_policy(q, next);
+    if (bs - next < rec)
+        pyq_w_seal_early(q);
+}
+
+int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
+{
+    uint8_t *p;
+    int rc = claim(q, len, timeout_ns, &p);
+    if (rc == 0)
+        *ptr = p;
+    return rc;
+}
+
+int pyq_writer_commit(pyq_queue_t *q)
+{
+    if (q->w.claim_len == PYQ_NO_CLAIM)
+        return PYQ_ENOCLAIM;
+    commit(q);
+    return 0;
+}
+
+int pyq_writer_abort(pyq_queue_t *q)
+{
+    if (q->w.claim_len == PYQ_NO_CLAIM)
+        return PYQ_ENOCLAIM;
+    /* Nothing was published: the header at pos is still zero (or stale and
+     * below pub_pos never), so dropping the claim is enough -- except that the
+     * claim's payload may have overwritten words of the zeroed span, which a
+     * scanning reader's next headers rely on (writer_pvt.h, zero_ahead). */
+    if (q->scan) {
+        uint64_t end = (uint64_t)q->w.pos + PYQ_RECORD_HEADER + q->w.claim_len;
+        zero_ahead(q, q->w.blk, q->w.pos + PYQ_RECORD_HEADER,
+                   end < q->w.zeroed ? (uint32_t)end : q->w.zeroed);
+    }
+    q->w.claim_len = PYQ_NO_CLAIM;
+    q->w.fast_limit = fast_limit(q);
+    return 0;
+}
+
+#if PYQ_HAVE_NT
+/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
+ * records are padded to 8). */
+static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
+{
+    uint32_t words = len / 8, rem = len % 8;
+
+    for (uint32_t i = 0; i < words; i++) {
+        long long v;
+        memcpy(&v, s + 8 * i, 8);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+    }
+    if (rem) {
+        long long v = 0;
+        memcpy(&v, s + 8 * words, rem);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+    }
+}
+#endif
+
+static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
+{
+#if PYQ_HAVE_NT
+    if (q->w.nt) {
+        stream_payload(dst, src, len);
+        q->w.nt_pending = 1;
+        return;
+    }
+#endif
+    memcpy(dst, src, len);
+}
+
+/* Lengths copy_small() moves without a call. */
+#define PYQ_SMALL_MIN 8u
+#define PYQ_SMALL_MAX 64u
+static inline int is_small(uint32_t len)
+{
+    return len - PYQ_SMALL_MIN <= PYQ_SMALL_MAX - PYQ_SMALL_MIN;
+}
+
+/* memcpy for the small messages of the hot path: fixed-size overlapping moves
+ * the compiler inlines, instead of a call for every 32-byte message.  Other
+ * lengths call memcpy -- only where small is 0, so that the call (and the
+ * registers it makes the caller save) stays out of pyq_writer_write(). */
+static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const void *src,
+                                                             uint32_t len, int small)
+{
+    const uint8_t *s = src;
+
+    if (!small) {
+        memcpy(d, s, len);
+    } else if (len >= 16 && len <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else if (len > 32) {
+        memcpy(d, s, 32);
+        memcpy(d + len - 32, s + len - 32, 32);
+    } else {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    }
+}
+
+/* One record through the cache: payload, then the header (W3 as in commit():
+ * pairs with A3 in reader.c (q->scan); without scanning W2 is the edge; a
+ * plain store on x86), then the SPEC §3.7 touch when touch is set. */
+static inline __attribute__((always_inline)) void cached_record(uint8_t *rec, const void *data,
+                                                                uint32_t len, int small,
+                                                                int touch)
+{
+    copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
+    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
+    if (touch)
+        (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+}
+
+#if PYQ_HAVE_NT
+/* One record with streaming stores, for a spill block and a non-scanning
+ * reader only (fast_limit): the reader then looks only below pub_pos, and
+ * publish() fences them (the caller sets w->nt_pending). */
+static inline void streamed_record(uint8_t *rec, const void *data, uint32_t len)
+{
+    stream_payload(rec + PYQ_RECORD_HEADER, data, len);
+    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
+}
+
+static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
+                                                    const void *data, uint32_t len)
+{
+    streamed_record(rec, data, len);
+    q->w.nt_pending = 1;
+}
+#endif
+
+/* k records of len bytes from `from` (len apart) at dst (rec apart), all in
+ * the current block: what put_record() does k times, with its tests of the
+ * stream mode and the touch taken once per run -- the stores through dst may
+ * alias *q, so the compiler reloads them for every record otherwise.  len may
+ * be 0 (the loops count records, not bytes).  For write_batch's runs
+ * (batch_ok: no scanning reader). */
+static inline __attribute__((always_inline)) void put_run(struct pyq_queue *q, uint8_t *dst,
+                                                          const uint8_t *from, uint64_t k,
+                                                          uint32_t rec, uint32_t len, int small)
+{
+#if PYQ_HAVE_NT
+    if (PYQ_UNLIKELY(q->w.nt)) {
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            streamed_record(dst, from, len);
+        q->w.nt_pending = 1;
+        return;
+    }
+#endif
+    if (q->cfg.touch_after_write)
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            cached_record(dst, from, len, small, 1);
+    else
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
+            cached_record(dst, from, len, small, 0);
+}
+
+/* Header and payload of one record: through the cache, or streamed for a
+ * spill block (may_nt: the caller has not ruled that out). */
+static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q, uint8_t *rec,
+                                                             const void *data, uint32_t len,
+                                                             int small, int may_nt)
+{
+#if PYQ_HAVE_NT
+    if (may_nt && PYQ_UNLIKELY(q->w.nt)) {
+        put_record_nt(q, rec, data, len);
+        return;
+    }
+#endif
+    cached_record(rec, data, len, small, q->cfg.touch_after_write);
+}
+
+/* The common case in one place: room in the current block, no claim -- claim
+ * and commit() in one, for every publish policy.  small: is_small(len) holds;
+ * may_nt: the block may be streamed (else the caller checked w->nt); scan:
+ * q->scan.  All 0/1 constants, so that pyq_writer_write() inlines a copy that
+ * calls nothing but
+ * pyq_w_seal_early() and keeps the callee-saved registers untouched.
+ * Returns 1 when the message was written. */
+static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
+                                                            uint32_t len, int small, int may_nt,
+                                                            int scan)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t pos = w->pos;
+    /* 64-bit: a len near 4 GiB must not wrap into a small record. */
+    uint64_t next = (uint64_t)pos + ((PYQ_RECORD_HEADER + (uint64_t)len + q->rec_mask) &
+                                     ~(uint64_t)q->rec_mask);
+    uint8_t *rec;
+
+    if (PYQ_UNLIKELY(next > w->fast_limit ||
+                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return 0;
+    rec = w->blk + pos;
+    if (scan)
+        before_commit(w, (uint32_t)next, w->fast_limit); /* as in commit() */
+    put_record(q, rec, data, len, small, may_nt);
+    if (scan)
+        after_commit(q, (uint32_t)next, w->fast_limit);
+    w->pos = (uint32_t)next;
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+    if (q->cfg.publish != PYQ_PUBLISH_MAX)
+        publish_policy(q, (uint32_t)next);
+    if (PYQ_UNLIKELY(w->fast_limit - next < next - pos))
+        pyq_w_seal_early(q); /* no room for another record of this size */
+    return 1;
+}
+
+/* Everything but the fast path, out of line so the fast path stays small. */
+static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
+                                                uint32_t len, int64_t timeout_ns)
+{
+    uint8_t *p;
+    int rc;
+
+    /* Other lengths, streamed blocks; `scan` a constant in each copy. */
+    if (q->scan ? write_fast(q, data, len, 0, 1, 1) : write_fast(q, data, len, 0, 1, 0))
+        return 0;
+    rc = claim(q, len, timeout_ns, &p);
+
+    if (PYQ_UNLIKELY(rc != 0))
+        return rc;
+    copy_payload(q, p, data, len);
+    commit(q);
+    return 0;
+}
+
+/* The small-message fast path for a scanning reader (publish each or
+ * scan_current), apart: its header zeroing would otherwise cost every other
+ * configuration's fast path two callee-saved registers.  Reached by a tail
+ * call. */
+static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
+                                                uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(write_fast(q, data, len, 1, 0, 1)))
+        return 0;
+    return write_slow(q, data, len, timeout_ns);
+}
+
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(is_small(len) && !q->w.special) &&
+        PYQ_LIKELY(write_fast(q, data, len, 1, 0, 0)))
+        return 0;
+    if (q->scan && is_small(len) && !q->w.nt)
+        return write_scan(q, data, len, timeout_ns);
+    return write_slow(q, data, len, timeout_ns);
+}
+
+int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+{
+    return pyq_writer_write(q, data, len, 0);
+}
+
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err)
+{
+    const uint8_t *src = data;
+    uint64_t i;
+
+    struct pyq_writer_state *w = &q->w;
+    const uint32_t rec = PYQ_RECORD_HEADER + ((msg_size + 7u) & ~7u);
+    const int small = is_small(msg_size);
+
+    *err = 0;
+    if (msg_size > q->max_message) {
+        *err = PYQ_ETOOBIG;
+        return 0;
+    }
+    for (i = 0; i < n;) {
+        uint64_t room = q->batch_ok && w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
+        if (room && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+            /* A run of records in the current block: counters once per run. */
+            uint64_t k = room < n - i ? room : n - i;
+            uint8_t *dst = w->blk + w->pos;
+            const uint8_t *from = src + i * msg_size;
+            if (small)  /* one loop per copy, not a test per record */
+                put_run(q, dst, from, k, rec, msg_size, 1);
+            else
+                put_run(q, dst, from, k, rec, msg_size, 0);
+            w->pos += (uint32_t)(k * rec);
+            pyq_counter_add(&q->ws.messages, k);
+            pyq_counter_add(&q->ws.bytes, k * msg_size);
+            i += k;
+            if (w->pos == w->fast_limit)
+                pyq_w_seal(q, PYQ_HDR_PAD); /* batch_ok: no scanning reader */
+            continue;
+        }
+        /* Block change, a full queue, or a path the run does not cover. */
+        int rc = pyq_writer_write(q, src + i * msg_size, msg_size, timeout_ns);
+        if (PYQ_UNLIKELY(rc != 0)) {
+            *err = rc;
+            break;
+        }
+        i++;
+    }
+    return (int64_t)i;
+}
+
+int pyq_writer_flush(pyq_queue_t *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (w->blk)
+        publish(q, (w->seq - 1) * (uint64_t)q->cfg.block_size + w->pos);
+    return 0;
+}
+
+void pyq_writer_detach(pyq_queue_t *q)
+{
+    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    pyq_writer_flush(q);
+    /* W4: every committed record is published before this; pairs with A5. */
+    pyq_store_release(&q->detached, 1);
+}

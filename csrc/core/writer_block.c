@@ -1,0 +1,212 @@
+/*
+ * writer_block.c - the writer's blocks: taking one from a tier's free ring
+ * (waiting while the queue is full, SPEC §3.6), sealing one with a PAD or a
+ * linked PAD, and the early seal for scanning readers.  Writer thread only.
+ * The records inside a block are writer.c's.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+
+#include "core/writer_pvt.h"
+
+/* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
+ * or a linked PAD naming the next block) and publish it whole. */
+void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (w->pos < q->cfg.block_size) {
+#if PYQ_HAVE_NT
+        if (w->nt_pending && q->scan) {
+            _mm_sfence();
+            w->nt_pending = 0;
+        }
+#endif
+        /* W3: end of block for a scanning reader (and, linked, the next block's
+         * zeroed first lines); pairs with A3 in reader.c. */
+        pyq_store_release(pyq_hdr(w->blk, w->pos), pad);
+    }
+    publish(q, w->seq * (uint64_t)q->cfg.block_size);
+    pyq_counter_add(&q->ws.blocks_published, 1);
+    w->blk = NULL;
+    w->fast_limit = 0;
+}
+
+/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
+static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
+{
+    uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
+
+    for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
+        pyq_prefetch_write(blk + off);
+}
+
+/* A block the writer takes, for a scanning reader: headers left from its last
+ * use must read zero before the reader can get there (W1 or a linked PAD's W3
+ * publishes these stores) -- its first two lines' (writer_pvt.h, zero_ahead). */
+static inline void clear_headers(const struct pyq_queue *q, uint8_t *blk)
+{
+    uint32_t bs = q->cfg.block_size;
+
+    zero_ahead(q, blk, 0, bs < PYQ_ZERO_AHEAD ? bs : PYQ_ZERO_AHEAD);
+}
+
+static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int zeroed)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint8_t *blk = q->base + (size_t)idx * q->cfg.block_size;
+    uint64_t rd, wr;
+
+    w->blk = blk;
+    w->pos = 0;
+    w->tier = tier;
+    w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    w->special = w->nt || q->scan;
+    w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
+    w->fast_limit = fast_limit(q);
+    if (q->scan && !zeroed)
+        clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
+    if (q->cfg.prefetch) {
+        /* Ask for every line of the block in exclusive state now, so the
+         * ownership transfers from the reader's cache overlap instead of
+         * arriving one store-buffer stall at a time -- and for the hot block
+         * taken after this one, so that its transfers have the whole of this
+         * block's writing to arrive in.  That block is the head of the hot free
+         * ring as last seen (free_tail_cache: no read of the reader's line);
+         * A4 made its slot visible.  A spill block is left alone: it is
+         * usually streamed, and fetching lines a streaming store then evicts
+         * would be waste. */
+        uint64_t next = w->free_head[PYQ_TIER_HOT];
+        prefetch_for_write(q, blk);
+        if (next != w->free_tail_cache[PYQ_TIER_HOT])
+            prefetch_for_write(q, q->base + (size_t)q->free_slots[PYQ_TIER_HOT]
+                                                [next & q->free_mask[PYQ_TIER_HOT]] *
+                                                q->cfg.block_size);
+    }
+    q->ring[w->seq & q->ring_mask] = idx;
+    w->seq++;
+    /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
+    pyq_store_release(&q->ring_tail, w->seq);
+    pyq_counter_add(&q->ws.takes[tier], 1);
+
+    /* Peak backlog, sampled once per block: a read of the reader's counter line. */
+    rd = pyq_load_relaxed(&q->rs.bytes);
+    wr = pyq_load_relaxed(&q->ws.bytes);
+    if (wr > rd && wr - rd > pyq_load_relaxed(&q->ws.peak_backlog))
+        pyq_store_relaxed(&q->ws.peak_backlog, wr - rd);
+}
+
+/* Pop a free block of tier t without waiting: its index, or -1 if none. */
+static inline int64_t pop_free(struct pyq_queue *q, int t)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint64_t head = w->free_head[t];
+
+    if (head == w->free_tail_cache[t]) {
+        /* A4: the reader is done with blocks below free_tail; pairs with R1. */
+        w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t]);
+        if (head == w->free_tail_cache[t])
+            return -1;
+    }
+    w->free_head[t] = head + 1;
+    return q->free_slots[t][head & q->free_mask[t]];
+}
+
+/* Take a free block, tier 1 first.  Returns 1 on success, 0 if both are empty. */
+static inline int try_take(struct pyq_queue *q)
+{
+    for (int t = 0; t < PYQ_TIERS; t++) {
+        int64_t idx = pop_free(q, t);
+        if (idx >= 0) {
+            start_block(q, (uint32_t)idx, t, 0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Seal the current block with a PAD that names block idx (queue_pvt.h, Link),
+ * just popped from tier t, and make idx the current block. */
+static inline void seal_linked(struct pyq_queue *q, uint32_t idx, int tier)
+{
+    /* The linked PAD (W3) makes these zeros visible before the reader gets there. */
+    clear_headers(q, q->base + (size_t)idx * q->cfg.block_size);
+    pyq_w_seal(q, pyq_hdr_link(idx, q->w.seq));
+    start_block(q, idx, tier, 1);
+}
+
+/* Scanning reader, the next record does not fit: take the next block (tier 1
+ * first) before sealing this one, and link to it.  Returns 1 when done, 0
+ * (nothing changed) when no block is free now. */
+int pyq_w_take_linked(struct pyq_queue *q)
+{
+    for (int t = 0; t < PYQ_TIERS; t++) {
+        int64_t idx = pop_free(q, t);
+        if (idx >= 0) {
+            seal_linked(q, (uint32_t)idx, t);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After a commit that left less room than the record just written: the next
+ * record of that size will not fit.  With a scanning reader, take the next
+ * hot block now and seal this one with a PAD that names it (nothing to mark
+ * if it is exactly full) rather than at the next write: the reader meets the
+ * PAD right behind the last record, often in the same line, and goes to wait
+ * on the next block's first header while the queue is idle -- so a message
+ * that starts a block costs one line transfer like any other.  Hot tier only
+ * and never waiting: a take at the next write would choose the same block
+ * (free hot blocks only accumulate until the writer takes one), so tiers and
+ * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
+ * hot block) only an exactly full block is sealed, and the next write that
+ * does not fit seals as before. */
+void pyq_w_seal_early(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (q->scan && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+        int64_t idx = pop_free(q, PYQ_TIER_HOT);
+        if (idx >= 0) {
+            seal_linked(q, (uint32_t)idx, PYQ_TIER_HOT);
+            return;
+        }
+    }
+    if (w->pos == q->cfg.block_size)
+        pyq_w_seal(q, PYQ_HDR_PAD);
+}
+
+/* SPEC §3.6: spin with a relax hint, sched_yield() every retry_yield_every
+ * failed retries (0 = never), until a block is free, the timeout passes or the
+ * queue is closed. */
+int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
+{
+    uint32_t every = q->cfg.retry_yield_every, since_yield = 0;
+    uint64_t deadline = 0, n = 0;
+
+    if (PYQ_LIKELY(try_take(q)))
+        return 0;
+    pyq_counter_add(&q->ws.full_events, 1);
+    if (timeout_ns == 0)
+        return PYQ_EAGAIN;
+    if (timeout_ns > 0)
+        deadline = pyq_now_ns() + (uint64_t)timeout_ns;
+    for (;;) {
+        if (atomic_load_explicit(&q->closed, memory_order_relaxed))
+            return PYQ_ECLOSED;
+        n++;
+        pyq_counter_add(&q->ws.retries, 1);
+        if (every && ++since_yield >= every) {
+            since_yield = 0;
+            pyq_counter_add(&q->ws.yields, 1);
+            sched_yield();
+        } else {
+            pyq_cpu_relax();
+        }
+        if (try_take(q))
+            return 0;
+        if (timeout_ns > 0 && (n & 63) == 0 && pyq_now_ns() >= deadline)
+            return PYQ_EAGAIN;
+    }
+}

@@ -1,0 +1,75 @@
+/*
+ * writer_pvt.h - what writer.c (records) and writer_block.c (blocks) share.
+ * Private, never installed.  Writer thread only.
+ */
+#ifndef PYQ_WRITER_PVT_H
+#define PYQ_WRITER_PVT_H
+
+#include "core/queue_pvt.h"
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+#define PYQ_HAVE_NT 1
+#else
+#define PYQ_HAVE_NT 0
+#endif
+
+/* Make everything committed up to pos visible to a non-scanning reader. */
+static inline void publish(struct pyq_queue *q, uint64_t pos)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (pos == w->last_pub)
+        return;
+#if PYQ_HAVE_NT
+    if (w->nt_pending) {
+        /* Streaming stores are weakly ordered: fence them before the release. */
+        _mm_sfence();
+        w->nt_pending = 0;
+    }
+#endif
+    w->last_pub = pos;
+    /* W2: every record below pos is complete; pairs with A2 in reader.c. */
+    pyq_store_release(&q->pub_pos, pos);
+    pyq_counter_add(&q->ws.publishes, 1);
+}
+
+/* The fast path of pyq_writer_write() needs a current block and no claim
+ * outstanding; with a scanning reader, not a streamed block (commit() fences the
+ * streamed payload before the header a scanning reader waits on). */
+static inline uint32_t fast_limit(const struct pyq_queue *q)
+{
+    const struct pyq_writer_state *w = &q->w;
+    return w->blk && w->claim_len == PYQ_NO_CLAIM && !(q->scan && w->nt) ? q->cfg.block_size : 0;
+}
+
+/* Scanning reader (q->scan): the writer keeps every possible header position
+ * in [w->pos, w->zeroed) of its block reading zero, so that the header after a
+ * record is already zero when the record is committed, and nothing has to be
+ * stored ahead of a small record's commit.  The zeros are made in whole lines,
+ * ahead, after commits (writer.c, after_commit) and when a block is taken
+ * (writer_block.c, clear_headers).  Header positions: every 8-byte word, or
+ * with line headers (scan_current) the first word of each line.  Relaxed
+ * stores: the reader may be reading these words as headers (W3 or W1 publishes
+ * them). */
+#define PYQ_ZERO_AHEAD 128u /* zeroed up to the end of the line after next's */
+
+static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t from, uint32_t to)
+{
+    if (q->line_headers) {
+        for (uint32_t o = (from + PYQ_CACHELINE - 1) & ~(uint32_t)(PYQ_CACHELINE - 1); o < to;
+             o += PYQ_CACHELINE)
+            pyq_store_relaxed(pyq_hdr(blk, o), 0);
+    } else {
+        for (uint32_t o = from; o < to; o += PYQ_RECORD_ALIGN)
+            pyq_store_relaxed(pyq_hdr(blk, o), 0);
+    }
+}
+
+/* writer_block.c: taking, sealing and linking blocks. */
+PYQ_PRIVATE void pyq_w_seal(struct pyq_queue *q, uint64_t pad);
+PYQ_PRIVATE int pyq_w_take_linked(struct pyq_queue *q);
+PYQ_PRIVATE void pyq_w_seal_early(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns);
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * burst.c - the burst-tail study's measured loop (see pyq_burst.h).
+ *
+ * Threads: the writer is whoever calls pyq_burst_windows() (the business
+ * thread); the consumer is a pthread started per call.  Shared words:
+ *   B1 `verified` release (consumer, after each poll batch) -> B2 acquire (writer:
+ *      backlog = sent - verified; drain)
+ *   B3 `stop` release (writer)  -> B4 acquire (consumer loop)
+ *   B5 `started` release (consumer, after pinning) -> B6 acquire (writer, start)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/atomic.h"
+#include "lab/pyq_burst_tail.h"
+#include "lab/pyq_business.h"
+#include "common/pyq_pattern.h"
+#include "runtime/pyq_runtime.h"
+#include "runtime/runtime_pvt.h"
+
+#define MAX_MSG 256
+
+struct pyq_burst {
+    const pyq_adapter_t *a;
+    void *h;
+    pyq_burst_config_t c;
+    pyq_business_t biz;
+    pyq_business_state_t st;
+    uint64_t capacity;
+
+    /* Writer-owned. */
+    PYQ_ALIGNED_LINE uint64_t sent;
+    uint64_t retries, yields, max_backlog, checksum;
+    uint8_t msg[MAX_MSG];
+
+    /* Consumer-owned; `verified` is its published progress (B1). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t verified;
+    PYQ_ALIGNED_LINE uint64_t next;  /* consumer's private expected seq */
+    uint64_t sink;                   /* keeps the 64-iteration work observable */
+    uint64_t error_seq;
+
+    /* Control words, read-mostly. */
+    PYQ_ALIGNED_LINE _Atomic int stop;
+    _Atomic int started;   /* 1 pinned and running, -1 failed to pin */
+    _Atomic int error;     /* first error of either side */
+    pthread_t thread;
+    int running;
+    int perf_opened;       /* bit i: counter i was open in the last PMU call */
+    double perf_read_ns;
+};
+
+void pyq_burst_config_init(pyq_burst_config_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->msg_size = 32;
+    c->send_messages = (1u << 20) / 32;
+    c->warmup_queries = 512;
+    c->groups = 4;
+    c->group_queries = 16;
+    c->consumer_loop = 1;
+    c->retry_yield_every = 1024;
+    c->data_bytes = 48 * 1024;
+    c->writer_cpu = -1;
+    c->consumer_cpu = -1;
+    c->seed = 0x5EED000;
+}
+
+static void set_error(struct pyq_burst *b, int err)
+{
+    int none = 0;
+    /* Relaxed: the flag carries no data; join() orders error_seq for the reader. */
+    atomic_compare_exchange_strong_explicit(&b->error, &none, err, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+static int get_error(struct pyq_burst *b)
+{
+    return atomic_load_explicit(&b->error, memory_order_relaxed);
+}
+
+/* ---- consumer ------------------------------------------------------------ */
+
+static int consume(void *ctx, const void *msg, uint32_t len)
+{
+    struct pyq_burst *b = ctx;
+    uint64_t seq = b->next;
+
+    if (b->c.consumer_loop)
+        b->sink += pyq_work_loop64(seq ^ len);
+    if (len != b->c.msg_size || pyq_pattern_check(msg, len, seq) != 0) {
+        b->error_seq = seq;
+        return PYQ_EBADMSG;
+    }
+    b->next = seq + 1;
+    return 0;
+}
+
+static void *consumer_main(void *arg)
+{
+    struct pyq_burst *b = arg;
+
+    if (b->c.consumer_cpu >= 0 && pyq_cpu_pin_self(b->c.consumer_cpu) != 0) {
+        pyq_store_release(&b->started, -1); /* B5 */
+        return NULL;
+    }
+    pyq_store_release(&b->started, 1); /* B5: pinned; pairs with B6 */
+    while (!pyq_load_acquire(&b->stop)) { /* B4: pairs with B3 */
+        int64_t n = b->a->poll(b->h, 1024, consume, b);
+        if (n < 0) {
+            set_error(b, (int)n);
+            break;
+        }
+        if (n > 0)
+            pyq_store_release(&b->verified, b->next); /* B1: pairs with B2 */
+        else
+            pyq_cpu_relax();
+    }
+    pyq_store_release(&b->verified, b->next);
+    return NULL;
+}
+
+static int consumer_start(struct pyq_burst *b)
+{
+    int rc, s;
+
+    atomic_store_explicit(&b->stop, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->started, 0, memory_order_relaxed);
+    if ((rc = pthread_create(&b->thread, NULL, consumer_main, b)) != 0)
+        return -rc;
+    while ((s = pyq_load_acquire(&b->started)) == 0) /* B6: pairs with B5 */
+        pyq_cpu_relax();
+    if (s < 0) {
+        pthread_join(b->thread, NULL);
+        return PYQ_EINVAL; /* the consumer CPU is not available */
+    }
+    b->running = 1;
+    return 0;
+}
+
+static void consumer_stop(struct pyq_burst *b)
+{
+    if (!b->running)
+        return;
+    pyq_store_release(&b->stop, 1); /* B3: pairs with B4 */
+    pthread_join(b->thread, NULL);
+    b->running = 0;
+}
+
+static inline uint64_t backlog(struct pyq_burst *b)
+{
+    /* B2: pairs with B1; relaxed would do for an estimate, acquire keeps drain exact. */
+    uint64_t v = pyq_load_acquire(&b->verified);
+    return b->sent > v ? b->sent - v : 0;
+}
+
+/* ---- writer -------------------------------------------------------------- */
+
+/* The full-queue policy: spin with relax, sched_yield() every N failures. */
+static inline int wait_step(struct pyq_burst *b, uint32_t *since)
+{
+    uint32_t every = b->c.retry_yield_every;
+
+    if (every && ++*since >= every) {
+        *since = 0;
+        b->yields++;
+        sched_yield();
+    } else {
+        pyq_cpu_relax();
+    }
+    return get_error(b);
+}
+
+static int send_burst(struct pyq_burst *b, uint64_t *retries_out, int *hit_full)
+{
+    const uint32_t size = b->c.msg_size;
+    uint64_t retries = 0;
+    uint32_t since = 0;
+    int rc;
+
+    for (uint32_t i = 0; i < b->c.send_messages; i++) {
+        pyq_pattern_fill(b->msg, size, b->sent);
+        if (PYQ_UNLIKELY(b->c.fault_seq && b->sent + 1 == b->c.fault_seq))
+            b->msg[size - 1] ^= 0xFF; /* injected fault: the consumer must catch it */
+        while ((rc = b->a->try_write(b->h, b->msg, size)) != 0) {
+            if (rc != PYQ_EAGAIN)
+                return rc;
+            retries++;
+            if ((rc = wait_step(b, &since)) != 0)
+                return rc;
+        }
+        b->sent++;
+    }
+    b->retries += retries;
+    if (retries_out)
+        *retries_out = retries;
+    if (hit_full)
+        *hit_full = retries > 0;
+    return 0;
+}
+
+static int wait_backlog(struct pyq_burst *b)
+{
+    uint32_t since = 0;
+    int rc;
+
+    while (backlog(b) > b->c.backlog_target)
+        if ((rc = wait_step(b, &since)) != 0)
+            return rc;
+    return 0;
+}
+
+/* Pin the calling thread for one call, and put its affinity back after. */
+struct pin_save {
+    cpu_set_t old;
+    int pinned;
+};
+
+static int writer_pin(struct pyq_burst *b, struct pin_save *s)
+{
+    s->pinned = 0;
+    if (b->c.writer_cpu < 0)
+        return 0;
+    if (pthread_getaffinity_np(pthread_self(), sizeof(s->old), &s->old) != 0)
+        return PYQ_ENOTSUP;
+    if (pyq_cpu_pin_self(b->c.writer_cpu) != 0)
+        return PYQ_EINVAL;
+    s->pinned = 1;
+    return 0;
+}
+
+static void writer_unpin(struct pin_save *s)
+{
+    if (s->pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof(s->old), &s->old);
+}
+
+/* ---- API ----------------------------------------------------------------- */
+
+int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
+                   const pyq_burst_config_t *c, pyq_burst_t **out)
+{
+    struct pyq_burst *b;
+    int rc;
+
+    *out = NULL;
+    if (!a || !ap || !c || c->msg_size < 8 || c->msg_size > MAX_MSG ||
+        c->msg_size != ap->msg_size || c->send_messages == 0 || c->groups == 0 ||
+        c->groups > PYQ_BURST_MAX_GROUPS || c->group_queries == 0 || c->data_bytes < 4096)
+        return PYQ_EINVAL;
+    b = aligned_alloc(PYQ_CACHELINE, sizeof(*b));
+    if (!b)
+        return PYQ_ENOMEM;
+    memset(b, 0, sizeof(*b));
+    b->a = a;
+    b->c = *c;
+    b->perf_read_ns = -1;
+    if ((rc = a->create(ap, &b->h)) != 0) {
+        free(b);
+        return rc;
+    }
+    b->capacity = a->capacity(b->h);
+    if ((rc = pyq_business_init(&b->biz, NULL, c->data_bytes, c->seed)) != 0) {
+        a->destroy(b->h);
+        free(b);
+        return rc;
+    }
+    pyq_business_warm(&b->biz, c->seed);
+    pyq_business_state_init(&b->st, c->seed ^ 0x9E3779B97F4A7C15ull);
+    *out = b;
+    return 0;
+}
+
+void pyq_burst_set_backlog_target(pyq_burst_t *b, uint64_t messages)
+{
+    b->c.backlog_target = messages;
+}
+
+void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
+{
+    b->c.pmu_mask = mask;
+}
+
+int pyq_burst_fill(pyq_burst_t *b)
+{
+    struct pin_save ps;
+    int rc, full = 0;
+
+    if ((rc = writer_pin(b, &ps)) != 0)
+        return rc;
+    if ((rc = consumer_start(b)) == 0) {
+        /* Stop at the target, or when a burst found the queue full: a target
+         * above what the queue holds cannot be reached. */
+        while (rc == 0 && !full && backlog(b) < b->c.backlog_target)
+            rc = send_burst(b, NULL, &full);
+        consumer_stop(b);
+    }
+    writer_unpin(&ps);
+    return rc ? rc : get_error(b);
+}
+
+int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec)
+{
+    const pyq_burst_config_t *c = &b->c;
+    struct pin_save ps;
+    pyq_perf_t perf;
+    uint64_t before[8], after[8];
+    uint64_t t[PYQ_BURST_MAX_GROUPS + 1];
+    int rc;
+
+    if ((rc = writer_pin(b, &ps)) != 0)
+        return rc;
+    if ((rc = consumer_start(b)) != 0) {
+        writer_unpin(&ps);
+        return rc;
+    }
+    if (c->pmu_mask) {
+        pyq_perf_open(&perf, c->pmu_mask);
+        b->perf_opened = (int)perf.opened;
+        b->perf_read_ns = pyq_perf_read_cost_ns(&perf, 64);
+    }
+    for (uint32_t w = 0; w < n && rc == 0; w++) {
+        uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->yields, bl;
+
+        if ((rc = wait_backlog(b)) != 0)
+            break;
+        rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
+        bl = backlog(b);
+        rec->backlog[w] = bl;
+        if (bl > b->max_backlog)
+            b->max_backlog = bl;
+        rec->cpu_start[w] = sched_getcpu();
+
+        b->checksum += pyq_business_queries(&b->biz, &b->st, c->warmup_queries);
+        rec->cpu_warm[w] = sched_getcpu();
+
+        t0 = pyq_cycles_fenced();
+        if ((rc = send_burst(b, &retries, NULL)) != 0)
+            break;
+        rec->send_ticks[w] = pyq_cycles_fenced() - t0;
+        rec->retries[w] = retries;
+        rec->cpu_send[w] = sched_getcpu();
+
+        if (c->pmu_mask)
+            pyq_perf_read(&perf, before);
+        /* The timed part: only business queries between the stamps. */
+        t[0] = pyq_cycles_fenced();
+        for (uint32_t g = 0; g < c->groups; g++) {
+            for (uint32_t q = 0; q < c->group_queries; q++)
+                b->checksum += pyq_business_query(&b->biz, &b->st);
+            t[g + 1] = pyq_cycles_fenced();
+        }
+        if (c->pmu_mask) {
+            pyq_perf_read(&perf, after);
+            if (rec->pmu)
+                for (int k = 0; k < 8; k++)
+                    rec->pmu[(uint64_t)w * 8 + k] = after[k] - before[k];
+        }
+        rec->cpu_end[w] = sched_getcpu();
+        for (uint32_t g = 0; g < c->groups; g++)
+            rec->group_ticks[(uint64_t)w * c->groups + g] = t[g + 1] - t[g];
+        rec->yields[w] = b->yields - y0;
+        rc = get_error(b);
+    }
+    if (c->pmu_mask)
+        pyq_perf_close(&perf);
+    consumer_stop(b);
+    writer_unpin(&ps);
+    if (!rc)
+        rc = get_error(b);
+    return rc ? rc : (int64_t)n;
+}
+
+int pyq_burst_drain(pyq_burst_t *b, int64_t timeout_ns)
+{
+    uint64_t deadline = timeout_ns >= 0 ? pyq_now_ns() + (uint64_t)timeout_ns : UINT64_MAX;
+    int rc;
+
+    b->a->flush(b->h);
+    if ((rc = consumer_start(b)) != 0)
+        return rc;
+    while (backlog(b) > 0 && !get_error(b)) {
+        if (pyq_now_ns() > deadline) {
+            rc = PYQ_EAGAIN;
+            break;
+        }
+        pyq_cpu_relax();
+    }
+    consumer_stop(b);
+    return rc ? rc : get_error(b);
+}
+
+void pyq_burst_totals(const pyq_burst_t *cb, pyq_burst_totals_t *t)
+{
+    struct pyq_burst *b = (struct pyq_burst *)cb;
+
+    memset(t, 0, sizeof(*t));
+    t->sent = b->sent;
+    t->verified = pyq_load_acquire(&b->verified);
+    t->retries = b->retries;
+    t->yields = b->yields;
+    t->max_backlog = b->max_backlog;
+    t->capacity = b->capacity;
+    t->checksum = b->checksum;
+    t->error = get_error(b);
+    t->error_seq = b->error_seq;
+    t->perf_opened = b->perf_opened;
+    t->perf_read_ns = b->perf_read_ns;
+}
+
+void pyq_burst_close(pyq_burst_t *b)
+{
+    if (!b)
+        return;
+    consumer_stop(b);
+    b->a->destroy(b->h);
+    pyq_business_destroy(&b->biz);
+    free(b);
+}

@@ -1,0 +1,38 @@
+# layers.mk - the C sources of each layer, in one place for every build: the
+# Python extension (pyqueue/_build.py reads this file), the C library
+# (../Makefile), the sanitizer tests (tests/c), the fuzzer (tests/fuzz) and the
+# instruction counts (benchmarks/peers).  Paths are relative to csrc/.
+#
+# Each layer uses only the layers above it in this file; its private headers
+# (*_pvt.h) and its public header (pyq_<layer>.h, also the cffi cdef) sit
+# beside its sources.  Only include/pyqueue.h, the queue core's API, is
+# installed.  Peers (peers/) are not listed: each is its own shared object,
+# built by pyqueue/_build_peers.py against adapters/pyq_adapter.h.
+
+# Shared by every layer: ordering helpers, the clock read, the message pattern.
+PYQ_COMMON   := common/pattern.c
+# The queue core: what include/pyqueue.h declares.
+PYQ_CORE     := core/pool.c core/queue.c core/writer.c core/writer_block.c \
+                core/reader.c core/reader_wait.c
+# Threads, pinning, clocks, perf counters, idle strategies, the pacer.
+PYQ_RUNTIME  := runtime/clock.c runtime/cpu.c runtime/perf.c runtime/idle.c \
+                runtime/pacer.c runtime/threads.c runtime/producer.c runtime/consumer.c
+# One interface in front of every queue the lab compares, and its validator.
+PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
+                adapters/ring_floor.c adapters/verify.c
+# The experiments' measured loops.
+PYQ_LAB      := lab/business.c lab/burst_tail.c lab/ownership.c lab/c2c.c \
+                lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c lab/pipeline_mutexq.c
+# The benchmark drivers.
+PYQ_BENCH    := bench/bench.c bench/bench_adapter.c
+# Stress harnesses: the two-thread self-test and the soak.
+PYQ_STRESS   := stress/selftest.c stress/soak.c
+
+# The Python extension: every layer, in one shared object.
+PYQ_ALL      := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_LAB) \
+                $(PYQ_BENCH) $(PYQ_STRESS)
+# The public headers the extension's cdef is made of, in include order.
+PYQ_CDEF     := include/pyqueue.h common/pyq_pattern.h runtime/pyq_runtime.h \
+                adapters/pyq_adapter.h lab/pyq_business.h lab/pyq_burst_tail.h \
+                lab/pyq_ownership.h lab/pyq_c2c.h lab/pyq_pipeline.h bench/pyq_bench.h \
+                stress/pyq_selftest.h stress/pyq_soak.h
