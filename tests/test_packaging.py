@@ -30,7 +30,7 @@ def test_sdist_has_every_source(tmp_path):
     with tarfile.open(_sdist(tmp_path)) as t:
         have = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     want = {"README.md", "Makefile", "examples/c/two_threads.c",
-            "benchmarks/burst/run_burst_tail_1m.py"}
+            "benchmarks/burst/run_burst_tail_1m.py", "docs/DESIGN.md", "docs/CONTRIBUTING.md"}
     for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
         want |= {os.path.relpath(os.path.join(d, f), ROOT) for f in files
                  if f.endswith((".c", ".cpp", ".h", ".mk"))}
