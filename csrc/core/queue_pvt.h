@@ -160,10 +160,14 @@ static inline uint64_t pyq_hdr_link(uint32_t idx, uint64_t seq)
     return PYQ_HDR_LINK | (seq << PYQ_HDR_LINK_POS_SHIFT) | idx;
 }
 
-/* Bytes a record of len payload bytes takes in its block (len <= max_message). */
-static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
+/* Bytes a record of len payload bytes takes in a block: the header and the
+ * payload, padded to the record alignment (rec_mask + 1; q->rec_mask, or a
+ * constant where the caller knows it).  64-bit, so that a len near 4 GiB not
+ * yet checked against max_message cannot wrap into a small record; at most
+ * block_size once it has been. */
+static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
 {
-    return (PYQ_RECORD_HEADER + len + q->rec_mask) & ~q->rec_mask;
+    return (PYQ_RECORD_HEADER + (uint64_t)len + rec_mask) & ~(uint64_t)rec_mask;
 }
 
 /* pool.c */
