@@ -29,7 +29,8 @@
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
  *
- * Ordering edges (labels used in the comments of writer*.c and reader.c):
+ * Ordering edges (labels used in the comments of csrc/core; the
+ * grammar of every other file's labels is in common/atomic.h):
  *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
  *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
