@@ -15,7 +15,9 @@
  * when the ring looks full (once a lap in a round trip).
  *
  * Single writer thread, single reader thread.  Fixed PYQ_ADAPTER_MSG_SIZE
- * messages; PYQ_RING_FLOOR_SLOTS slots, fewer when capacity_bytes is smaller. */
+ * messages; PYQ_RING_FLOOR_SLOTS slots, fewer when capacity_bytes is smaller.
+ * Ordering labels: RF-P<n> on the producer (writer) side, RF-C<n> on the
+ * consumer's; one number, one edge. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@
 #include "adapters/pyq_adapter.h"
 
 struct rf_slot {
-    _Atomic uint64_t seq;                /* R1 / A1: message seq - 1 is in pay */
+    _Atomic uint64_t seq;                /* RF-P1 / RF-C1: message seq - 1 is in pay */
     uint8_t pay[PYQ_ADAPTER_MSG_SIZE];
 } __attribute__((aligned(PYQ_CACHELINE)));
 
@@ -34,7 +36,7 @@ _Static_assert(sizeof(struct rf_slot) == PYQ_CACHELINE, "one slot = one cache li
 struct rf_queue {
     PYQ_ALIGNED_LINE uint64_t head;      /* writer: next message to write */
     uint64_t tail_cache;                 /* writer: last consumed count it saw */
-    PYQ_ALIGNED_LINE _Atomic uint64_t tail; /* reader: messages consumed (R2 / A2) */
+    PYQ_ALIGNED_LINE _Atomic uint64_t tail; /* reader: messages consumed (RF-C2 / RF-P2) */
     PYQ_ALIGNED_LINE uint64_t mask;      /* read-only after create */
     struct rf_slot *slots;
 };
@@ -91,7 +93,7 @@ static int rf_try_write(void *h, const void *msg, uint32_t len)
     struct rf_slot *s;
 
     if (i - q->tail_cache > q->mask) {
-        /* A2: pairs with R2 in rf_poll -- the reader has copied every message
+        /* RF-P2: pairs with RF-C2 in rf_poll -- the reader has copied every message
          * below tail out, so their slots may be overwritten. */
         q->tail_cache = atomic_load_explicit(&q->tail, memory_order_acquire);
         if (i - q->tail_cache > q->mask)
@@ -99,7 +101,7 @@ static int rf_try_write(void *h, const void *msg, uint32_t len)
     }
     s = &q->slots[i & q->mask];
     memcpy(s->pay, msg, PYQ_ADAPTER_MSG_SIZE);
-    /* R1: commit message i; pairs with A1 in rf_poll (payload before seq). */
+    /* RF-P1: commit message i; pairs with RF-C1 in rf_poll (payload before seq). */
     atomic_store_explicit(&s->seq, i + 1, memory_order_release);
     q->head = i + 1;
     return 0;
@@ -121,13 +123,13 @@ static int64_t rf_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     while (n < max) {
         struct rf_slot *s = &q->slots[t & q->mask];
 
-        /* A1: pairs with R1 in rf_try_write -- seq t + 1 means the payload is in. */
+        /* RF-C1: pairs with RF-P1 in rf_try_write -- seq t + 1 means the payload is in. */
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != t + 1)
             break;
         memcpy(msg, s->pay, PYQ_ADAPTER_MSG_SIZE);
         t++;
         n++;
-        /* R2: the slot is copied out, the writer may reuse it; pairs with A2. */
+        /* RF-C2: the slot is copied out, the writer may reuse it; pairs with RF-P2. */
         atomic_store_explicit(&q->tail, t, memory_order_release);
         if ((rc = fn(ctx, msg, PYQ_ADAPTER_MSG_SIZE)) != 0)
             break;

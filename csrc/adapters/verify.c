@@ -29,7 +29,7 @@ struct verify_run {
     int writer_cpu, reader_cpu;
     _Atomic int stop;         /* either side failed: the other gives up (relaxed:
                                  the error itself is read after pthread_join) */
-    _Atomic int writer_done;  /* D1: release after the last write and flush */
+    _Atomic int writer_done;  /* VERIFY-D1: release after the last write and flush */
     int writer_error, reader_error; /* each side's own; combined after the joins */
     uint64_t t_start, t_end;
     pyq_adapter_verify_result_t res;
@@ -127,7 +127,7 @@ static void *writer_main(void *arg)
         atomic_store_explicit(&v->stop, 1, memory_order_relaxed);
     }
     v->res.writer_cpu_seen = sched_getcpu();
-    /* D1: every write and the flush above happen before; pairs with D2. */
+    /* VERIFY-D1: every write and the flush above happen before; pairs with VERIFY-D2. */
     atomic_store_explicit(&v->writer_done, 1, memory_order_release);
     free(buf);
     return NULL;
@@ -155,13 +155,13 @@ static void *reader_main(void *arg)
         }
         if (atomic_load_explicit(&v->stop, memory_order_relaxed))
             break;
-        /* D2: pairs with D1; a poll after this sees everything the writer wrote,
+        /* VERIFY-D2: pairs with VERIFY-D1; a poll after this sees everything the writer wrote,
          * so an empty poll now means messages were lost. */
         if (atomic_load_explicit(&v->writer_done, memory_order_acquire)) {
             k = a->poll(v->h, want < VERIFY_POLL_MAX ? want : VERIFY_POLL_MAX, check_message, &c);
             if (k < 0)
                 rc = (int)k;
-            else if (k == 0 && v->writer_error == 0) /* ordered by D1/D2 */
+            else if (k == 0 && v->writer_error == 0) /* ordered by VERIFY-D1/VERIFY-D2 */
                 rc = PYQ_EBADMSG; /* lost: c.expected never arrived */
             continue;
         }

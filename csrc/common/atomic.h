@@ -4,6 +4,15 @@
  * Ordering is always spelled out at the call site with C11 <stdatomic.h>; these
  * helpers only name the two idioms the queue uses everywhere (Aeron's
  * get-volatile / put-ordered) and the CPU relax hint of the retry loops.
+ *
+ * Ordering labels: each end of an edge carries one and names the other's
+ * ("RF-P1: ...; pairs with RF-C1"), so grepping a label finds its partner and
+ * the comments that cite that edge, nothing else.  The queue core's edges are
+ * the only bare labels -- W<n> the writer's releases, R<n> the reader's, A<n>
+ * their acquires, tabled in core/queue_pvt.h -- and no other label uses those
+ * letters.  Every other label is PREFIX-L<n>: the prefix names the file or
+ * shared piece that owns the edge (RF ring_floor.c, C2C c2c.c, MEET pyq_meet2,
+ * THREAD threads.c, ...), the letter and number are that owner's own.
  */
 #ifndef PYQ_ATOMIC_H
 #define PYQ_ATOMIC_H

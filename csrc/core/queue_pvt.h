@@ -29,7 +29,8 @@
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
  *
- * Ordering edges (labels used in the comments of writer*.c and reader.c):
+ * Ordering edges (labels used in the comments of csrc/core; the
+ * grammar of every other file's labels is in common/atomic.h):
  *   W1 ring_tail release (writer, block taken)   -> A1 acquire (scan reader)
  *   W2 pub_pos release   (writer, publish)       -> A2 acquire (reader)
  *   W3 record header release (writer, commit)    -> A3 acquire (scan reader);
@@ -160,10 +161,14 @@ static inline uint64_t pyq_hdr_link(uint32_t idx, uint64_t seq)
     return PYQ_HDR_LINK | (seq << PYQ_HDR_LINK_POS_SHIFT) | idx;
 }
 
-/* Bytes a record of len payload bytes takes in its block (len <= max_message). */
-static inline uint32_t pyq_record_size(const struct pyq_queue *q, uint32_t len)
+/* Bytes a record of len payload bytes takes in a block: the header and the
+ * payload, padded to the record alignment (rec_mask + 1; q->rec_mask, or a
+ * constant where the caller knows it).  64-bit, so that a len near 4 GiB not
+ * yet checked against max_message cannot wrap into a small record; at most
+ * block_size once it has been. */
+static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
 {
-    return (PYQ_RECORD_HEADER + len + q->rec_mask) & ~q->rec_mask;
+    return (PYQ_RECORD_HEADER + (uint64_t)len + rec_mask) & ~(uint64_t)rec_mask;
 }
 
 /* pool.c */

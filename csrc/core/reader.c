@@ -166,7 +166,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
 
 static inline void consumed(struct pyq_queue *q, uint32_t len)
 {
-    q->r.pos += pyq_record_size(q, len);
+    q->r.pos += (uint32_t)pyq_record_size(len, q->rec_mask);
 }
 
 /* Counters once per call, not per message: readers of stats see them when the

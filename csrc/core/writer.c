@@ -40,10 +40,21 @@ static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t lim
     }
 }
 
+/* How a record is written.  Every caller of write_fast() passes constants, so
+ * that each inlined copy keeps only the tests its case needs; commit() passes
+ * what it reads from the queue. */
+enum {
+    REC_SMALL = 1u << 0,  /* is_small(len): copy_small() moves it without a call */
+    REC_MAY_NT = 1u << 1, /* the block may be streamed, w->nt is tested (else the
+                             caller knows it is not) */
+    REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
+    REC_TOUCH = 1u << 3,  /* put_run(): touch each record (touch_after_write) */
+};
+
 static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
 {
     struct pyq_writer_state *w = &q->w;
-    uint32_t rec;
+    uint64_t rec;
 
     if (PYQ_UNLIKELY(w->claim_len != PYQ_NO_CLAIM))
         return PYQ_EBUSY;
@@ -51,7 +62,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
         return PYQ_ETOOBIG;
     if (PYQ_UNLIKELY(atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return PYQ_ECLOSED;
-    rec = pyq_record_size(q, len);
+    rec = pyq_record_size(len, q->rec_mask);
     if (PYQ_UNLIKELY(!w->blk || w->pos + rec > q->cfg.block_size)) {
         int rc = 0;
         if (!w->blk || !q->scan || !pyq_w_take_linked(q)) {
@@ -79,52 +90,103 @@ static inline void publish_policy(struct pyq_queue *q, uint32_t next)
         publish(q, at);
 }
 
-static inline void commit(struct pyq_queue *q)
+/* W3: the record's payload is complete; pairs with A3 in reader.c (q->scan).
+ * Without scanning W2 is the edge, and this costs a plain store on x86. */
+static inline void commit_header(uint8_t *rec, uint32_t len)
+{
+    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
+}
+
+/* touch_after_write: a cache touch of the message just written (not a sync
+ * device).  Never for a streamed block: it would fetch back the line just
+ * streamed out. */
+static inline void touch_record(const uint8_t *rec, uint32_t len)
+{
+    (void)*(const volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+}
+
+#if PYQ_HAVE_NT
+/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
+ * records are padded to 8). */
+static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
+{
+    uint32_t words = len / 8, rem = len % 8;
+
+    for (uint32_t i = 0; i < words; i++) {
+        long long v;
+        memcpy(&v, s + 8 * i, 8);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+    }
+    if (rem) {
+        long long v = 0;
+        memcpy(&v, s + 8 * words, rem);
+        _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+    }
+}
+
+/* A streamed header: for a non-scanning reader only, which looks only below
+ * pub_pos (fence_streamed).  The caller sets w->nt_pending. */
+static inline void stream_header(uint8_t *rec, uint32_t len)
+{
+    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
+}
+
+/* Out of line: the streamed case stays out of write_fast()'s register budget. */
+static __attribute__((noinline)) void stream_payload_call(uint8_t *dst, const void *src,
+                                                          uint32_t len)
+{
+    stream_payload(dst, src, len);
+}
+#endif
+
+/* The one ending of a record, for commit() and write_fast(): the record at rec
+ * (size bytes, ending at offset next <= limit) has its payload in place; store
+ * its header, then the writer's bookkeeping.  nt: the block is streamed (w->nt
+ * as the caller read it; 0 when REC_MAY_NT is not in how). */
+static inline __attribute__((always_inline)) void finish_record(struct pyq_queue *q, uint8_t *rec,
+                                                                uint32_t next, uint32_t size,
+                                                                uint32_t len, uint32_t limit,
+                                                                unsigned how, int nt)
 {
     struct pyq_writer_state *w = &q->w;
-    const uint32_t bs = q->cfg.block_size;
-    uint32_t len = w->claim_len, pos = w->pos, rec = pyq_record_size(q, len), next = pos + rec;
-    uint64_t hdr = PYQ_HDR_COMMIT | len;
 
-    if (q->scan) {
-        before_commit(w, next, bs); /* W3 publishes the zero with the record */
-#if PYQ_HAVE_NT
-        if (w->nt_pending) {
-            _mm_sfence();
-            w->nt_pending = 0;
-        }
-#endif
+    if (how & REC_SCAN) {
+        before_commit(w, next, limit); /* W3 publishes the zero with the record */
+        if (how & REC_MAY_NT)
+            fence_streamed(w); /* the payload may be streamed; W3 is the edge */
     }
 #if PYQ_HAVE_NT
-    if (w->nt && !q->scan) {
-        /* Non-scanning readers only look below pub_pos: publish() fences. */
-        _mm_stream_si64((long long *)(void *)(w->blk + pos), (long long)hdr);
+    if (!(how & REC_SCAN) && nt) {
+        stream_header(rec, len);
         w->nt_pending = 1;
     } else
 #endif
     {
-        /* W3: the payload is complete; pairs with A3 in reader.c (q->scan).
-         * Without scanning, W2 is the edge and this costs a plain store on x86. */
-        pyq_store_release(pyq_hdr(w->blk, pos), hdr);
+        commit_header(rec, len);
+        if (!nt && PYQ_LIKELY(q->cfg.touch_after_write)) /* the default */
+            touch_record(rec, len);
     }
-    if (q->scan)
-        after_commit(q, next, bs);
+    if (how & REC_SCAN)
+        after_commit(q, next, limit);
     w->pos = next;
-    w->claim_len = PYQ_NO_CLAIM;
-    w->fast_limit = fast_limit(q);
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
-
-    if (q->cfg.touch_after_write && !w->nt) {
-        /* SPEC §3.7: a cache touch of the message just written (not a sync device).
-         * Skipped for streamed blocks: it would fetch back the line just streamed out. */
-        (void)*(volatile uint8_t *)(w->blk + pos + (len ? PYQ_RECORD_HEADER : 0));
-    }
-
     if (q->cfg.publish != PYQ_PUBLISH_MAX)
         publish_policy(q, next);
-    if (bs - next < rec)
-        pyq_w_seal_early(q);
+    if (PYQ_UNLIKELY(limit - next < size))
+        pyq_w_seal_early(q); /* no room for another record of this size */
+}
+
+static inline void commit(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t len = w->claim_len, pos = w->pos;
+    uint32_t size = (uint32_t)pyq_record_size(len, q->rec_mask);
+
+    w->claim_len = PYQ_NO_CLAIM;
+    w->fast_limit = fast_limit(q);
+    finish_record(q, w->blk + pos, pos + size, size, len, q->cfg.block_size,
+                  REC_MAY_NT | (q->scan ? REC_SCAN : 0), w->nt);
 }
 
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
@@ -162,26 +224,6 @@ int pyq_writer_abort(pyq_queue_t *q)
     return 0;
 }
 
-#if PYQ_HAVE_NT
-/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
- * records are padded to 8). */
-static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
-{
-    uint32_t words = len / 8, rem = len % 8;
-
-    for (uint32_t i = 0; i < words; i++) {
-        long long v;
-        memcpy(&v, s + 8 * i, 8);
-        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
-    }
-    if (rem) {
-        long long v = 0;
-        memcpy(&v, s + 8 * words, rem);
-        _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
-    }
-}
-#endif
-
 static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *src, uint32_t len)
 {
 #if PYQ_HAVE_NT
@@ -204,14 +246,14 @@ static inline int is_small(uint32_t len)
 
 /* memcpy for the small messages of the hot path: fixed-size overlapping moves
  * the compiler inlines, instead of a call for every 32-byte message.  Other
- * lengths call memcpy -- only where small is 0, so that the call (and the
+ * lengths call memcpy -- only without REC_SMALL, so that the call (and the
  * registers it makes the caller save) stays out of pyq_writer_write(). */
 static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const void *src,
-                                                             uint32_t len, int small)
+                                                             uint32_t len, unsigned how)
 {
     const uint8_t *s = src;
 
-    if (!small) {
+    if (!(how & REC_SMALL)) {
         memcpy(d, s, len);
     } else if (len >= 16 && len <= 32) {
         memcpy(d, s, 16);
@@ -225,126 +267,81 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
     }
 }
 
-/* One record through the cache: payload, then the header (W3 as in commit():
- * pairs with A3 in reader.c (q->scan); without scanning W2 is the edge; a
- * plain store on x86), then the SPEC §3.7 touch when touch is set. */
+/* One record of a run through the cache: payload, header, touch (REC_TOUCH). */
 static inline __attribute__((always_inline)) void cached_record(uint8_t *rec, const void *data,
-                                                                uint32_t len, int small,
-                                                                int touch)
+                                                                uint32_t len, unsigned how)
 {
-    copy_small(rec + PYQ_RECORD_HEADER, data, len, small);
-    pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
-    if (touch)
-        (void)*(volatile uint8_t *)(rec + (len ? PYQ_RECORD_HEADER : 0));
+    copy_small(rec + PYQ_RECORD_HEADER, data, len, how);
+    commit_header(rec, len);
+    if (how & REC_TOUCH)
+        touch_record(rec, len);
 }
-
-#if PYQ_HAVE_NT
-/* One record with streaming stores, for a spill block and a non-scanning
- * reader only (fast_limit): the reader then looks only below pub_pos, and
- * publish() fences them (the caller sets w->nt_pending). */
-static inline void streamed_record(uint8_t *rec, const void *data, uint32_t len)
-{
-    stream_payload(rec + PYQ_RECORD_HEADER, data, len);
-    _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
-}
-
-static __attribute__((noinline)) void put_record_nt(struct pyq_queue *q, uint8_t *rec,
-                                                    const void *data, uint32_t len)
-{
-    streamed_record(rec, data, len);
-    q->w.nt_pending = 1;
-}
-#endif
 
 /* k records of len bytes from `from` (len apart) at dst (rec apart), all in
- * the current block: what put_record() does k times, with its tests of the
- * stream mode and the touch taken once per run -- the stores through dst may
- * alias *q, so the compiler reloads them for every record otherwise.  len may
- * be 0 (the loops count records, not bytes).  For write_batch's runs
- * (batch_ok: no scanning reader). */
+ * the current block, for write_batch's runs (batch_ok: no scanning reader, so
+ * no zeroing ahead and no fence before a header).  The stream mode and the
+ * touch are tested once per run: the stores through dst may alias *q, so the
+ * compiler reloads them for every record otherwise.  len may be 0 (the loops
+ * count records, not bytes).  how: REC_SMALL or 0. */
 static inline __attribute__((always_inline)) void put_run(struct pyq_queue *q, uint8_t *dst,
                                                           const uint8_t *from, uint64_t k,
-                                                          uint32_t rec, uint32_t len, int small)
+                                                          uint32_t rec, uint32_t len,
+                                                          unsigned how)
 {
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
-            streamed_record(dst, from, len);
+        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
+            stream_payload(dst + PYQ_RECORD_HEADER, from, len);
+            stream_header(dst, len);
+        }
         q->w.nt_pending = 1;
         return;
     }
 #endif
     if (q->cfg.touch_after_write)
         for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
-            cached_record(dst, from, len, small, 1);
+            cached_record(dst, from, len, how | REC_TOUCH);
     else
         for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
-            cached_record(dst, from, len, small, 0);
-}
-
-/* Header and payload of one record: through the cache, or streamed for a
- * spill block (may_nt: the caller has not ruled that out). */
-static inline __attribute__((always_inline)) void put_record(struct pyq_queue *q, uint8_t *rec,
-                                                             const void *data, uint32_t len,
-                                                             int small, int may_nt)
-{
-#if PYQ_HAVE_NT
-    if (may_nt && PYQ_UNLIKELY(q->w.nt)) {
-        put_record_nt(q, rec, data, len);
-        return;
-    }
-#endif
-    cached_record(rec, data, len, small, q->cfg.touch_after_write);
+            cached_record(dst, from, len, how);
 }
 
 /* The common case in one place: room in the current block, no claim -- claim
- * and commit() in one, for every publish policy.  small: is_small(len) holds;
- * may_nt: the block may be streamed (else the caller checked w->nt); scan:
- * q->scan.  All 0/1 constants, so that pyq_writer_write() inlines a copy that
- * calls nothing but
+ * and commit() in one, for every publish policy.  how: REC_* constants, so
+ * that pyq_writer_write() inlines a copy that calls nothing but
  * pyq_w_seal_early() and keeps the callee-saved registers untouched.
  * Returns 1 when the message was written. */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
-                                                            uint32_t len, int small, int may_nt,
-                                                            int scan)
+                                                            uint32_t len, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t pos = w->pos;
-    /* 64-bit: a len near 4 GiB must not wrap into a small record. */
-    uint64_t next = (uint64_t)pos + ((PYQ_RECORD_HEADER + (uint64_t)len + q->rec_mask) &
-                                     ~(uint64_t)q->rec_mask);
+    uint64_t size = pyq_record_size(len, q->rec_mask), next = pos + size;
     uint8_t *rec;
+    int nt;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
                      atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return 0;
     rec = w->blk + pos;
-    if (scan)
-        before_commit(w, (uint32_t)next, w->fast_limit); /* as in commit() */
-    put_record(q, rec, data, len, small, may_nt);
-    if (scan)
-        after_commit(q, (uint32_t)next, w->fast_limit);
-    w->pos = (uint32_t)next;
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
-    if (q->cfg.publish != PYQ_PUBLISH_MAX)
-        publish_policy(q, (uint32_t)next);
-    if (PYQ_UNLIKELY(w->fast_limit - next < next - pos))
-        pyq_w_seal_early(q); /* no room for another record of this size */
+    nt = (how & REC_MAY_NT) && PYQ_UNLIKELY(w->nt);
+#if PYQ_HAVE_NT
+    if (nt)
+        stream_payload_call(rec + PYQ_RECORD_HEADER, data, len);
+    else
+#endif
+        copy_small(rec + PYQ_RECORD_HEADER, data, len, how);
+    finish_record(q, rec, (uint32_t)next, (uint32_t)size, len, w->fast_limit, how, nt);
     return 1;
 }
 
-/* Everything but the fast path, out of line so the fast path stays small. */
-static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
-                                                uint32_t len, int64_t timeout_ns)
+/* A record through claim() and commit(): a block change, a full queue, a
+ * closed queue.  Out of line, so that the paths before it stay small. */
+static __attribute__((noinline)) int write_claimed(struct pyq_queue *q, const void *data,
+                                                   uint32_t len, int64_t timeout_ns)
 {
     uint8_t *p;
-    int rc;
-
-    /* Other lengths, streamed blocks; `scan` a constant in each copy. */
-    if (q->scan ? write_fast(q, data, len, 0, 1, 1) : write_fast(q, data, len, 0, 1, 0))
-        return 0;
-    rc = claim(q, len, timeout_ns, &p);
+    int rc = claim(q, len, timeout_ns, &p);
 
     if (PYQ_UNLIKELY(rc != 0))
         return rc;
@@ -353,23 +350,35 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     return 0;
 }
 
+/* Other lengths, streamed blocks.  Under q->scan a streamed block has no
+ * fast_limit, so that copy need not test w->nt. */
+static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
+                                                uint32_t len, int64_t timeout_ns)
+{
+    if (q->scan ? write_fast(q, data, len, REC_SCAN) : write_fast(q, data, len, REC_MAY_NT))
+        return 0;
+    return write_claimed(q, data, len, timeout_ns);
+}
+
 /* The small-message fast path for a scanning reader (publish each or
  * scan_current), apart: its header zeroing would otherwise cost every other
  * configuration's fast path two callee-saved registers.  Reached by a tail
- * call. */
+ * call; when it fails, so would write_slow()'s. */
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(write_fast(q, data, len, 1, 0, 1)))
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN)))
         return 0;
-    return write_slow(q, data, len, timeout_ns);
+    return write_claimed(q, data, len, timeout_ns);
 }
 
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(is_small(len) && !q->w.special) &&
-        PYQ_LIKELY(write_fast(q, data, len, 1, 0, 0)))
-        return 0;
+    if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
+            return 0;
+        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
+    }
     if (q->scan && is_small(len) && !q->w.nt)
         return write_scan(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
@@ -387,14 +396,15 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
     uint64_t i;
 
     struct pyq_writer_state *w = &q->w;
-    const uint32_t rec = PYQ_RECORD_HEADER + ((msg_size + 7u) & ~7u);
     const int small = is_small(msg_size);
+    uint32_t rec;
 
     *err = 0;
     if (msg_size > q->max_message) {
         *err = PYQ_ETOOBIG;
         return 0;
     }
+    rec = (uint32_t)pyq_record_size(msg_size, PYQ_RECORD_ALIGN - 1); /* batch_ok: no scan_current */
     for (i = 0; i < n;) {
         uint64_t room = q->batch_ok && w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
         if (room && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
@@ -403,7 +413,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
             uint8_t *dst = w->blk + w->pos;
             const uint8_t *from = src + i * msg_size;
             if (small)  /* one loop per copy, not a test per record */
-                put_run(q, dst, from, k, rec, msg_size, 1);
+                put_run(q, dst, from, k, rec, msg_size, REC_SMALL);
             else
                 put_run(q, dst, from, k, rec, msg_size, 0);
             w->pos += (uint32_t)(k * rec);

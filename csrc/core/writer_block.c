@@ -16,12 +16,8 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
     struct pyq_writer_state *w = &q->w;
 
     if (w->pos < q->cfg.block_size) {
-#if PYQ_HAVE_NT
-        if (w->nt_pending && q->scan) {
-            _mm_sfence();
-            w->nt_pending = 0;
-        }
-#endif
+        if (q->scan)
+            fence_streamed(w); /* the PAD is a scanning reader's edge */
         /* W3: end of block for a scanning reader (and, linked, the next block's
          * zeroed first lines); pairs with A3 in reader.c. */
         pyq_store_release(pyq_hdr(w->blk, w->pos), pad);

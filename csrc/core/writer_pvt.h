@@ -14,6 +14,25 @@
 #define PYQ_HAVE_NT 0
 #endif
 
+/* Streaming stores (a spill block under spill_nontemporal) are weakly ordered:
+ * no release orders them, so they are fenced before the release that hands
+ * them to the reader.  Which release that is depends on how the reader finds
+ * records: a scanning reader (q->scan) takes each at its header or PAD (W3),
+ * so commit and seal fence before storing that header through the cache; any
+ * other reader looks only below pub_pos, so its headers may be streamed too
+ * and publish() fences before W2. */
+static inline void fence_streamed(struct pyq_writer_state *w)
+{
+#if PYQ_HAVE_NT
+    if (w->nt_pending) {
+        _mm_sfence();
+        w->nt_pending = 0;
+    }
+#else
+    (void)w;
+#endif
+}
+
 /* Make everything committed up to pos visible to a non-scanning reader. */
 static inline void publish(struct pyq_queue *q, uint64_t pos)
 {
@@ -21,13 +40,7 @@ static inline void publish(struct pyq_queue *q, uint64_t pos)
 
     if (pos == w->last_pub)
         return;
-#if PYQ_HAVE_NT
-    if (w->nt_pending) {
-        /* Streaming stores are weakly ordered: fence them before the release. */
-        _mm_sfence();
-        w->nt_pending = 0;
-    }
-#endif
+    fence_streamed(w);
     w->last_pub = pos;
     /* W2: every record below pos is complete; pairs with A2 in reader.c. */
     pyq_store_release(&q->pub_pos, pos);
@@ -35,8 +48,8 @@ static inline void publish(struct pyq_queue *q, uint64_t pos)
 }
 
 /* The fast path of pyq_writer_write() needs a current block and no claim
- * outstanding; with a scanning reader, not a streamed block (commit() fences the
- * streamed payload before the header a scanning reader waits on). */
+ * outstanding; with a scanning reader, not a streamed block (its payload must be
+ * fenced before the header, fence_streamed: the fast path never does that). */
 static inline uint32_t fast_limit(const struct pyq_queue *q)
 {
     const struct pyq_writer_state *w = &q->w;

@@ -3,10 +3,10 @@
  *
  * Threads: the writer is whoever calls pyq_burst_windows() (the business
  * thread); the consumer is a pthread started per call.  Shared words:
- *   B1 `verified` release (consumer, after each poll batch) -> B2 acquire (writer:
+ *   BURST-B1 `verified` release (consumer, after each poll batch) -> BURST-B2 acquire (writer:
  *      backlog = sent - verified; drain)
- *   B3 `stop` release (writer)  -> B4 acquire (consumer loop)
- *   B5 `started` release (consumer, after pinning) -> B6 acquire (writer, start)
+ *   BURST-B3 `stop` release (writer)  -> BURST-B4 acquire (consumer loop)
+ *   BURST-B5 `started` release (consumer, after pinning) -> BURST-B6 acquire (writer, start)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -36,7 +36,7 @@ struct pyq_burst {
     uint64_t retries, yields, max_backlog, checksum;
     uint8_t msg[MAX_MSG];
 
-    /* Consumer-owned; `verified` is its published progress (B1). */
+    /* Consumer-owned; `verified` is its published progress (BURST-B1). */
     PYQ_ALIGNED_LINE _Atomic uint64_t verified;
     PYQ_ALIGNED_LINE uint64_t next;  /* consumer's private expected seq */
     uint64_t sink;                   /* keeps the 64-iteration work observable */
@@ -103,18 +103,18 @@ static void *consumer_main(void *arg)
     struct pyq_burst *b = arg;
 
     if (b->c.consumer_cpu >= 0 && pyq_cpu_pin_self(b->c.consumer_cpu) != 0) {
-        pyq_store_release(&b->started, -1); /* B5 */
+        pyq_store_release(&b->started, -1); /* BURST-B5 */
         return NULL;
     }
-    pyq_store_release(&b->started, 1); /* B5: pinned; pairs with B6 */
-    while (!pyq_load_acquire(&b->stop)) { /* B4: pairs with B3 */
+    pyq_store_release(&b->started, 1); /* BURST-B5: pinned; pairs with BURST-B6 */
+    while (!pyq_load_acquire(&b->stop)) { /* BURST-B4: pairs with BURST-B3 */
         int64_t n = b->a->poll(b->h, 1024, consume, b);
         if (n < 0) {
             set_error(b, (int)n);
             break;
         }
         if (n > 0)
-            pyq_store_release(&b->verified, b->next); /* B1: pairs with B2 */
+            pyq_store_release(&b->verified, b->next); /* BURST-B1: pairs with BURST-B2 */
         else
             pyq_cpu_relax();
     }
@@ -130,7 +130,7 @@ static int consumer_start(struct pyq_burst *b)
     atomic_store_explicit(&b->started, 0, memory_order_relaxed);
     if ((rc = pthread_create(&b->thread, NULL, consumer_main, b)) != 0)
         return -rc;
-    while ((s = pyq_load_acquire(&b->started)) == 0) /* B6: pairs with B5 */
+    while ((s = pyq_load_acquire(&b->started)) == 0) /* BURST-B6: pairs with BURST-B5 */
         pyq_cpu_relax();
     if (s < 0) {
         pthread_join(b->thread, NULL);
@@ -144,14 +144,15 @@ static void consumer_stop(struct pyq_burst *b)
 {
     if (!b->running)
         return;
-    pyq_store_release(&b->stop, 1); /* B3: pairs with B4 */
+    pyq_store_release(&b->stop, 1); /* BURST-B3: pairs with BURST-B4 */
     pthread_join(b->thread, NULL);
     b->running = 0;
 }
 
 static inline uint64_t backlog(struct pyq_burst *b)
 {
-    /* B2: pairs with B1; relaxed would do for an estimate, acquire keeps drain exact. */
+    /* BURST-B2: pairs with BURST-B1; relaxed would do for an estimate, acquire
+     * keeps drain exact. */
     uint64_t v = pyq_load_acquire(&b->verified);
     return b->sent > v ? b->sent - v : 0;
 }

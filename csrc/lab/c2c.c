@@ -8,11 +8,11 @@
  * sample is one cycle-counter read and one store to the caller's array.
  *
  * Ordering edges (labels used below):
- *   P1 A: ping release            -> P2 B: ping acquire   (two lines)
- *   P3 B: pong release            -> P4 A: pong acquire   (two lines)
- *   X1 A: CAS 2k->2k+1 acq_rel   <-> X2 B: CAS 2k+1->2k+2 acq_rel (one line)
- *   Q: the queues' own edges (W2/A2, W3/A3 of queue_pvt.h)
- *   S1 start barrier (pyq_meet2, runtime_pvt.h); AB abort flag relaxed (no data with it)
+ *   C2C-P1 A: ping release            -> C2C-P2 B: ping acquire   (two lines)
+ *   C2C-P3 B: pong release            -> C2C-P4 A: pong acquire   (two lines)
+ *   C2C-X1 A: CAS 2k->2k+1 acq_rel   <-> C2C-X2 B: CAS 2k+1->2k+2 acq_rel (one line)
+ *   C2C-Q: the queues' own edges (W2/A2, W3/A3 of queue_pvt.h)
+ *   MEET-S1 start barrier (pyq_meet2, runtime_pvt.h); C2C-AB abort flag relaxed (no data with it)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,15 +29,15 @@
 #define TIMER_READS 65
 
 struct c2c {
-    /* X1/X2: the one shared line of CAS mode. */
+    /* C2C-X1/C2C-X2: the one shared line of CAS mode. */
     PYQ_ALIGNED_LINE _Atomic uint64_t flag;
-    /* P1/P2: written by A only. */
+    /* C2C-P1/C2C-P2: written by A only. */
     PYQ_ALIGNED_LINE _Atomic uint64_t ping;
-    /* P3/P4: written by B only. */
+    /* C2C-P3/C2C-P4: written by B only. */
     PYQ_ALIGNED_LINE _Atomic uint64_t pong;
-    /* AB: set by a side that gives up, so the other stops spinning too. */
+    /* C2C-AB: set by a side that gives up, so the other stops spinning too. */
     PYQ_ALIGNED_LINE _Atomic int abort;
-    /* S1 */
+    /* MEET-S1 */
     PYQ_ALIGNED_LINE _Atomic int ready;
     /* Read-only once the threads run. */
     PYQ_ALIGNED_LINE pyq_c2c_config_t cfg;
@@ -66,7 +66,7 @@ void pyq_c2c_config_init(pyq_c2c_config_t *cfg, int32_t cpu_a, int32_t cpu_b)
 }
 
 /* The slow path of every spin loop: 1 when this side must give up (timeout,
- * or the partner gave up).  AB: relaxed, the flag carries no data. */
+ * or the partner gave up).  C2C-AB: relaxed, the flag carries no data. */
 static int give_up(struct c2c *c, uint64_t since)
 {
     if (atomic_load_explicit(&c->abort, memory_order_relaxed))
@@ -102,7 +102,7 @@ static double timer_ticks(void)
  * trip k-1).  Both sides hammer the same line with CAS, as the well-known
  * core-to-core tools do. */
 /* One CAS hand-over: wait until the shared line holds `from`, then swing it to
- * `to` (A: 2k -> 2k+1, X1; B: 2k+1 -> 2k+2, X2).  acq_rel on success pairs with
+ * `to` (A: 2k -> 2k+1, C2C-X1; B: 2k+1 -> 2k+2, C2C-X2).  acq_rel on success pairs with
  * the other side's step; acquire on failure sees its value. */
 static int cas_step(struct c2c *c, uint64_t from, uint64_t to)
 {
@@ -125,12 +125,12 @@ static int cas_step(struct c2c *c, uint64_t from, uint64_t to)
 
 static int cas_a(struct c2c *c, uint64_t k)
 {
-    return cas_step(c, 2 * k, 2 * k + 1);     /* X1 */
+    return cas_step(c, 2 * k, 2 * k + 1);     /* C2C-X1 */
 }
 
 static int cas_b(struct c2c *c, uint64_t k)
 {
-    return cas_step(c, 2 * k + 1, 2 * k + 2); /* X2 */
+    return cas_step(c, 2 * k + 1, 2 * k + 2); /* C2C-X2 */
 }
 
 /* Spin until *word == want (acquire), with the slow-path checks. */
@@ -139,7 +139,7 @@ static int wait_for(struct c2c *c, _Atomic uint64_t *word, uint64_t want)
     uint64_t since = 0;
     uint32_t spins = 0;
 
-    /* P2 / P4: acquire pairs with the partner's release store (P1 / P3). */
+    /* C2C-P2 / C2C-P4: acquire pairs with the partner's release store (C2C-P1 / C2C-P3). */
     while (atomic_load_explicit(word, memory_order_acquire) != want) {
         if (PYQ_UNLIKELY((++spins & SLOW_CHECK_MASK) == 0)) {
             if (!since)
@@ -173,7 +173,7 @@ static int recv_seq(struct c2c *c, pyq_queue_t *q, uint64_t seq)
     uint64_t since = 0;
     uint32_t spins = 0;
 
-    /* Q: pyq_reader_poll acquires what the writer released (A2 / A3). */
+    /* C2C-Q: pyq_reader_poll acquires what the writer released (A2 / A3). */
     while (pyq_reader_poll(q, 1, take_seq, &s) == 0) {
         if (PYQ_UNLIKELY((++spins & 0x3ff) == 0)) { /* a poll costs more than a load */
             if (!since)
@@ -206,7 +206,7 @@ static int trip_a(struct c2c *c, uint64_t k, uint8_t *msg)
     case PYQ_C2C_CAS:
         return cas_a(c, k);
     case PYQ_C2C_TWO_LINES:
-        /* P1: release pairs with P2 (B's acquire of ping). */
+        /* C2C-P1: release pairs with C2C-P2 (B's acquire of ping). */
         atomic_store_explicit(&c->ping, k + 1, memory_order_release);
         return wait_for(c, &c->pong, k + 1);
     default:
@@ -226,7 +226,7 @@ static int trip_b(struct c2c *c, uint64_t k, uint8_t *msg)
     case PYQ_C2C_TWO_LINES:
         if ((rc = wait_for(c, &c->ping, k + 1)) != 0)
             return rc;
-        /* P3: release pairs with P4 (A's acquire of pong). */
+        /* C2C-P3: release pairs with C2C-P4 (A's acquire of pong). */
         atomic_store_explicit(&c->pong, k + 1, memory_order_release);
         return 0;
     default:

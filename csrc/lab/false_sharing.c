@@ -3,7 +3,7 @@
  * threads increment their own counter, on one cache line or on lines 128 B
  * apart.  See pyq_c2c.h.  The calling thread only joins them.
  *
- * Ordering: S1 start barrier (pyq_meet2, runtime_pvt.h); the counters are
+ * Ordering: MEET-S1 start barrier (pyq_meet2, runtime_pvt.h); the counters are
  * single-writer and read after the joins.
  */
 #define _GNU_SOURCE

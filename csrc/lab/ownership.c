@@ -10,13 +10,14 @@
  *   helper is in the same state (polling its command line) while the worker is
  *   timed.  Only who last wrote the business lines differs.
  *
- * Hand-over protocol (one command line, one acknowledgement line):
- *   W1 worker: salt = ...; store-release cmd = seq << 2 | op
- *   H1 helper: load-acquire cmd until it changes          (pairs with W1)
- *   H2 helper: warm (op WARM); store-release ack = seq    (pairs with W2)
- *   W2 worker: load-acquire ack until it equals seq       (pairs with H2)
- * W1 -> H1 makes the worker's earlier node writes (its own warm-ups and
- * queries) happen before the helper's warm; H2 -> W2 makes the helper's warm
+ * Hand-over protocol (one command line, one acknowledgement line; OWN-T<n> on
+ * the timed worker's side, OWN-H<n> on the helper's; one number, one edge):
+ *   OWN-T1 worker: salt = ...; store-release cmd = seq << 2 | op
+ *   OWN-H1 helper: load-acquire cmd until it changes          (pairs with OWN-T1)
+ *   OWN-H2 helper: warm (op WARM); store-release ack = seq    (pairs with OWN-T2)
+ *   OWN-T2 worker: load-acquire ack until it equals seq       (pairs with OWN-H2)
+ * OWN-T1 -> OWN-H1 makes the worker's earlier node writes (its own warm-ups and
+ * queries) happen before the helper's warm; OWN-H2 -> OWN-T2 makes the helper's warm
  * happen before the worker's queries.  So every node access is ordered and the
  * data has exactly one owner at a time.
  */
@@ -47,9 +48,9 @@ struct pyq_ownership {
  * on separate lines so polling one never steals the other. */
 struct handshake {
     PYQ_ALIGNED_LINE _Atomic uint64_t cmd; /* worker -> helper: seq << 2 | op */
-    uint64_t salt;                         /* plain: published by W1 */
+    uint64_t salt;                         /* plain: published by OWN-T1 */
     PYQ_ALIGNED_LINE _Atomic uint64_t ack; /* helper -> worker: seq of the last command done */
-    int32_t helper_cpu;                    /* plain: published by H2 */
+    int32_t helper_cpu;                    /* plain: published by OWN-H2 */
     PYQ_ALIGNED_LINE _Atomic int32_t ready; /* helper: 0 starting, 1 pinned, -1 pin failed */
 };
 
@@ -126,7 +127,7 @@ static void *helper_main(void *arg)
     for (;;) {
         uint64_t c;
 
-        /* H1: pairs with W1; salt and the worker's node writes are visible. */
+        /* OWN-H1: pairs with OWN-T1; salt and the worker's node writes are visible. */
         while ((c = atomic_load_explicit(&hs->cmd, memory_order_acquire)) == last)
             pyq_cpu_relax();
         last = c;
@@ -135,7 +136,7 @@ static void *helper_main(void *arg)
         if ((c & 3u) == OP_WARM)
             pyq_business_warm(&r->o->data, hs->salt);
         hs->helper_cpu = pyq_cpu_current();
-        /* H2: publish the warmed data (and helper_cpu); pairs with W2. */
+        /* OWN-H2: publish the warmed data (and helper_cpu); pairs with OWN-T2. */
         atomic_store_explicit(&hs->ack, c >> 2, memory_order_release);
     }
     return NULL;
@@ -143,18 +144,18 @@ static void *helper_main(void *arg)
 
 /* ---- worker thread ---------------------------------------------------- */
 
-/* Worker side of one command: W1 then wait for W2. */
+/* Worker side of one command: OWN-T1 then wait for OWN-T2. */
 static void command(struct slice_run *r, uint32_t op, uint64_t salt)
 {
     struct handshake *hs = &r->hs;
     uint64_t seq = ++r->seq;
 
     hs->salt = salt;
-    /* W1: publish salt and every earlier node write; pairs with H1. */
+    /* OWN-T1: publish salt and every earlier node write; pairs with OWN-H1. */
     atomic_store_explicit(&hs->cmd, seq << 2 | op, memory_order_release);
     if (op == OP_EXIT)
         return;
-    /* W2: pairs with H2; the helper's warm-up happens before our queries. */
+    /* OWN-T2: pairs with OWN-H2; the helper's warm-up happens before our queries. */
     while (atomic_load_explicit(&hs->ack, memory_order_acquire) != seq)
         pyq_cpu_relax();
 }
@@ -232,7 +233,7 @@ static void run_windows(struct slice_run *r, pyq_perf_t *perf)
         if (out->probe_ns)
             out->probe_ns[i] = to_ns(probe, tpn);
         if (out->helper_cpu)
-            out->helper_cpu[i] = r->hs.helper_cpu; /* published by H2, read after W2 */
+            out->helper_cpu[i] = r->hs.helper_cpu; /* published by OWN-H2, read after OWN-T2 */
         if (out->counters)
             for (int k = 0; k < PYQ_PERF_NEVENTS; k++)
                 out->counters[(uint64_t)i * PYQ_PERF_NEVENTS + k] = perf ? after[k] - before[k] : 0;

@@ -13,8 +13,8 @@
  *
  * Ordering: messages travel through the queues (pyqueue's W2/A2 edges, or the
  * mutex); the flags of struct pipe (pipeline_pvt.h) carry no data and are
- * relaxed, except the start barrier (B1, acq_rel/acquire) and the failure slot
- * (F1, a CAS).
+ * relaxed, except the start barrier (PIPE-B1, acq_rel/acquire) and the failure slot
+ * (PIPE-F1, a CAS).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -33,7 +33,7 @@
 #define PIPE_REST_WINDOW_NS 10000000 /* rest_share: the CPU budget is kept per 10 ms window */
 #define PIPE_REST_IDLE_NS 50000      /* ... and checked this often while no work comes */
 
-/* Relaxed: a stop request carries no data (as S1 of thread_pvt.h). */
+/* Relaxed: a stop request carries no data (as THREAD-S1 of thread_pvt.h). */
 static int stopping(struct pipe *p)
 {
     return atomic_load_explicit(&p->stop, memory_order_relaxed);
@@ -45,7 +45,7 @@ static void fail(struct pipe_thread *t, int step, int rc, uint64_t seq)
     int none = -1;
 
     t->err = rc;
-    /* F1: the first failure names the thread, step and seq. */
+    /* PIPE-F1: the first failure names the thread, step and seq. */
     if (atomic_compare_exchange_strong_explicit(&p->failed, &none, t->index,
                                                 memory_order_acq_rel, memory_order_relaxed)) {
         p->res->failed_step = step;
@@ -118,7 +118,7 @@ static void producer_loop(struct pipe_thread *t)
     int rc;
 
     pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
-    /* B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
+    /* PIPE-B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
      * sched_yield(): a SCHED_FIFO producer yields only to its own priority, so
      * it would starve a receiver that shares its CPU and has not counted itself
      * in yet, until RT throttling stops it (up to 0.95 s, and the rest of that
@@ -343,7 +343,7 @@ void *pyq_pipe_thread_main(void *arg)
 
     st->cpu_start = pyq_cpu_current();
     st->policy = pyq_cpu_policy_self(NULL);
-    /* B1: count this thread in even when it failed, so nobody waits for it. */
+    /* PIPE-B1: count this thread in even when it failed, so nobody waits for it. */
     atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
     if (rc)
         return NULL;

@@ -34,11 +34,11 @@ struct pipe_thread {
 };
 
 struct pipe {
-    /* B1: threads ready to run; the producer starts the schedule at 3. */
+    /* PIPE-B1: threads ready to run; the producer starts the schedule at 3. */
     PYQ_ALIGNED_LINE _Atomic int ready;
     /* Set by the main thread (timeout) or a failing thread; read by all loops. */
     PYQ_ALIGNED_LINE _Atomic int stop;
-    /* F1: index of the first thread that failed, -1 while none did. */
+    /* PIPE-F1: index of the first thread that failed, -1 while none did. */
     PYQ_ALIGNED_LINE _Atomic int failed;
     PYQ_ALIGNED_LINE pyq_pipeline_config_t cfg;
     pyq_queue_t *pq[2];        /* hop 0: producer -> stage, hop 1: stage -> consumer */

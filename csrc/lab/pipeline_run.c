@@ -102,7 +102,7 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         p->t[i].index = i;
     }
     last = cfg->combine ? PYQ_PIPE_STAGE : PYQ_PIPE_CONSUMER;
-    if (cfg->combine) /* B1: the consumer thread that is not started counts as ready */
+    if (cfg->combine) /* PIPE-B1: the consumer thread that is not started counts as ready */
         atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
     for (int k = last; k >= 0; k--) {
         /* consumer first, producer last: receivers are polling before data flows */
@@ -134,7 +134,7 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         if (k != last || made < last + 1)
             pthread_join(tid[k], NULL);
     }
-    /* F1: acquire pairs with the failing thread's CAS (its result fields). */
+    /* PIPE-F1: acquire pairs with the failing thread's CAS (its result fields). */
     f = atomic_load_explicit(&p->failed, memory_order_acquire);
     if (f >= 0) {
         res->failed_thread = f;

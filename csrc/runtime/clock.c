@@ -12,7 +12,7 @@
 
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 static pyq_clock_info_t calib; /* written under calib_lock */
-/* The ticks-per-ns double as bits, so hot readers need no lock.  C1: stored with
+/* The ticks-per-ns double as bits, so hot readers need no lock.  CLOCK-C1: stored with
  * release after calib is complete; pairs with the acquire load in
  * pyq_clock_ticks_per_ns(). 0 = not calibrated yet. */
 static _Atomic uint64_t ticks_per_ns_bits;
@@ -74,7 +74,7 @@ int pyq_clock_calibrate(uint64_t interval_ns, int force, pyq_clock_info_t *out)
         calib.calib_ns = interval_ns;
         calib.cycles_name = PYQ_CYCLES_NAME;
         memcpy(&bits, &tpn, sizeof bits);
-        /* C1: publish the calibration; pairs with C2. */
+        /* CLOCK-C1: publish the calibration; pairs with CLOCK-C2. */
         atomic_store_explicit(&ticks_per_ns_bits, bits, memory_order_release);
     }
     if (out)
@@ -85,7 +85,7 @@ int pyq_clock_calibrate(uint64_t interval_ns, int force, pyq_clock_info_t *out)
 
 double pyq_clock_ticks_per_ns(void)
 {
-    /* C2: pairs with C1; a stale 0 only means we calibrate (again) below. */
+    /* CLOCK-C2: pairs with CLOCK-C1; a stale 0 only means we calibrate (again) below. */
     uint64_t bits = atomic_load_explicit(&ticks_per_ns_bits, memory_order_acquire);
     double tpn;
 

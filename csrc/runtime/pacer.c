@@ -73,7 +73,7 @@ uint64_t pyq_pacer_wait_until(const pyq_pacer_t *p, uint64_t when_ns, const _Ato
             wake = now + 10000000u;
         struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u), .tv_nsec = (long)(wake % 1000000000u)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: loop again */
-        /* Relaxed: a stop request carries no data (see threads.c, S1). */
+        /* Relaxed: a stop request carries no data (see threads.c, THREAD-S1). */
         if (stop && atomic_load_explicit(stop, memory_order_relaxed))
             return pyq_now_ns();
         now = pyq_now_ns();

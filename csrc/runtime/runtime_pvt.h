@@ -52,7 +52,7 @@ static inline uint64_t pyq_cycles_now(void) { return 0; }
 static inline uint64_t pyq_cycles_fenced(void) { return 0; }
 #endif
 
-/* S1 of c2c.c and false_sharing.c: both threads pinned before either starts;
+/* MEET-S1 of c2c.c and false_sharing.c: both threads pinned before either starts;
  * acq_rel so each side's setup happens before the other leaves.  Yields when
  * the partner shares the CPU. */
 static inline void pyq_meet2(_Atomic int *ready)

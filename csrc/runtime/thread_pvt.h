@@ -43,7 +43,7 @@ struct pyq_thread {
 PYQ_PRIVATE void pyq_consumer_run(struct pyq_thread *t);
 PYQ_PRIVATE void pyq_producer_run(struct pyq_thread *t);
 
-/* S1: a stop request carries no data, so relaxed on both sides: the loop sees
+/* THREAD-S1: a stop request carries no data, so relaxed on both sides: the loop sees
  * it within one iteration (a relaxed load of a line nobody writes is cheap). */
 static inline int pyq_thread_stopping(struct pyq_thread *t)
 {

@@ -66,7 +66,7 @@ static void *thread_main(void *arg)
         t->res.failed_step = PYQ_STEP_RUN;
 
     pthread_mutex_lock(&t->lock);
-    /* D1: res is complete; pairs with D2 (lock-free readers of done).  Readers
+    /* THREAD-D1: res is complete; pairs with THREAD-D2 (lock-free readers of done).  Readers
      * under the lock are ordered by the mutex itself. */
     atomic_store_explicit(&t->done, 1, memory_order_release);
     pthread_cond_broadcast(&t->cond);
@@ -175,13 +175,13 @@ int pyq_producer_start(pyq_queue_t *q, const pyq_producer_config_t *cfg,
 
 void pyq_thread_stop(pyq_thread_t *t)
 {
-    /* S1: see thread_pvt.h; relaxed, the request carries no data. */
+    /* THREAD-S1: see thread_pvt.h; relaxed, the request carries no data. */
     atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
 }
 
 int pyq_thread_done(const pyq_thread_t *t)
 {
-    /* D2: pairs with D1: a 1 here makes t->res readable. */
+    /* THREAD-D2: pairs with THREAD-D1: a 1 here makes t->res readable. */
     return atomic_load_explicit(&t->done, memory_order_acquire);
 }
 
@@ -211,7 +211,7 @@ int pyq_thread_wait(pyq_thread_t *t, int64_t timeout_ns)
         else
             rc = pthread_cond_timedwait(&t->cond, &t->lock, &dl);
     }
-    /* Relaxed under the lock: the mutex orders res (written before D1 under it). */
+    /* Relaxed under the lock: the mutex orders res (written before THREAD-D1 under it). */
     rc = atomic_load_explicit(&t->done, memory_order_relaxed) ? 0 : PYQ_EAGAIN;
     pthread_mutex_unlock(&t->lock);
     return rc;

@@ -23,8 +23,8 @@ struct soak {
     uint64_t stall_ns;
     uint32_t max_poll;
     _Atomic int failed;        /* either side failed: the other stops */
-    _Atomic int writer_done;   /* D1: written is final; pairs with D2 in the reader */
-    uint64_t written;          /* writer's; read by the reader after D2 */
+    _Atomic int writer_done;   /* SOAK-D1: written is final; pairs with SOAK-D2 in the reader */
+    uint64_t written;          /* writer's; read by the reader after SOAK-D2 */
     pyq_soak_result_t res;     /* each side fills its own fields */
     int32_t error, side;
     uint64_t error_seq;
@@ -222,7 +222,7 @@ static void *writer_main(void *arg)
 out:
     free(buf);
     s->written = n;
-    /* D1: n and the final flush are visible to the reader; pairs with D2. */
+    /* SOAK-D1: n and the final flush are visible to the reader; pairs with SOAK-D2. */
     atomic_store_explicit(&s->writer_done, 1, memory_order_release);
     return NULL;
 }
@@ -277,7 +277,7 @@ static void *reader_main(void *arg)
             continue;
         }
         r->empty_polls++;
-        /* D2: pairs with D1: once done, written is final and flushed. */
+        /* SOAK-D2: pairs with SOAK-D1: once done, written is final and flushed. */
         if (atomic_load_explicit(&s->writer_done, memory_order_acquire)) {
             if (c.next == p->first_seq + s->written)
                 break;
