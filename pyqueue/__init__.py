@@ -7,10 +7,11 @@
 """
 from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
                       QueueFull, UnsupportedError, VerificationError)
+from .config import QueueConfig
 from .queue import Queue, Reader, Writer
 
 __version__ = "0.1.0"
 
-__all__ = ["Queue", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
+__all__ = ["Queue", "QueueConfig", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
            "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",
            "UnsupportedError", "__version__"]
