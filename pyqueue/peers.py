@@ -6,30 +6,44 @@
     a = peers.get("ck")      # const pyq_adapter_t * for the C drivers (burst study, bench)
     peers.verify("ck", 2_000_000, writer_cpu=0, reader_cpu=1)
 
-"pyqueue" and "mutex" are built into the core library; so is "ring_floor", a
-round-trip yardstick rather than a peer (a minimal ring of 64-byte slots, see
-csrc/adapters/ring_floor.c), which ``get`` accepts but ``available`` does not
-list.  Every other adapter is a
-peer library in this package's ``peers/`` folder, built at install time when the
-peer's Debian package was there (see ``_build_peers.py`` and ``peers/manifest.json``).
+The built-in adapters come from the C library (pyq_adapter_builtin): "pyqueue"
+and "mutex", and "ring_floor", a round-trip yardstick rather than a peer (a
+minimal ring of 64-byte slots, see csrc/adapters/ring_floor.c), which ``get``
+accepts but ``available`` does not list.  Every other adapter is a peer of
+pyqueue/peer_table.py: a library in this package's ``peers/`` folder, built at
+install time when the peer's Debian package was there (see ``_build_peers.py``
+and ``peers/manifest.json``).
 """
 import json
 import os
 
 from . import validate
-from ._build_peers import APT_PACKAGES, LIB_PATTERN, MANIFEST, PEERS as _PEER_SPECS
 from ._errors import UnsupportedError, VerificationError, check
 from ._pyq import ffi, lib
 from .config import QueueConfig
+from .peer_table import APT_PACKAGES, BUILD_PACKAGES, LIB_PATTERN, MANIFEST
+from .peer_table import PEERS as _PEER_TABLE
 
-BUILTIN = ("pyqueue", "mutex")
-PEERS = tuple(p.name for p in _PEER_SPECS)
+
+def _builtins():
+    """(contenders, yardsticks): the built-in adapter names, as C lists them."""
+    out, yardstick = ([], []), ffi.new("int *")
+    i = 0
+    while True:
+        name = lib.pyq_adapter_builtin(i, yardstick)
+        if name == ffi.NULL:
+            return tuple(out[0]), tuple(out[1])
+        out[yardstick[0] != 0].append(ffi.string(name).decode())
+        i += 1
+
+
+BUILTIN, YARDSTICKS = _builtins()   # a yardstick is measured beside the peers, never one
+PEERS = tuple(p.name for p in _PEER_TABLE)
 NAMES = BUILTIN + PEERS
-YARDSTICKS = ("ring_floor",)   # built in, measured beside the peers, never one of them
-PACKAGES = {p.name: p.package for p in _PEER_SPECS}
+PACKAGES = {p.name: p.package for p in _PEER_TABLE}
 
-INSTALL_HINT = ("sudo apt-get install -y %s pkg-config g++ && pip install --force-reinstall --no-deps ."
-                % " ".join(APT_PACKAGES))
+INSTALL_HINT = ("sudo apt-get install -y %s && pip install --force-reinstall --no-deps ."
+                % " ".join(APT_PACKAGES + BUILD_PACKAGES))
 
 
 def install_hint():
