@@ -5,19 +5,21 @@ as separate small shared objects by pyqueue/_build_peers.py when their Debian
 headers are present; a missing peer is recorded, never an install failure.
 """
 import os
-import sys
+import runpy
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyqueue"))
+BUILD_PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyqueue", "_build_peers.py")
 
 
 class BuildExtWithPeers(build_ext):
     def run(self):
         super().run()
-        import _build_peers  # pyqueue/_build_peers.py; imported lazily: needs the compiler
-        _build_peers.build_all(self)
+        # By path, under the name the package gives it: pyqueue itself cannot be
+        # imported before its extension exists.
+        build_peers = runpy.run_path(BUILD_PEERS, run_name="pyqueue._build_peers")
+        build_peers["build_all"](self)
 
 
 setup(

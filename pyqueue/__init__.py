@@ -5,12 +5,19 @@
         q.writer.write(b"hello")
         q.reader.poll()          # [b'hello']
 """
+from importlib import metadata as _metadata
+
 from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
                       QueueFull, UnsupportedError, VerificationError)
+from .config import QueueConfig
 from .queue import Queue, Reader, Writer
 
-__version__ = "0.1.0"
+# Written once, in pyproject.toml; the installed metadata carries it.
+try:
+    __version__ = _metadata.version("pyqueue")
+except _metadata.PackageNotFoundError:  # imported from a tree that was never installed
+    __version__ = "unknown"
 
-__all__ = ["Queue", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
+__all__ = ["Queue", "QueueConfig", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
            "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",
            "UnsupportedError", "__version__"]

@@ -1,9 +1,9 @@
 """Builds the optional peer-queue adapters (SPEC §7) as separate shared objects.
 
-setup.py's build_ext calls ``build_all(cmd)`` after the cffi extension.  For every
-known peer it first compiles and links a tiny probe against the peer's packaged
-headers (and libraries); only when the probe succeeds is the adapter in
-csrc/peers/ built into ``pyqueue/peers/libpyq_peer_<name>.so``.  The outcome of
+setup.py's build_ext loads this file by path and calls ``build_all(cmd)`` after
+the cffi extension.  For every peer of pyqueue/peer_table.py it first compiles
+and links a tiny probe against the peer's packaged headers (and libraries); only
+when the probe succeeds is the adapter in csrc/peers/ built into ``pyqueue/peers/libpyq_peer_<name>.so``.  The outcome of
 every peer goes into ``pyqueue/peers/manifest.json``:
 
     built          the library is there
@@ -15,8 +15,10 @@ PYQ_PEERS=ck,dpdk (or "none") limits the peers built, PYQ_PEER_CFLAGS adds flags
 
 Run by hand: ``python pyqueue/_build_peers.py [out_dir]`` (default pyqueue/peers).
 """
+import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -24,49 +26,43 @@ import sys
 import sysconfig
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 PEER_SRC = os.path.join(ROOT, "csrc", "peers")
 CSRC = os.path.join(ROOT, "csrc")
 INCLUDE = os.path.join(CSRC, "include")
-MANIFEST = "manifest.json"
-LIB_PATTERN = "libpyq_peer_%s.so"
-
-# Must match PYQ_ADAPTER_ABI in csrc/adapters/pyq_adapter.h.
-ADAPTER_ABI = 1
+ADAPTER_H = os.path.join(CSRC, "adapters", "pyq_adapter.h")
 
 
-class Peer:
-    def __init__(self, name, source, package, what, probe, lang="c", pkgconfig=None):
-        self.name = name
-        self.source = source          # file in csrc/peers/
-        self.package = package        # Debian package that provides it
-        self.what = what              # what it is, for people
-        self.probe = probe            # a tiny program using the packaged headers
-        self.lang = lang              # "c" or "c++"
-        self.pkgconfig = pkgconfig    # pkg-config module for flags, if any
+def _table():
+    """pyqueue.peer_table.  setup.py runs this script before the package (whose
+    __init__ needs the extension) can be imported: then by path, under its own name."""
+    name = "pyqueue.peer_table"
+    if "pyqueue" in sys.modules:
+        return importlib.import_module(name)
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "peer_table.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-PEERS = [
-    Peer("ck", "ck.c", "libck-dev", "Concurrency Kit ck_ring (SPSC)",
-         "#include <ck_ring.h>\n"
-         "int main(void) { ck_ring_t r; ck_ring_init(&r, 4); return (int)ck_ring_capacity(&r) != 4; }\n"),
-    Peer("dpdk", "dpdk.c", "libdpdk-dev", "DPDK rte_ring (SP/SC, 32-byte elements)",
-         "#include <rte_ring.h>\n#include <rte_ring_elem.h>\n"
-         "int main(void) { return rte_ring_get_memsize_elem(32, 1024) < 0; }\n",
-         pkgconfig="libdpdk"),
-    Peer("rwq", "rwq.cpp", "libreaderwriterqueue-dev", "moodycamel::ReaderWriterQueue",
-         "#include <readerwriterqueue/readerwriterqueue.h>\n"
-         "int main() { moodycamel::ReaderWriterQueue<int> q(4); int v; "
-         "return !(q.try_enqueue(1) && q.try_dequeue(v)); }\n",
-         lang="c++"),
-    Peer("boost", "boost.cpp", "libboost-dev", "boost::lockfree::spsc_queue",
-         "#include <boost/lockfree/spsc_queue.hpp>\n"
-         "int main() { boost::lockfree::spsc_queue<int> q(4); int v; "
-         "return !(q.push(1) && q.pop(v)); }\n",
-         lang="c++"),
-]
+_peer_table = _table()
+Peer, PEERS = _peer_table.Peer, _peer_table.PEERS
+APT_PACKAGES, LIB_PATTERN, MANIFEST = (_peer_table.APT_PACKAGES, _peer_table.LIB_PATTERN,
+                                       _peer_table.MANIFEST)
 PEER_NAMES = [p.name for p in PEERS]
-APT_PACKAGES = [p.package for p in PEERS]
+
+
+def adapter_abi(header=ADAPTER_H):
+    """PYQ_ADAPTER_ABI as the header defines it (the peers are compiled against it)."""
+    with open(header) as f:
+        m = re.search(r"^#define\s+PYQ_ADAPTER_ABI\s+(\d+)\b", f.read(), re.M)
+    if not m:
+        raise LookupError("no #define PYQ_ADAPTER_ABI in %s" % header)
+    return int(m.group(1))
+
 
 C_FLAGS = ["-std=gnu11", "-O2", "-fPIC", "-pthread", "-fvisibility=hidden",
            "-Wall", "-Wextra", "-Wno-unused-parameter"]
@@ -203,7 +199,7 @@ def build_into(out_dir, log=print):
             e = peers[peer.name]
             log("pyqueue peer %-6s %s%s" % (peer.name, e["status"],
                                             (": " + e["reason"]) if e["reason"] else ""))
-    manifest = {"abi": ADAPTER_ABI, "apt_packages": APT_PACKAGES, "peers": peers}
+    manifest = {"abi": adapter_abi(), "apt_packages": list(APT_PACKAGES), "peers": peers}
     with open(os.path.join(out_dir, MANIFEST), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -38,7 +38,12 @@ class UnsupportedError(QueueError):
     """The platform, kernel or VM does not offer this feature."""
 
 
+# Codes that are the caller's or the system's problem become the built-in exceptions.
 _BY_CODE = {
+    lib.PYQ_EINVAL: ValueError,
+    lib.PYQ_ENOMEM: MemoryError,
+    lib.PYQ_EPERM: PermissionError,
+    lib.PYQ_EINTR: KeyboardInterrupt,
     lib.PYQ_EAGAIN: QueueFull,
     lib.PYQ_ETOOBIG: MessageTooLarge,
     lib.PYQ_ECLOSED: QueueClosed,
@@ -51,17 +56,29 @@ def strerror(code):
     return ffi.string(lib.pyq_strerror(code)).decode()
 
 
-def check(code, what):
-    """Return ``code`` if it is >= 0, else raise the exception that names it."""
+def error_for(code, what="", hints=None):
+    """The exception C return code ``code`` (< 0) stands for, not raised.
+
+    The message is "<what>: <pyq_strerror(code)>".  ``hints`` ({code: hint})
+    says more for the codes a caller can explain: a hint is the whole message
+    (a str), the exception class to use instead (a QueueError subclass keeps
+    ``.code``), or both as (class, message)."""
+    hint = (hints or {}).get(code)
+    cls, message = _BY_CODE.get(code, QueueError), None
+    if isinstance(hint, str):
+        message = hint
+    elif isinstance(hint, tuple):
+        cls, message = hint
+    elif hint is not None:
+        cls = hint
+    if message is None:
+        message = "%s: %s" % (what, strerror(code)) if what else strerror(code)
+    return cls(message, code) if issubclass(cls, QueueError) else cls(message)
+
+
+def check(code, what="", hints=None):
+    """Return ``code`` if it is >= 0, else raise ``error_for(code, what, hints)``:
+    the one place a C return code becomes an exception."""
     if code >= 0:
         return code
-    if code == lib.PYQ_EINVAL:
-        raise ValueError("%s: %s" % (what, strerror(code)))
-    if code == lib.PYQ_ENOMEM:
-        raise MemoryError("%s: %s" % (what, strerror(code)))
-    if code == lib.PYQ_EPERM:
-        raise PermissionError("%s: %s" % (what, strerror(code)))
-    if code == lib.PYQ_EINTR:
-        raise KeyboardInterrupt("%s: %s" % (what, strerror(code)))
-    cls = _BY_CODE.get(code, QueueError)
-    raise cls("%s: %s" % (what, strerror(code)), code)
+    raise error_for(code, what, hints)

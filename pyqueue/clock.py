@@ -4,6 +4,7 @@ one read of each.  Every sample array the runtime fills holds CLOCK_MONOTONIC ns
 """
 from dataclasses import dataclass
 
+from . import validate
 from ._pyq import ffi, lib
 
 CLOCKS = {"monotonic": lib.PYQ_CLOCK_MONOTONIC,
@@ -34,8 +35,7 @@ def cycles():
 
 def calibrate(interval_ns=20_000_000, force=False):
     """Calibrate the cycle counter (once per process unless ``force``)."""
-    if isinstance(interval_ns, bool) or not isinstance(interval_ns, int) or not 0 < interval_ns <= 10**10:
-        raise ValueError("interval_ns must be an integer in [1, 1e10], got %r" % (interval_ns,))
+    interval_ns = validate.integer("interval_ns", interval_ns, 1, 10**10)
     info = ffi.new("pyq_clock_info_t *")
     lib.pyq_clock_calibrate(interval_ns, int(bool(force)), info)
     return CycleCounter(available=bool(info.has_cycles), name=ffi.string(info.cycles_name).decode(),
@@ -50,8 +50,7 @@ def cycles_to_ns(ticks):
 def cost_ns(clock="monotonic", n=100_000):
     """Mean ns of one read of ``clock`` over n back-to-back reads in C, or None
     when the platform lacks it."""
-    if clock not in CLOCKS:
-        raise ValueError("clock must be one of %s, got %r" % (", ".join(CLOCKS), clock))
+    validate.choice("clock", clock, tuple(CLOCKS))
     out = ffi.new("double *")
     rc = lib.pyq_clock_cost_ns(CLOCKS[clock], n, out)
     return None if rc == lib.PYQ_ENOTSUP else float(out[0])
@@ -71,8 +70,7 @@ def step_ns(clock="cycles", n=20_000):
     pyq_clock_step).  On some VMs the TSC moves tens of ticks at a time; every
     sample it times is then a multiple of this step, so two percentiles less
     than one step apart cannot be told apart."""
-    if clock not in CLOCKS:
-        raise ValueError("clock must be one of %s, got %r" % (", ".join(CLOCKS), clock))
+    validate.choice("clock", clock, tuple(CLOCKS))
     step = _step(CLOCKS[clock], n)
     if step is None:
         return None

@@ -6,11 +6,11 @@ one).  Errors name the CPU or the policy that was refused.
 import os
 import threading
 
+from . import validate
 from ._errors import UnsupportedError
 from ._pyq import ffi, lib
-from .topology import format_cpulist as _ranges
-
-FIFO_MIN, FIFO_MAX = 1, 99
+from .cpulist import format_cpulist
+from .validate import FIFO_MAX, FIFO_MIN  # noqa: F401  (public here before validate had them)
 
 
 def allowed_cpus():
@@ -18,25 +18,9 @@ def allowed_cpus():
     return sorted(os.sched_getaffinity(0))
 
 
-def check_cpu(name, cpu):
-    """Validate a ``*_cpu`` parameter: -1 (not pinned) or an allowed CPU."""
-    if isinstance(cpu, bool) or not isinstance(cpu, int):
-        raise ValueError("%s must be an integer CPU id or -1 (not pinned), got %r" % (name, cpu))
-    if cpu == -1:
-        return cpu
-    allowed = allowed_cpus()
-    if cpu not in allowed:
-        raise ValueError("%s=%d: CPU %d is not in this process's allowed CPUs %s"
-                         % (name, cpu, cpu, _ranges(allowed)))
-    return cpu
-
-
-def check_priority(name, priority):
-    """Validate a SCHED_FIFO priority parameter: 0 (SCHED_OTHER) or 1..99."""
-    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= FIFO_MAX:
-        raise ValueError("%s must be 0 (SCHED_OTHER) or a SCHED_FIFO priority in [%d, %d], got %r"
-                         % (name, FIFO_MIN, FIFO_MAX, priority))
-    return priority
+# lab/ still imports these two names; they are validate's.
+check_cpu = validate.cpu
+check_priority = validate.priority
 
 
 def fifo_refused(priority, what="SCHED_FIFO"):
@@ -47,8 +31,9 @@ def fifo_refused(priority, what="SCHED_FIFO"):
 
 def pin_self(cpu):
     """Pin the calling thread to ``cpu`` (a pinned thread may move to another)."""
-    if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
-        raise ValueError("cpu must be a CPU id >= 0, got %r" % (cpu,))
+    # Not validate.cpu: this thread's own affinity may be narrower than what it may
+    # move to (it may be pinned already); the OS decides.
+    cpu = validate.integer("cpu", cpu, 0, None)
     rc = lib.pyq_cpu_pin_self(cpu)
     if rc != 0:
         raise ValueError("cpu=%d: pinning refused by the OS (%s); CPUs online: %d"
@@ -61,12 +46,13 @@ def unpin_self(cpus=None):
     cpus = list(range(os.cpu_count() or 1)) if cpus is None else [int(c) for c in cpus]
     rc = lib.pyq_cpu_unpin_self(ffi.new("int[]", cpus), len(cpus))
     if rc != 0:
-        raise ValueError("cpus=%s: affinity refused by the OS (%s)" % (_ranges(cpus), os.strerror(-rc)))
+        raise ValueError("cpus=%s: affinity refused by the OS (%s)"
+                         % (format_cpulist(cpus), os.strerror(-rc)))
 
 
 def set_fifo_self(priority):
     """SCHED_FIFO at ``priority`` for the calling thread (0: back to SCHED_OTHER)."""
-    check_priority("priority", priority)
+    validate.priority("priority", priority)
     rc = lib.pyq_cpu_set_fifo_self(priority)
     if rc == lib.PYQ_EPERM:
         raise fifo_refused(priority)
@@ -109,8 +95,8 @@ def probe_pinning():
     if "error" in out:
         return False, str(out["error"])
     if out["value"]:
-        return False, "pinning refused for CPUs %s" % _ranges(out["value"])
-    return True, "pinning works on CPUs %s" % _ranges(cpus)
+        return False, "pinning refused for CPUs %s" % format_cpulist(out["value"])
+    return True, "pinning works on CPUs %s" % format_cpulist(cpus)
 
 
 def probe_fifo(priority=1):

@@ -6,29 +6,44 @@
     a = peers.get("ck")      # const pyq_adapter_t * for the C drivers (burst study, bench)
     peers.verify("ck", 2_000_000, writer_cpu=0, reader_cpu=1)
 
-"pyqueue" and "mutex" are built into the core library; so is "ring_floor", a
-round-trip yardstick rather than a peer (a minimal ring of 64-byte slots, see
-csrc/adapters/ring_floor.c), which ``get`` accepts but ``available`` does not
-list.  Every other adapter is a
-peer library in this package's ``peers/`` folder, built at install time when the
-peer's Debian package was there (see ``_build_peers.py`` and ``peers/manifest.json``).
+The built-in adapters come from the C library (pyq_adapter_builtin): "pyqueue"
+and "mutex", and "ring_floor", a round-trip yardstick rather than a peer (a
+minimal ring of 64-byte slots, see csrc/adapters/ring_floor.c), which ``get``
+accepts but ``available`` does not list.  Every other adapter is a peer of
+pyqueue/peer_table.py: a library in this package's ``peers/`` folder, built at
+install time when the peer's Debian package was there (see ``_build_peers.py``
+and ``peers/manifest.json``).
 """
 import json
 import os
 
-from ._build_peers import APT_PACKAGES, LIB_PATTERN, MANIFEST, PEERS as _PEER_SPECS
+from . import validate
 from ._errors import UnsupportedError, VerificationError, check
 from ._pyq import ffi, lib
-from .queue import _int_param, make_config
+from .config import QueueConfig
+from .peer_table import APT_PACKAGES, BUILD_PACKAGES, LIB_PATTERN, MANIFEST
+from .peer_table import PEERS as _PEER_TABLE
 
-BUILTIN = ("pyqueue", "mutex")
-PEERS = tuple(p.name for p in _PEER_SPECS)
+
+def _builtins():
+    """(contenders, yardsticks): the built-in adapter names, as C lists them."""
+    out, yardstick = ([], []), ffi.new("int *")
+    i = 0
+    while True:
+        name = lib.pyq_adapter_builtin(i, yardstick)
+        if name == ffi.NULL:
+            return tuple(out[0]), tuple(out[1])
+        out[yardstick[0] != 0].append(ffi.string(name).decode())
+        i += 1
+
+
+BUILTIN, YARDSTICKS = _builtins()   # a yardstick is measured beside the peers, never one
+PEERS = tuple(p.name for p in _PEER_TABLE)
 NAMES = BUILTIN + PEERS
-YARDSTICKS = ("ring_floor",)   # built in, measured beside the peers, never one of them
-PACKAGES = {p.name: p.package for p in _PEER_SPECS}
+PACKAGES = {p.name: p.package for p in _PEER_TABLE}
 
-INSTALL_HINT = ("sudo apt-get install -y %s pkg-config g++ && pip install --force-reinstall --no-deps ."
-                % " ".join(APT_PACKAGES))
+INSTALL_HINT = ("sudo apt-get install -y %s && pip install --force-reinstall --no-deps ."
+                % " ".join(APT_PACKAGES + BUILD_PACKAGES))
 
 
 def install_hint():
@@ -105,48 +120,36 @@ def get(name, peer_dir=None):
     rc = lib.pyq_adapter_get(name.encode(), folder.encode(), out)
     if rc != 0:
         why = ffi.string(lib.pyq_adapter_error()).decode(errors="replace")
-        if rc == lib.PYQ_ENOTSUP:
-            raise UnsupportedError("peer %r cannot be used: %s; apt-get install %s and reinstall pyqueue"
-                                   % (name, why, PACKAGES.get(name, "?")), rc)
-        check(rc, "get(%r): %s" % (name, why))
+        check(rc, "get(%r): %s" % (name, why), {
+            lib.PYQ_ENOTSUP: "peer %r cannot be used: %s; apt-get install %s and reinstall pyqueue"
+                             % (name, why, PACKAGES.get(name, "?"))})
     return out[0]
 
 
-def params(msg_size=32, capacity_bytes=None, adapter="pyqueue", **queue):
+def params(msg_size=32, capacity_bytes=None, adapter="pyqueue", config=None, **queue):
     """A ``pyq_adapter_params_t *``: the message size, the memory budget every
-    contender gets, and pyqueue's own configuration (``queue``: the keyword
-    arguments of ``pyqueue.Queue``).  Without capacity_bytes the budget is the
-    pyqueue pool (block_size * (hot_blocks + spill_blocks)); with it and no
-    spill_blocks, spill_blocks is derived so the pool has that budget (for
-    another ``adapter`` a budget below the hot tier is fine: it does not use
-    the pool)."""
-    msg_size = _int_param("msg_size", msg_size, 1, 65536)
+    contender gets, and pyqueue's own configuration (``config``, a QueueConfig,
+    and/or ``queue``: the keyword arguments of ``pyqueue.Queue``).  Without
+    capacity_bytes the budget is the pyqueue pool (block_size * (hot_blocks +
+    spill_blocks)); with it and no spill_blocks given, spill_blocks is derived
+    so the pool has that budget (for another ``adapter`` a budget below the hot
+    tier is fine: it does not use the pool)."""
+    msg_size = validate.integer("msg_size", msg_size, 1, 65536)
+    cfg = QueueConfig.of(config, **queue)
     if capacity_bytes is not None:
-        capacity_bytes = _int_param("capacity_bytes", capacity_bytes, msg_size, 2**48)
-        if "spill_blocks" not in queue:
-            block = queue.get("block_size", 4096)
-            hot = queue.get("hot_blocks", 4)
-            if isinstance(block, int) and isinstance(hot, int) and block > 0:
-                if capacity_bytes // block < hot and adapter == "pyqueue":
-                    raise ValueError("capacity_bytes %d is less than hot_blocks * block_size = %d"
-                                     % (capacity_bytes, hot * block))
-                queue["spill_blocks"] = max(0, capacity_bytes // block - hot)
-    cfg = make_config(**queue)
+        capacity_bytes = validate.integer("capacity_bytes", capacity_bytes, msg_size, 2**48)
+        if config is None and "spill_blocks" not in queue:
+            blocks = capacity_bytes // cfg.block_size
+            if blocks < cfg.hot_blocks and adapter == "pyqueue":
+                raise ValueError("capacity_bytes %d is less than hot_blocks * block_size = %d"
+                                 % (capacity_bytes, cfg.hot_blocks * cfg.block_size))
+            cfg = cfg.replace(spill_blocks=max(0, blocks - cfg.hot_blocks))
     p = ffi.new("pyq_adapter_params_t *")
     lib.pyq_adapter_params_init(p)
     p.msg_size = msg_size
-    p.queue = cfg[0]
-    p.capacity_bytes = (capacity_bytes if capacity_bytes is not None
-                        else cfg.block_size * (cfg.hot_blocks + cfg.spill_blocks))
+    p.queue = cfg.to_c()[0]
+    p.capacity_bytes = capacity_bytes if capacity_bytes is not None else cfg.pool_bytes
     return p
-
-
-def _cpu_param(name, cpu):
-    cpu = _int_param(name, cpu, -1, 2**31 - 1)
-    if cpu >= 0 and hasattr(os, "sched_getaffinity") and cpu not in os.sched_getaffinity(0):
-        raise ValueError("%s=%d is not a CPU this process may run on (%s)"
-                         % (name, cpu, sorted(os.sched_getaffinity(0))))
-    return cpu
 
 
 def verify(name, n_messages, msg_size=32, writer_cpu=-1, reader_cpu=-1, burst=0,
@@ -158,12 +161,12 @@ def verify(name, n_messages, msg_size=32, writer_cpu=-1, reader_cpu=-1, burst=0,
     message was lost, duplicated, reordered or corrupted.  Not a benchmark:
     ``elapsed_ns`` includes generating and checking every byte."""
     a = get(name, peer_dir)
-    n_messages = _int_param("n_messages", n_messages, 0, 2**63 - 1)
-    burst = _int_param("burst", burst, 0, 65536)
+    n_messages = validate.integer("n_messages", n_messages, 0, 2**63 - 1)
+    burst = validate.integer("burst", burst, 0, 65536)
     if burst and a.try_write_burst == ffi.NULL:
         raise ValueError("adapter %r has no burst write; use burst=0" % name)
-    writer_cpu = _cpu_param("writer_cpu", writer_cpu)
-    reader_cpu = _cpu_param("reader_cpu", reader_cpu)
+    writer_cpu = validate.cpu("writer_cpu", writer_cpu)
+    reader_cpu = validate.cpu("reader_cpu", reader_cpu)
     p = params(msg_size, capacity_bytes, name, **queue)
     res = ffi.new("pyq_adapter_verify_result_t *")
     rc = lib.pyq_adapter_verify(a, p, n_messages, burst, writer_cpu, reader_cpu, res)
@@ -171,15 +174,15 @@ def verify(name, n_messages, msg_size=32, writer_cpu=-1, reader_cpu=-1, burst=0,
            "written": res.written, "verified": res.verified, "write_retries": res.write_retries,
            "elapsed_ns": res.elapsed_ns, "writer_cpu_seen": res.writer_cpu_seen,
            "reader_cpu_seen": res.reader_cpu_seen}
-    if rc == lib.PYQ_EBADMSG:
-        err = VerificationError("adapter %r: message %d of %d was lost, reordered or corrupted "
-                                "(%d verified, %d written)"
-                                % (name, res.first_bad, n_messages, res.verified, res.written), rc)
+    try:
+        check(rc, "verify(%r)" % name, {
+            lib.PYQ_EBADMSG: "adapter %r: message %d of %d was lost, reordered or corrupted "
+                             "(%d verified, %d written)"
+                             % (name, res.first_bad, n_messages, res.verified, res.written),
+            lib.PYQ_EINVAL: "verify(%r): the adapter refused msg_size=%d / capacity_bytes=%d "
+                            "(ck, rwq and boost carry %d-byte messages; dpdk a multiple of 4)"
+                            % (name, msg_size, p.capacity_bytes, lib.PYQ_ADAPTER_MSG_SIZE)})
+    except VerificationError as err:
         err.result = out
-        raise err
-    if rc == lib.PYQ_EINVAL:
-        raise ValueError("verify(%r): the adapter refused msg_size=%d / capacity_bytes=%d "
-                         "(ck, rwq and boost carry %d-byte messages; dpdk a multiple of 4)"
-                         % (name, msg_size, p.capacity_bytes, lib.PYQ_ADAPTER_MSG_SIZE))
-    check(rc, "verify(%r)" % name)
+        raise
     return out

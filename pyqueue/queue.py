@@ -7,14 +7,15 @@ contract, and close() waits for calls in flight before it unmaps the pool.
 cffi releases the GIL around every C call.
 """
 import math
-import numbers
 import threading
 import time
 
 import numpy as np
 
+from . import cstruct, validate
 from ._errors import EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError, check
 from ._pyq import ffi, lib
+from .config import QueueConfig
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
 _WAIT_SLICE_NS = 50_000_000
@@ -27,46 +28,16 @@ _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
 
 
-def _int_param(name, value, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError("%s must be an integer in [%d, %d], got %r" % (name, lo, hi, value))
-    if not lo <= value <= hi:
-        raise ValueError("%s must be in [%d, %d], got %d" % (name, lo, hi, value))
-    return int(value)
-
-
-def _bool_param(name, value):
-    if value in (True, False, 0, 1) and not isinstance(value, float):
-        return bool(value)
-    raise ValueError("%s must be True or False, got %r" % (name, value))
-
-
-def parse_publish(publish):
-    """'max' | 'each' | 'bytes:N' -> (policy code, N)."""
-    if publish == "max":
-        return lib.PYQ_PUBLISH_MAX, 0
-    if publish == "each":
-        return lib.PYQ_PUBLISH_EACH, 0
-    if isinstance(publish, str) and publish.startswith("bytes:"):
-        try:
-            n = int(publish[6:])
-        except ValueError:
-            n = 0
-        if n >= 1:
-            return lib.PYQ_PUBLISH_BYTES, n
-    raise ValueError("publish must be 'max', 'each' or 'bytes:N' with N >= 1, got %r" % (publish,))
+# lab/ still imports this name; it is validate.integer.
+_int_param = validate.integer
 
 
 def _timeout_ns(timeout):
     """ns to wait, or None for no limit (None, or an infinite timeout)."""
-    if timeout is None:
+    seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
+    if seconds is None or seconds == math.inf:
         return None
-    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
-            or timeout != timeout or timeout < 0):
-        raise ValueError("timeout must be None or a number of seconds >= 0, got %r" % (timeout,))
-    if timeout == math.inf:
-        return None
-    return int(timeout * 1e9)
+    return int(seconds * 1e9)
 
 
 def _buffer(data):
@@ -74,35 +45,6 @@ def _buffer(data):
     if isinstance(data, str):
         raise TypeError("a message is bytes-like, not str: encode it first")
     return ffi.from_buffer(data)
-
-
-def make_config(block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
-                scan_current=False, retry_yield_every=1024, hugepages=False,
-                prefault=False, mlock=False, touch_after_write=True,
-                spill_nontemporal=None, prefetch=True):
-    """A checked ``pyq_config_t`` (cffi struct) from keyword arguments."""
-    cfg = ffi.new("pyq_config_t *")
-    lib.pyq_config_init(cfg)
-    cfg.block_size = _int_param("block_size", block_size, lib.PYQ_MIN_BLOCK_SIZE, lib.PYQ_MAX_BLOCK_SIZE)
-    if block_size % 64:
-        raise ValueError("block_size must be a multiple of 64, got %d" % block_size)
-    cfg.hot_blocks = _int_param("hot_blocks", hot_blocks, 1, lib.PYQ_MAX_BLOCKS)
-    cfg.spill_blocks = _int_param("spill_blocks", spill_blocks, 0, lib.PYQ_MAX_BLOCKS - cfg.hot_blocks)
-    cfg.publish, cfg.publish_bytes = parse_publish(publish)
-    cfg.scan_current = _bool_param("scan_current", scan_current)
-    cfg.retry_yield_every = _int_param("retry_yield_every", retry_yield_every, 0, 2**32 - 1)
-    cfg.hugepages = _bool_param("hugepages", hugepages)
-    cfg.prefault = _bool_param("prefault", prefault)
-    cfg.mlock = _bool_param("mlock", mlock)
-    cfg.touch_after_write = _bool_param("touch_after_write", touch_after_write)
-    if spill_nontemporal is not None:  # None: the platform default (on for x86-64)
-        cfg.spill_nontemporal = _bool_param("spill_nontemporal", spill_nontemporal)
-    cfg.prefetch = _bool_param("prefetch", prefetch)
-    bad = ffi.new("const char **")
-    if lib.pyq_config_check(cfg, bad) != 0:
-        raise ValueError("%s: not supported with this value on this platform"
-                         % ffi.string(bad[0]).decode())
-    return cfg
 
 
 def check_array(arr, name, writable=False, width=None):
@@ -324,7 +266,7 @@ class Reader(_Side):
             finally:
                 self._release()
         if max_messages is not None:
-            max_messages = _int_param("max_messages", max_messages, 0, 2**63 - 1)
+            max_messages = validate.integer("max_messages", max_messages, 0, 2**63 - 1)
         out = []
         mv = self._mv
         lens = self._lens
@@ -363,50 +305,42 @@ class Reader(_Side):
         return check(got, "poll_into")
 
 
-_STATS = ("messages_written", "bytes_written", "messages_read", "bytes_read",
-          "blocks_published", "publishes", "takes_hot", "takes_spill", "returns_hot",
-          "returns_spill", "retries", "yields", "full_events", "peak_backlog", "backlog",
-          "hugepages_used", "mlocked")
+# The keys of Queue.stats(): pyq_stats_t's fields.
+STATS = cstruct.fields("pyq_stats_t")
 
 
 class Queue:
     """A single-producer / single-consumer message queue over a two-tier block pool.
 
-    Parameters are those of SPEC §5; every one is checked and a bad one raises
-    ValueError naming it.  The whole pool is mapped here.
+    ``config`` is a pyqueue.QueueConfig (None: the defaults); keyword arguments
+    override its fields (``Queue(block_size=4096, publish="each")``).  Every
+    value is checked and a bad one raises ValueError naming it.  The whole pool
+    is mapped here.
     """
 
-    def __init__(self, block_size=4096, hot_blocks=4, spill_blocks=65536, publish="max",
-                 scan_current=False, retry_yield_every=1024, hugepages=False,
-                 prefault=False, mlock=False, touch_after_write=True,
-                 spill_nontemporal=None, prefetch=True):
+    def __init__(self, config=None, **overrides):
         self._ptr = None
-        cfg = make_config(block_size, hot_blocks, spill_blocks, publish, scan_current,
-                          retry_yield_every, hugepages, prefault, mlock,
-                          touch_after_write, spill_nontemporal, prefetch)
+        cfg = QueueConfig.of(config, **overrides)
         out = ffi.new("pyq_queue_t **")
-        rc = lib.pyq_queue_create(cfg, out)
-        if rc == lib.PYQ_EPERM and mlock:
-            raise PermissionError("mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
-                                  "use mlock=False" % (block_size * (hot_blocks + spill_blocks)))
-        check(rc, "Queue()")
+        rc = lib.pyq_queue_create(cfg.to_c(), out)
+        check(rc, "Queue()", {lib.PYQ_EPERM: "mlock of the %d-byte pool was refused "
+                                             "(RLIMIT_MEMLOCK?); use mlock=False" % cfg.pool_bytes}
+              if cfg.mlock else None)
         self._ptr = out[0]
         self._state_lock = threading.Lock()
-        self.block_size = block_size
-        self.publish = publish
+        back = ffi.new("pyq_config_t *")
+        lib.pyq_queue_config(self._ptr, back)
+        self._config = QueueConfig.from_c(back)
+        self.block_size = self._config.block_size
+        self.publish = self._config.publish
         self.max_message = lib.pyq_queue_max_message(self._ptr)
-        self._config = dict(block_size=block_size, hot_blocks=hot_blocks, spill_blocks=spill_blocks,
-                            publish=publish, scan_current=bool(scan_current),
-                            retry_yield_every=retry_yield_every, hugepages=bool(hugepages),
-                            prefault=bool(prefault), mlock=bool(mlock),
-                            touch_after_write=bool(touch_after_write),
-                            spill_nontemporal=bool(cfg.spill_nontemporal), prefetch=bool(prefetch))
         self.writer = Writer(self)
         self.reader = Reader(self)
 
     @property
     def config(self):
-        return dict(self._config)
+        """The QueueConfig the queue was made with, as C holds it (pyq_queue_config)."""
+        return self._config
 
     @property
     def closed(self):
@@ -426,7 +360,7 @@ class Queue:
             if self._ptr is None:
                 raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
             lib.pyq_queue_stats(self._ptr, st)
-        return {k: int(getattr(st, k)) for k in _STATS}
+        return cstruct.as_dict(st, STATS)
 
     def backlog(self):
         """Payload bytes written but not yet read."""

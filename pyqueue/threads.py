@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 from . import counters as _counters
 from . import cpu as _cpu
-from ._errors import (MessageTooLarge, QueueClosed, QueueError, VerificationError,
-                      check, strerror)
+from . import cstruct, validate
+from ._errors import QueueError, check, error_for, strerror
 from ._pyq import ffi, lib
-from .queue import _int_param
+from .cpulist import format_cpulist
 from .samples import sample_buffer
 
 # wait() sleeps in slices this long so KeyboardInterrupt reaches the main thread.
@@ -43,17 +43,43 @@ _STEP = {lib.PYQ_STEP_NONE: "", lib.PYQ_STEP_CREATE: "create", lib.PYQ_STEP_PIN:
 _POLICY = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE"}
 _U64 = 2**64 - 1
 
+# The idle strategy's tunables: every field of pyq_idle_config_t but the strategy,
+# each a ConsumerThread keyword idle_<field>; and what ThreadResult.idle counts.
+IDLE_FIELDS = tuple(f for f in cstruct.fields("pyq_idle_config_t") if f != "strategy")
+IDLE_STATS = cstruct.fields("pyq_idle_stats_t")
+# What pyq_idle_init() requires beyond the C type's range (C checks it again):
+# a str bound is that other field's value, None the type's own bound.
+_IDLE_BOUNDS = {"yield_every": (1, None), "sleep_min_ns": (1, 10**9),
+                "sleep_cap_ns": ("sleep_min_ns", 10**9)}
+
 
 def _size_param(name, size, max_message):
     """int -> (n, n); (lo, hi) -> (lo, hi)."""
     if isinstance(size, tuple) and len(size) == 2:
-        lo = _int_param(name + "[0]", size[0], 0, max_message)
-        hi = _int_param(name + "[1]", size[1], lo, max_message)
+        lo = validate.integer(name + "[0]", size[0], 0, max_message)
+        hi = validate.integer(name + "[1]", size[1], lo, max_message)
         return lo, hi
     if isinstance(size, tuple):
         raise ValueError("%s must be an int or a (lo, hi) tuple, got %r" % (name, size))
-    n = _int_param(name, size, 0, max_message)
+    n = validate.integer(name, size, 0, max_message)
     return n, n
+
+
+def _idle_config(cfg, strategy, overrides):
+    """Fill a pyq_idle_config_t: pyq_idle_config_init()'s defaults for
+    ``strategy``, then the idle_<field> keywords in ``overrides``."""
+    lib.pyq_idle_config_init(cfg, strategy)
+    unknown = sorted(set(overrides) - {"idle_" + f for f in IDLE_FIELDS})
+    if unknown:
+        raise TypeError("unknown ConsumerThread parameter%s %s; the idle ones are %s"
+                        % ("s" if len(unknown) > 1 else "", ", ".join(unknown),
+                           ", ".join("idle_" + f for f in IDLE_FIELDS)))
+    for f in IDLE_FIELDS:
+        type_lo, type_hi = cstruct.int_range("pyq_idle_config_t", f)
+        lo, hi = _IDLE_BOUNDS.get(f, (type_lo, type_hi))
+        lo = getattr(cfg, lo) if isinstance(lo, str) else lo  # a field set before this one
+        value = overrides.get("idle_" + f, getattr(cfg, f))
+        setattr(cfg, f, validate.integer("idle_" + f, value, lo, type_hi if hi is None else hi))
 
 
 @dataclass
@@ -96,9 +122,7 @@ class ThreadResult:
                    cpu_end=int(r.cpu_end), cpu_changes=int(r.cpu_changes), bursts=int(r.bursts),
                    full_waits=int(r.full_waits), start_ns=int(r.start_ns), end_ns=int(r.end_ns),
                    sink=int(r.sink),
-                   idle={k: int(getattr(r.idle, k)) for k in
-                         ("periods", "empty_polls", "spins", "relaxes", "yields", "sleeps",
-                          "sleeps_at_cap", "sleep_ns")},
+                   idle=cstruct.as_dict(r.idle, IDLE_STATS),
                    counters={n: (int(r.perf_values[names.index(n)]) if s.available else None)
                              for n, s in status.items()},
                    counter_status=status)
@@ -189,13 +213,12 @@ class _CThread:
         if step == lib.PYQ_STEP_PIN:
             raise ValueError("%s_cpu=%d: the %s cannot be pinned to CPU %d (%s; allowed CPUs: %s)"
                              % (self.kind, self._cpu, what, self._cpu, strerror(rc),
-                                _cpu._ranges(_cpu.allowed_cpus())))
+                                format_cpulist(_cpu.allowed_cpus())))
         if step == lib.PYQ_STEP_SCHED:
             raise _cpu.fifo_refused(self._prio, "%s SCHED_FIFO" % what)
-        if rc == lib.PYQ_ETOOBIG:
-            raise MessageTooLarge("%s: message size above the queue's largest message (%d bytes)"
-                                  % (what, lib.pyq_queue_max_message(self._queue.c_handle)), rc)
-        check(rc, "starting the %s" % what)
+        check(rc, "starting the %s" % what, {
+            lib.PYQ_ETOOBIG: "%s: message size above the queue's largest message (%d bytes)"
+                             % (what, lib.pyq_queue_max_message(self._queue.c_handle))})
 
     def wait(self, timeout=None):
         """Wait up to ``timeout`` s (None: no limit) for the C loop to end; True if it
@@ -235,19 +258,12 @@ class _CThread:
         return res
 
     def _error(self, res):
-        if res.error == lib.PYQ_EBADMSG:
-            exc = VerificationError("%s thread: verification failed at seq %s after %d good messages: %s"
-                                    % (self.kind, res.error_seq, res.messages, strerror(res.error)),
-                                    res.error)
-        elif res.error == lib.PYQ_ECLOSED:
-            exc = QueueClosed("%s thread: the queue was closed after %d of its messages"
-                              % (self.kind, res.messages), res.error)
-        else:
-            try:
-                check(res.error, "%s thread at seq %s" % (self.kind, res.error_seq))
-                exc = QueueError("%s thread failed (%d)" % (self.kind, res.error), res.error)
-            except Exception as e:  # the mapped exception of check()
-                exc = e
+        what = "%s thread" % self.kind
+        exc = error_for(res.error, "%s at seq %s" % (what, res.error_seq), {
+            lib.PYQ_EBADMSG: "%s: verification failed at seq %s after %d good messages: %s"
+                             % (what, res.error_seq, res.messages, strerror(res.error)),
+            lib.PYQ_ECLOSED: "%s: the queue was closed after %d of its messages"
+                             % (what, res.messages)})
         exc.seq = res.error_seq
         exc.result = res
         return exc
@@ -289,8 +305,8 @@ class _CThread:
 
     # --- shared parameter handling ---
     def _sched(self, cpu, fifo_priority):
-        self._cpu = _cpu.check_cpu("%s_cpu" % self.kind, cpu)
-        self._prio = _cpu.check_priority("%s fifo_priority" % self.kind, fifo_priority)
+        self._cpu = validate.cpu("%s_cpu" % self.kind, cpu)
+        self._prio = validate.priority("%s fifo_priority" % self.kind, fifo_priority)
         return self._cpu, self._prio
 
     def _buffer(self, arr, name, needed):
@@ -307,41 +323,32 @@ class ConsumerThread(_CThread):
     ``count`` 0 = until stopped or the queue is closed and drained.  ``size``
     (int or (lo, hi), with ``size_salt``) also checks each length as the producer
     chose it.  ``dequeue_ns``: optional uint64 array of delivery times.  ``perf``:
-    True or counter names, read over the run on the thread."""
+    True or counter names, read over the run on the thread.  ``idle_<field>``
+    sets a field of pyq_idle_config_t (IDLE_FIELDS: idle_spins, idle_yield_every,
+    idle_sleep_min_ns, idle_sleep_cap_ns); the rest keep its defaults."""
     kind = "consumer"
 
     def __init__(self, queue, count=0, *, verify=True, work="none", work_ns=0,
-                 idle="backoff", idle_spins=lib.PYQ_IDLE_DEFAULT_SPINS,
-                 idle_yield_every=lib.PYQ_IDLE_DEFAULT_YIELD_EVERY,
-                 idle_sleep_min_ns=lib.PYQ_IDLE_DEFAULT_SLEEP_MIN_NS,
-                 idle_sleep_cap_ns=lib.PYQ_IDLE_DEFAULT_SLEEP_CAP_NS,
-                 size=None, size_salt=0, first_seq=0, poll_batch=256,
-                 cpu=-1, fifo_priority=0, perf=False, dequeue_ns=None):
+                 idle="backoff", size=None, size_salt=0, first_seq=0, poll_batch=256,
+                 cpu=-1, fifo_priority=0, perf=False, dequeue_ns=None, **idle_fields):
         super().__init__(queue)
         cfg = ffi.new("pyq_consumer_config_t *")
         lib.pyq_consumer_config_init(cfg)
         cfg.cpu, cfg.fifo_priority = self._sched(cpu, fifo_priority)
-        cfg.count = _int_param("count", count, 0, _U64)
-        cfg.first_seq = _int_param("first_seq", first_seq, 0, _U64 - 1)
+        cfg.count = validate.integer("count", count, 0, _U64)
+        cfg.first_seq = validate.integer("first_seq", first_seq, 0, _U64 - 1)
         cfg.verify = bool(verify)
-        if work not in WORK:
-            raise ValueError("work must be one of %s, got %r" % (", ".join(WORK), work))
-        cfg.work = WORK[work]
-        cfg.work_ns = _int_param("work_ns", work_ns, 0, 10**9)
-        if idle not in IDLE:
-            raise ValueError("idle must be one of %s, got %r" % (", ".join(IDLE), idle))
-        lib.pyq_idle_config_init(ffi.addressof(cfg, "idle"), IDLE[idle])
-        cfg.idle.spins = _int_param("idle_spins", idle_spins, 0, 2**32 - 1)
-        cfg.idle.yield_every = _int_param("idle_yield_every", idle_yield_every, 1, 2**32 - 1)
-        cfg.idle.sleep_min_ns = _int_param("idle_sleep_min_ns", idle_sleep_min_ns, 1, 10**9)
-        cfg.idle.sleep_cap_ns = _int_param("idle_sleep_cap_ns", idle_sleep_cap_ns, cfg.idle.sleep_min_ns, 10**9)
+        cfg.work = WORK[validate.choice("work", work, tuple(WORK))]
+        cfg.work_ns = validate.integer("work_ns", work_ns, 0, 10**9)
+        _idle_config(ffi.addressof(cfg, "idle"), IDLE[validate.choice("idle", idle, tuple(IDLE))],
+                     idle_fields)
         if size is not None:
             lo, hi = _size_param("size", size, lib.pyq_queue_max_message(queue.c_handle))
             if lo == 0:
                 raise ValueError("size must be >= 1 to be checked (None: any length)")
             cfg.size_lo, cfg.size_hi = lo, hi
-        cfg.size_salt = _int_param("size_salt", size_salt, 0, _U64)
-        cfg.poll_batch = _int_param("poll_batch", poll_batch, 1, 2**32 - 1)
+        cfg.size_salt = validate.integer("size_salt", size_salt, 0, _U64)
+        cfg.poll_batch = validate.integer("poll_batch", poll_batch, 1, 2**32 - 1)
         self._perf_mask = cfg.perf_mask = _counters.mask_of(perf)
         if dequeue_ns is not None:
             cfg.dequeue_ns, cfg.samples_cap = self._buffer(dequeue_ns, "dequeue_ns", max(count, 1))
@@ -373,23 +380,21 @@ class ProducerThread(_CThread):
         cfg = ffi.new("pyq_producer_config_t *")
         lib.pyq_producer_config_init(cfg)
         cfg.cpu, cfg.fifo_priority = self._sched(cpu, fifo_priority)
-        cfg.count = _int_param("count", count, 1, _U64 - 1)
-        cfg.first_seq = _int_param("first_seq", first_seq, 0, _U64 - 1)
+        cfg.count = validate.integer("count", count, 1, _U64 - 1)
+        cfg.first_seq = validate.integer("first_seq", first_seq, 0, _U64 - 1)
         cfg.size_lo, cfg.size_hi = _size_param("size", size, lib.pyq_queue_max_message(queue.c_handle))
-        cfg.size_salt = _int_param("size_salt", size_salt, 0, _U64)
-        cfg.burst_bytes = _int_param("burst_bytes", burst_bytes, 0, _U64)
-        cfg.gap_ns = _int_param("gap_ns", gap_ns, 0, 10**12)
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1e12:
-            raise ValueError("rate must be messages/s in [0, 1e12] (0: unpaced), got %r" % (rate,))
-        cfg.rate = float(rate)
-        cfg.pacer_burst = _int_param("pacer_burst", pacer_burst, 1, 2**32 - 1)
+        cfg.size_salt = validate.integer("size_salt", size_salt, 0, _U64)
+        cfg.burst_bytes = validate.integer("burst_bytes", burst_bytes, 0, _U64)
+        cfg.gap_ns = validate.integer("gap_ns", gap_ns, 0, 10**12)
+        cfg.rate = validate.number("rate (messages/s, 0: unpaced)", rate, 0, 1e12)
+        cfg.pacer_burst = validate.integer("pacer_burst", pacer_burst, 1, 2**32 - 1)
         cfg.flush_each_burst = bool(flush_each_burst)
-        cfg.start_delay_ns = _int_param("start_delay_ns", start_delay_ns, 0, 10**12)
+        cfg.start_delay_ns = validate.integer("start_delay_ns", start_delay_ns, 0, 10**12)
         if fault is not None:
             if not (isinstance(fault, tuple) and len(fault) == 2 and fault[0] in FAULTS):
                 raise ValueError("fault must be None or ('corrupt' | 'skip', seq), got %r" % (fault,))
             cfg.fault = FAULTS[fault[0]]
-            cfg.fault_seq = _int_param("fault seq", fault[1], 0, _U64 - 1)
+            cfg.fault_seq = validate.integer("fault seq", fault[1], 0, _U64 - 1)
         self._perf_mask = cfg.perf_mask = _counters.mask_of(perf)
         if (scheduled_ns is None) != (offer_ns is None):
             raise ValueError("scheduled_ns and offer_ns go together: pass both or neither")

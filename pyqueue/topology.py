@@ -13,8 +13,10 @@ Without L3 information the middle ones become "same_package"/"other_package".
 """
 import glob
 import os
-import re
 from dataclasses import dataclass, field
+
+from . import validate
+from .cpulist import format_cpulist, parse_cpulist
 
 # Human-readable labels of the relations (tables, plots).
 RELATION_LABELS = {"same_cpu": "same CPU", "smt_sibling": "SMT sibling (same core)",
@@ -27,36 +29,6 @@ RELATIONS = ("same_cpu", "smt_sibling", "same_core", "same_l3", "other_l3", "oth
 
 class RelationUnavailable(LookupError):
     """No pair of the (allowed) CPUs has the relation asked for."""
-
-
-def parse_cpulist(text):
-    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
-    cpus = []
-    for part in text.strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?(?::(\d+)/\d+)?", part)
-        if not m:
-            raise ValueError("bad cpulist %r" % text)
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        step = int(m.group(3)) if m.group(3) else 1
-        cpus.extend(range(lo, hi + 1, step))
-    return sorted(set(cpus))
-
-
-def format_cpulist(cpus):
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    cpus = sorted(cpus)
-    parts, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        parts.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(parts)
 
 
 @dataclass(frozen=True)
@@ -161,8 +133,7 @@ class Topology:
 
 
 def _canonical(relation):
-    if relation not in RELATIONS:
-        raise ValueError("relation must be one of %s, got %r" % (", ".join(RELATIONS), relation))
+    validate.choice("relation", relation, RELATIONS)
     return "smt_sibling" if relation == "same_core" else relation
 
 

@@ -38,6 +38,22 @@ def test_sdist_has_every_source(tmp_path):
     assert not [n for n in have if n.endswith((".o", ".so", ".pyc"))]
 
 
+def test_the_version_is_written_once():
+    # pyproject.toml says it; the package reads the installed metadata.  The C
+    # library's pyq_version() still spells it out: until it takes it from the
+    # build, this keeps the two equal.
+    import re
+
+    import pyqueue
+    from pyqueue._pyq import ffi, lib
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        declared = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
+    assert pyqueue.__version__ == declared
+    assert ffi.string(lib.pyq_version()).decode() == declared
+    with open(os.path.join(ROOT, "pyqueue", "__init__.py")) as f:
+        assert declared not in f.read()
+
+
 @pytest.mark.slow
 def test_pip_installs_from_the_sdist(tmp_path):
     site = tmp_path / "site"
@@ -47,6 +63,7 @@ def test_pip_installs_from_the_sdist(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     code = ("import pyqueue as pq\n"
             "print(pq.__file__)\n"
+            "assert pq.__version__ != 'unknown', pq.__version__\n"
             "with pq.Queue(publish='each') as q:\n"
             "    q.writer.write(b'from the sdist')\n"
             "    print(q.reader.read(timeout=1).decode())\n")

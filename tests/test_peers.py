@@ -284,6 +284,57 @@ def test_bad_arguments_name_the_parameter():
         peers.verify("pyqueue", 10, capacity_bytes=4096)  # below the 4-block hot tier
 
 
+# --- each list is written once --------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_peers_come_from_the_table():
+    from pyqueue import peer_table
+    assert peers.PEERS == tuple(p.name for p in peer_table.PEERS) == tuple(_build_peers.PEER_NAMES)
+    assert peers.PACKAGES == {p.name: p.package for p in peer_table.PEERS}
+    assert _build_peers.PEERS is peer_table.PEERS       # one module, not a copy
+    for p in peer_table.PEERS:
+        assert os.path.exists(os.path.join(_build_peers.PEER_SRC, p.source)) or \
+            not os.path.isdir(_build_peers.PEER_SRC), p.source
+
+
+def test_the_builtins_and_the_abi_come_from_c():
+    assert peers.BUILTIN == ("pyqueue", "mutex") and peers.YARDSTICKS == ("ring_floor",)
+    for name in peers.BUILTIN + peers.YARDSTICKS:
+        assert ffi.string(peers.get(name).name).decode() == name
+    assert lib.pyq_adapter_builtin(-1, ffi.NULL) == ffi.NULL
+    if os.path.exists(_build_peers.ADAPTER_H):  # a source tree
+        assert _build_peers.adapter_abi() == lib.PYQ_ADAPTER_ABI
+
+
+def test_readme_and_ci_install_the_table_s_packages():
+    from pyqueue import peer_table
+    line = "apt-get install -y " + " ".join(peer_table.APT_PACKAGES + peer_table.BUILD_PACKAGES)
+    readme = os.path.join(ROOT, "README.md")
+    if not os.path.exists(readme):
+        pytest.skip("not a source tree")
+    with open(readme) as f:
+        assert line in f.read()
+    assert line in peers.install_hint()
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        assert "$(python3 pyqueue/peer_table.py)" in f.read()
+
+
+def test_the_table_runs_alone_and_the_runtime_does_not_import_the_build():
+    import subprocess
+    import sys
+    table = os.path.join(os.path.dirname(peers.__file__), "peer_table.py")
+    out = subprocess.run([sys.executable, "-I", table], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [p for p in peers.PACKAGES.values()]
+    code = ("import sys, pyqueue.peers, pyqueue.lab\n"
+            "print(sorted(m for m in sys.modules if m.startswith('pyqueue._build')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 # --- the build decides from a probe ------------------------------------------------
 
 def test_build_records_a_missing_header_as_not_installed(tmp_path):

@@ -267,3 +267,19 @@ def test_bad_consumer_parameters(q, kw):
 def test_producer_message_too_large(q):
     with pytest.raises(ValueError, match="size must be in"):
         ProducerThread(q, 1, size=4096)
+
+
+def test_idle_fields_come_from_the_cdef(q):
+    from pyqueue import threads
+    from pyqueue._pyq import ffi
+    assert threads.IDLE_FIELDS == tuple(n for n, _ in ffi.typeof("pyq_idle_config_t").fields)[1:]
+    assert threads.IDLE_STATS == tuple(n for n, _ in ffi.typeof("pyq_idle_stats_t").fields)
+    with pytest.raises(TypeError, match="unknown ConsumerThread parameter idle_naps; the idle "
+                                        "ones are idle_spins, idle_yield_every"):
+        ConsumerThread(q, 1, idle_naps=3)
+    with pytest.raises(ValueError, match=r"idle_sleep_cap_ns must be in \[2000, 1000000000\]"):
+        ConsumerThread(q, 1, idle_sleep_min_ns=2000, idle_sleep_cap_ns=1000)
+    c = ConsumerThread(q, 1, idle_spins=0).start()
+    ProducerThread(q, 1).start().join(timeout=30)
+    assert tuple(c.join(timeout=30).idle) == threads.IDLE_STATS
+

@@ -14,7 +14,7 @@
  * (spin + relax, yield every N) and all contenders wait the same way.
  *
  * Also built in, and NOT a peer: "ring_floor", the round-trip yardstick
- * (adapter_ring_floor.c) -- a minimal ring of 64-byte slots, the sequence word
+ * (adapters/ring_floor.c) -- a minimal ring of 64-byte slots, the sequence word
  * and the 32-byte payload in one line, each message in a fresh line.  It prices
  * a plain ring's line per message, between the ping-pong floor and pyqueue.
  *
@@ -64,8 +64,8 @@ typedef struct pyq_adapter_params {
 typedef struct pyq_adapter {
     uint32_t abi;        /* PYQ_ADAPTER_ABI */
     uint32_t flags;      /* reserved, 0 */
-    const char *name;    /* "pyqueue", "mutex", "ring_floor", "ck", "dpdk", "rwq",
-                            "boost" */
+    const char *name;    /* what pyq_adapter_get() finds it by: [a-z0-9_], at most
+                            PYQ_ADAPTER_NAME_MAX bytes */
 
     /* Any thread.  Build a queue; all storage is allocated here.
      * @return 0 and *handle, PYQ_EINVAL (msg_size or capacity unsupported),
@@ -112,13 +112,17 @@ typedef const pyq_adapter_t *(*pyq_peer_entry_fn)(void);
  * default pool (4 x 4 KiB + 65,536 x 4 KiB), pyq_config_init() for the queue. */
 void pyq_adapter_params_init(pyq_adapter_params_t *p);
 
-/* Any thread.  Find an adapter by name: "pyqueue", "mutex" and "ring_floor" are
- * built in; any other name loads <peer_dir>/libpyq_peer_<name>.so (once; handles
- * stay open).
+/* Any thread.  Find an adapter by name: a built-in (pyq_adapter_builtin()), or
+ * else <peer_dir>/libpyq_peer_<name>.so, loaded once (handles stay open).
  * @return 0 and *out, PYQ_EINVAL (not a valid adapter name, or peer_dir NULL),
  *         PYQ_ENOTSUP (the peer library is missing, fails to load, lacks the
  *         entry point or has another ABI: pyq_adapter_error() says which). */
 int pyq_adapter_get(const char *name, const char *peer_dir, const pyq_adapter_t **out);
+
+/* Any thread.  The name of built-in adapter i (0, 1, ...), or NULL past the last.
+ * *yardstick (if not NULL) is set to 1 for a yardstick -- measured beside the
+ * peers, never one of them ("ring_floor") -- and to 0 for a contender.  Wait-free. */
+const char *pyq_adapter_builtin(int i, int *yardstick);
 
 /* Calling thread's last pyq_adapter_get() failure as text ("" if none); valid
  * until that thread's next pyq_adapter_get(). */

@@ -1,4 +1,4 @@
-/* adapter.c - finding an adapter by name: built-ins, or a peer library dlopen()ed
+/* registry.c - finding an adapter by name: built-ins, or a peer library dlopen()ed
  * from the peer folder (see pyq_adapter.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,6 +14,17 @@
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue;
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex;
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor;
+
+/* The built-in adapters, in the order pyq_adapter_builtin() lists them; each
+ * one's name is its own .name, so the names are written once, in its file. */
+static const struct {
+    const pyq_adapter_t *adapter;
+    int yardstick; /* measured beside the peers, never one of them */
+} builtins[] = {
+    {&pyq_adapter_pyqueue, 0},
+    {&pyq_adapter_mutex, 0},
+    {&pyq_adapter_ring_floor, 1},
+};
 
 #define PEERS_MAX 16
 
@@ -50,6 +61,15 @@ void pyq_adapter_params_init(pyq_adapter_params_t *p)
 const char *pyq_adapter_error(void)
 {
     return last_error;
+}
+
+const char *pyq_adapter_builtin(int i, int *yardstick)
+{
+    if (i < 0 || (size_t)i >= sizeof builtins / sizeof builtins[0])
+        return NULL;
+    if (yardstick)
+        *yardstick = builtins[i].yardstick;
+    return builtins[i].adapter->name;
 }
 
 static int valid_name(const char *name)
@@ -119,18 +139,11 @@ int pyq_adapter_get(const char *name, const char *peer_dir, const pyq_adapter_t 
     last_error[0] = '\0';
     if (!name || !out)
         return FAIL(PYQ_EINVAL, "name and out must not be NULL");
-    if (strcmp(name, "pyqueue") == 0) {
-        *out = &pyq_adapter_pyqueue;
-        return 0;
-    }
-    if (strcmp(name, "mutex") == 0) {
-        *out = &pyq_adapter_mutex;
-        return 0;
-    }
-    if (strcmp(name, "ring_floor") == 0) {
-        *out = &pyq_adapter_ring_floor;
-        return 0;
-    }
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (strcmp(name, builtins[i].adapter->name) == 0) {
+            *out = builtins[i].adapter;
+            return 0;
+        }
     if (!valid_name(name))
         return FAIL(PYQ_EINVAL, "'%s' is not an adapter name ([a-z0-9_]{1,%d})", name,
                     PYQ_ADAPTER_NAME_MAX);

@@ -1,0 +1,216 @@
+"""pyqueue.QueueConfig: the queue's configuration as one value.
+
+Its fields, their order and their defaults are the C library's -- pyq_config_t
+through the cffi cdef, pyq_config_init() for the defaults -- so a field added in
+C appears here without a line of Python.  Python spells two things its own way,
+converted here and nowhere else:
+
+    publish          'max' | 'each' | 'bytes:N'    (C: publish and publish_bytes)
+    int32_t fields   True / False                  (C: 0 / 1)
+
+A QueueConfig is checked once, when it is made: types and ranges in Python,
+then pyq_config_check() for the rules C keeps.  A bad value raises ValueError
+(ArgumentTypeError, also a TypeError, for a wrong type) naming the parameter and
+what it may be::
+
+    cfg = QueueConfig(publish="each", spill_blocks=0)
+    q = pyqueue.Queue(cfg)          # or pyqueue.Queue(publish="each", spill_blocks=0)
+    q.config == cfg                 # read back from C (pyq_queue_config)
+    cfg.replace(hot_blocks=8)
+"""
+import dataclasses
+
+from . import cstruct, validate
+from ._pyq import ffi, lib
+
+_STRUCT = "pyq_config_t"
+
+# Policy name -> PYQ_PUBLISH_* code, in code order: max, each, bytes.
+PUBLISH = dict(sorted(((n[len("PYQ_PUBLISH_"):].lower(), getattr(lib, n))
+                       for n in dir(lib) if n.startswith("PYQ_PUBLISH_")), key=lambda kv: kv[1]))
+_PUBLISH_NAME = {code: name for name, code in PUBLISH.items()}
+# 'bytes:N' keeps its N in publish_bytes: two C fields, one Python field.
+_COUNTED, _COUNT_FIELD = "bytes", "publish_bytes"
+# spill_nontemporal=None has always meant "the platform's default", which is C's.
+_NONE_IS_DEFAULT = ("spill_nontemporal",)
+
+# What pyq_config_check() requires beyond the C type's range.  C does the
+# checking; these only say it in the message.
+_RULES = {
+    "block_size": lambda v: "a multiple of 64 in [%d, %d]" % (lib.PYQ_MIN_BLOCK_SIZE,
+                                                              lib.PYQ_MAX_BLOCK_SIZE),
+    "hot_blocks": lambda v: "in [1, %d]" % lib.PYQ_MAX_BLOCKS,
+    "spill_blocks": lambda v: "in [0, %d] (at most %d blocks in all)"
+                              % (lib.PYQ_MAX_BLOCKS - v["hot_blocks"], lib.PYQ_MAX_BLOCKS),
+    "spill_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
+}
+
+
+def _kind(name):
+    if name == "publish":
+        return "publish"
+    # Every other signed field of pyq_config_t is a 0/1 switch; the unsigned ones count.
+    return "flag" if cstruct.int_range(_STRUCT, name)[0] < 0 else "count"
+
+
+# Python field -> "publish" | "flag" | "count", in pyq_config_t's order.
+KINDS = {name: _kind(name) for name in cstruct.fields(_STRUCT) if name != _COUNT_FIELD}
+_TYPES = {"publish": str, "flag": bool, "count": int}
+
+
+# ---- the conversions, both ways ------------------------------------------------
+
+def _from_c(c):
+    """{field: Python value} of a pyq_config_t."""
+    out = {}
+    for name, kind in KINDS.items():
+        value = getattr(c, name)
+        if kind == "publish":
+            policy = _PUBLISH_NAME[value]
+            out[name] = "%s:%d" % (policy, c.publish_bytes) if policy == _COUNTED else policy
+        else:
+            out[name] = bool(value) if kind == "flag" else int(value)
+    return out
+
+
+def _to_c(values):
+    """A pyq_config_t * from checked Python values."""
+    c = ffi.new("pyq_config_t *")
+    lib.pyq_config_init(c)
+    for name, kind in KINDS.items():
+        if kind == "publish":
+            c.publish, c.publish_bytes = _publish(values[name])
+        else:
+            setattr(c, name, int(values[name]))
+    return c
+
+
+def _c_defaults():
+    c = ffi.new("pyq_config_t *")
+    lib.pyq_config_init(c)
+    return _from_c(c)
+
+
+DEFAULTS = _c_defaults()
+
+
+# ---- the checks --------------------------------------------------------------------
+
+def _publish(value):
+    """'max' | 'each' | 'bytes:N' -> (PYQ_PUBLISH_* code, N)."""
+    hi = cstruct.int_range(_STRUCT, _COUNT_FIELD)[1]
+    if isinstance(value, str):
+        policy, sep, n = value.partition(":")
+        if policy in PUBLISH and policy != _COUNTED and not sep:
+            return PUBLISH[policy], 0
+        if policy == _COUNTED and sep:
+            try:
+                count = int(n)
+            except ValueError:
+                count = 0
+            if 1 <= count <= hi:
+                return PUBLISH[policy], count
+    names = ["'%s:N'" % p if p == _COUNTED else "'%s'" % p for p in PUBLISH]
+    error = ValueError if isinstance(value, str) else validate.ArgumentTypeError
+    raise error("publish must be %s or %s with N in [1, %d], got %r"
+                % (", ".join(names[:-1]), names[-1], hi, value))
+
+
+def _bad(name, value, values):
+    if name in _RULES:
+        return ValueError("%s must be %s, got %r" % (name, _RULES[name](values), value))
+    return ValueError("%s=%r is not supported on this platform" % (name, value))
+
+
+def _count(name, value, values):
+    lo, hi = cstruct.int_range(_STRUCT, name)
+    if name not in _RULES:
+        return validate.integer(name, value, lo, hi)
+    value = validate.integer(name, value, None, None)  # the range is C's rule
+    if not lo <= value <= hi:
+        raise _bad(name, value, values)
+    return value
+
+
+def _checked(values):
+    """The values made plain (bool, int, canonical publish), once each is of the
+    right type and pyq_config_check() accepts them all."""
+    out = {}
+    for name, kind in KINDS.items():
+        value = values[name]
+        if kind == "publish":
+            code, n = _publish(value)
+            out[name] = "%s:%d" % (_COUNTED, n) if code == PUBLISH[_COUNTED] else value
+        elif kind == "flag":
+            if value is None and name in _NONE_IS_DEFAULT:
+                value = DEFAULTS[name]
+            out[name] = validate.flag(name, value)
+        else:
+            out[name] = _count(name, value, out)
+    bad = ffi.new("const char **")
+    if lib.pyq_config_check(_to_c(out), bad) != 0:
+        field = ffi.string(bad[0]).decode()
+        name = "publish" if field == _COUNT_FIELD else field
+        raise _bad(name, out[name], out)
+    return out
+
+
+def _known(names):
+    unknown = sorted(set(names) - set(KINDS))
+    if unknown:
+        raise TypeError("unknown queue parameter%s %s; the parameters are %s"
+                        % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(KINDS)))
+
+
+# ---- the class --------------------------------------------------------------------
+
+class _QueueConfig:
+    """Methods of QueueConfig; its fields are made from pyq_config_t below."""
+
+    def __post_init__(self):
+        for name, value in _checked(self.as_dict()).items():
+            object.__setattr__(self, name, value)  # frozen: the plain value, once
+
+    @classmethod
+    def of(cls, config=None, **overrides):
+        """``config`` (a QueueConfig, or None for the defaults) with ``overrides``."""
+        _known(overrides)
+        if config is None:
+            return cls(**overrides)
+        if not isinstance(config, cls):
+            raise TypeError("config must be a pyqueue.QueueConfig or None, got %s"
+                            % type(config).__name__)
+        return config.replace(**overrides) if overrides else config
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (checked like a new QueueConfig)."""
+        _known(changes)
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self):
+        """{field: value}, in pyq_config_t's order (the keywords of pyqueue.Queue)."""
+        return {name: getattr(self, name) for name in KINDS}
+
+    def to_c(self):
+        """A new ``pyq_config_t *`` (cffi) holding this configuration."""
+        return _to_c(self.as_dict())
+
+    @classmethod
+    def from_c(cls, c):
+        """The QueueConfig of a ``pyq_config_t`` (cffi pointer or struct)."""
+        return cls(**_from_c(c))
+
+    @property
+    def pool_bytes(self):
+        """Bytes of the block pool: block_size * (hot_blocks + spill_blocks)."""
+        return self.block_size * (self.hot_blocks + self.spill_blocks)
+
+
+QueueConfig = dataclasses.make_dataclass(
+    "QueueConfig",
+    [(name, _TYPES[kind], dataclasses.field(default=DEFAULTS[name])) for name, kind in KINDS.items()],
+    bases=(_QueueConfig,), frozen=True,
+    namespace={"__doc__": "The queue's configuration, checked: pyq_config_t in Python terms "
+                          "(see pyqueue.config).  Defaults: %s."
+                          % ", ".join("%s=%r" % kv for kv in DEFAULTS.items())})
+QueueConfig.__module__ = __name__

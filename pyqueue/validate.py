@@ -1,0 +1,110 @@
+"""One check per kind of argument, for every module of the package.
+
+Each function returns the value in its plain Python type, or raises with a
+message that names the parameter and what it may be: ValueError for a value
+out of range, ArgumentTypeError for a value of the wrong type.  The checks run
+in Python before C sees the value; C checks again.
+"""
+import math
+import numbers
+import os
+
+import numpy as np
+
+from .cpulist import format_cpulist
+
+# SCHED_FIFO priorities Linux accepts (0 is SCHED_OTHER).
+FIFO_MIN, FIFO_MAX = 1, 99
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """A parameter of the wrong type.  Also a ValueError: every bad argument
+    raised ValueError before these checks were shared, and callers catch it."""
+
+
+def _bounds(lo, hi):
+    return "[%s, %s]" % ("-inf" if lo is None else lo, "inf" if hi is None else hi)
+
+
+def integer(name, value, lo, hi):
+    """``value`` as an int, once it is an integer (not a bool; numpy integers
+    are fine) in [lo, hi]; a bound of None is no bound."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        where = "" if lo is None and hi is None else " in " + _bounds(lo, hi)
+        raise ArgumentTypeError("%s must be an integer%s, got %r" % (name, where, value))
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError("%s must be in %s, got %d" % (name, _bounds(lo, hi), value))
+    return value
+
+
+def number(name, value, lo, hi):
+    """``value`` as a float, once it is a real number (not a bool, not NaN) in [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError("%s must be a number in [%g, %g], got %r" % (name, lo, hi, value))
+    value = float(value)
+    if not lo <= value <= hi:  # False for NaN too
+        raise ValueError("%s must be in [%g, %g], got %r" % (name, lo, hi, value))
+    return value
+
+
+def flag(name, value):
+    """``value`` as a bool: True, False, 1 or 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        if value in (0, 1):
+            return bool(value)
+        raise ValueError("%s must be True or False (or 1 / 0), got %r" % (name, value))
+    raise ArgumentTypeError("%s must be True or False, got %r" % (name, value))
+
+
+def choice(name, value, choices):
+    """``value``, once it is one of ``choices`` (names shown in their order)."""
+    if isinstance(value, str) and value in choices:
+        return value
+    raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(choices), value))
+
+
+def duration(name, value, allow_none=False, allow_inf=False):
+    """``value`` in seconds as a float >= 0 (not NaN); None passes when
+    ``allow_none``, math.inf when ``allow_inf`` (both usually mean "no limit")."""
+    what = "%sa number of seconds >= 0%s" % ("None or " if allow_none else "",
+                                               " (inf: no limit)" if allow_inf else "")
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError("%s must be %s, got %r" % (name, what, value))
+    value = float(value)
+    if not value >= 0 or (value == math.inf and not allow_inf):  # not >= 0: NaN too
+        raise ValueError("%s must be %s, got %r" % (name, what, value))
+    return value
+
+
+def cpu(name, value, allow_unpinned=True):
+    """``value`` as a CPU id the calling thread may run on (its affinity set, the
+    one a thread it starts inherits), or -1 (not pinned) when ``allow_unpinned``."""
+    unpinned = " or -1 (not pinned)" if allow_unpinned else ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError("%s must be an integer CPU id%s, got %r" % (name, unpinned, value))
+    value = int(value)
+    if value == -1 and allow_unpinned:
+        return value
+    if value < 0:
+        raise ValueError("%s must be a CPU id >= 0%s, got %d" % (name, unpinned, value))
+    allowed = os.sched_getaffinity(0)
+    if value not in allowed:
+        raise ValueError("%s=%d: CPU %d is not in this process's allowed CPUs %s"
+                         % (name, value, value, format_cpulist(allowed)))
+    return value
+
+
+def priority(name, value):
+    """``value`` as a scheduling priority: 0 (SCHED_OTHER) or a SCHED_FIFO
+    priority in [FIFO_MIN, FIFO_MAX]."""
+    what = "0 (SCHED_OTHER) or a SCHED_FIFO priority in [%d, %d]" % (FIFO_MIN, FIFO_MAX)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError("%s must be %s, got %r" % (name, what, value))
+    if not 0 <= value <= FIFO_MAX:
+        raise ValueError("%s must be %s, got %r" % (name, what, value))
+    return int(value)
