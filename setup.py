@@ -5,12 +5,20 @@ as separate small shared objects by pyqueue/_build_peers.py when their Debian
 headers are present; a missing peer is recorded, never an install failure.
 """
 import os
+import re
 import runpy
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-BUILD_PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyqueue", "_build_peers.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD_PEERS = os.path.join(HERE, "pyqueue", "_build_peers.py")
+
+
+def version():
+    """PYQ_VERSION of the public C header: the one place the version is written."""
+    with open(os.path.join(HERE, "csrc", "include", "pyqueue.h")) as f:
+        return re.search(r'^#define PYQ_VERSION "([^"]+)"', f.read(), re.M).group(1)
 
 
 class BuildExtWithPeers(build_ext):
@@ -23,6 +31,7 @@ class BuildExtWithPeers(build_ext):
 
 
 setup(
+    version=version(),
     cffi_modules=["pyqueue/_build.py:ffibuilder"],
     cmdclass={"build_ext": BuildExtWithPeers},
 )

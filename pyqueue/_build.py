@@ -36,7 +36,8 @@ _LISTS = make_lists()
 HEADERS = [os.path.join(CSRC, h) for h in _LISTS["PYQ_CDEF"]]
 SOURCES = [os.path.join(CSRC, c) for c in _LISTS["PYQ_ALL"]]
 
-_DEFINE = re.compile(r"^#define\s+(PYQ_\w+)\s+\S.*$")
+# Integer constants only: a string #define (PYQ_VERSION) has no cdef form.
+_DEFINE = re.compile(r"^#define\s+(PYQ_\w+)\s+[^\s\"].*$")
 
 
 def cdef_text(path):

@@ -39,19 +39,19 @@ def test_sdist_has_every_source(tmp_path):
 
 
 def test_the_version_is_written_once():
-    # pyproject.toml says it; the package reads the installed metadata.  The C
-    # library's pyq_version() still spells it out: until it takes it from the
-    # build, this keeps the two equal.
+    # PYQ_VERSION in the public C header says it; setup.py puts it in the
+    # package metadata, which pyqueue.__version__ reads.
     import re
 
     import pyqueue
     from pyqueue._pyq import ffi, lib
-    with open(os.path.join(ROOT, "pyproject.toml")) as f:
-        declared = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
+    with open(os.path.join(ROOT, "csrc", "include", "pyqueue.h")) as f:
+        declared = re.search(r'^#define PYQ_VERSION "([^"]+)"', f.read(), re.M).group(1)
     assert pyqueue.__version__ == declared
     assert ffi.string(lib.pyq_version()).decode() == declared
-    with open(os.path.join(ROOT, "pyqueue", "__init__.py")) as f:
-        assert declared not in f.read()
+    for path in ("pyproject.toml", os.path.join("pyqueue", "__init__.py")):
+        with open(os.path.join(ROOT, path)) as f:
+            assert declared not in f.read(), path
 
 
 @pytest.mark.slow

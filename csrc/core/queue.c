@@ -181,5 +181,5 @@ const char *pyq_strerror(int code)
 
 const char *pyq_version(void)
 {
-    return "0.1.0";
+    return PYQ_VERSION;
 }

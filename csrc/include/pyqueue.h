@@ -231,7 +231,11 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns);
 /* Any thread.  Static string naming an error code ("queue full", ...). */
 const char *pyq_strerror(int code);
 
-/* Any thread.  The library version string. */
+/* The version of pyqueue, written here once: setup.py reads it for the Python
+ * package's metadata, so the C library and the package cannot disagree. */
+#define PYQ_VERSION "0.1.0"
+
+/* Any thread.  The library version string (PYQ_VERSION of the build). */
 const char *pyq_version(void);
 
 #endif /* PYQUEUE_H */
