@@ -1,4 +1,4 @@
-"""The SPEC §6 output folder (pyqueue.lab._output): round trip, checksums, partial runs."""
+"""The SPEC §6 output folder (pyqueue.lab.common.output): round trip, checksums, partial runs."""
 import gzip
 import json
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from pyqueue.lab import _output as out
-from pyqueue.lab._environment import cpu_list_text
+from pyqueue.lab.common import output as out
+from pyqueue.lab.common.environment import cpu_list_text
 
 
 def _folder(tmp_path, **kw):
@@ -240,7 +240,7 @@ def test_ctrl_c_during_the_rename_cannot_tear_the_folder(tmp_path, monkeypatch):
 def test_graceful_stop_loop_writes_partial_folder(tmp_path):
     """The loop shape experiments use: flag checked between slices, then finish()."""
     import io
-    from pyqueue.lab._progress import GracefulInterrupt, Progress
+    from pyqueue.lab.common.progress import GracefulInterrupt, Progress
     f = _folder(tmp_path)
     total, done = 3, 0
     with GracefulInterrupt(stream=io.StringIO()) as stop, \

@@ -26,7 +26,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.bench import bench, format_markdown
+    from ..lab.experiments.bench import bench, format_markdown
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,

@@ -9,7 +9,7 @@ HELP = "business tail latency after a 1 MiB send, pyqueue strategies vs open-sou
 
 
 def add_arguments(p):
-    from ..lab.burst import DEFAULT_CLASSES
+    from ..lab.experiments.burst_tail import DEFAULT_CLASSES
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N) "
                         "and peers ck, dpdk, rwq, boost, mutex (default: %(default)s)")
@@ -46,7 +46,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.burst import burst_tail
+    from ..lab.experiments.burst_tail import burst_tail
     if args.quick:
         args.windows = min(args.windows, 100)
         args.spill_blocks = min(args.spill_blocks, 16384)

@@ -38,7 +38,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab import c2c, sharing
+    from ..lab.experiments import c2c, false_sharing
     try:
         pair = tuple(_cpus(args.pair)) if args.pair else None
         r = c2c.core_to_core(cpus=_cpus(args.cpus),
@@ -53,7 +53,7 @@ def run(args):
     print(r.summary)
     if args.false_sharing:
         fs_out = (args.out.rstrip("/") + "-false-sharing") if args.out else None
-        f = sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
+        f = false_sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
                                   rounds=args.rounds, out=fs_out, overwrite=args.overwrite,
                                   progress=not args.quiet)
         print()

@@ -44,7 +44,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.ownership import DEFAULT_SEED, ownership
+    from ..lab.experiments.ownership import DEFAULT_SEED, ownership
 
     base = QUICK if args.quick else DEFAULTS
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]

@@ -6,7 +6,7 @@ HELP = "producer -> stage -> consumer at a set rate: mutex+condvar vs pyqueue va
 
 
 def add_arguments(parser):
-    from ..lab.pipeline import DEFAULT_PLACEMENT, VARIANTS
+    from ..lab.experiments.pipeline import DEFAULT_PLACEMENT, VARIANTS
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="comma-separated subset of %s" % ", ".join(VARIANTS))
     parser.add_argument("--rate", type=float, default=20_000, help="messages/s (default 20000)")
@@ -47,7 +47,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.pipeline import pipeline
+    from ..lab.experiments.pipeline import pipeline
     try:
         placement = tuple(int(c) for c in args.placement.split(","))
         r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],

@@ -22,7 +22,7 @@ def add_arguments(p):
 def run(args):
     """Exit 0: complete, no error; 1: an error was found; 130: stopped by Ctrl-C
     (the summary of what was checked is printed either way)."""
-    from ..lab.soak import soak
+    from ..lab.experiments.soak import soak
     res = soak(args.seconds, args.seed, period_s=args.period, slice_s=args.slice,
                progress=not args.no_progress, out=args.out, overwrite=args.overwrite)
     print(res.table())

@@ -1,11 +1,11 @@
-"""The text tables of the drain-rate and pacing experiments (pyqueue.lab.burst_pacing).
+"""The text tables of the drain-rate and pacing experiments (experiments/pacing.py).
 
 Each table starts with the lines that say how its numbers were computed.
 """
 import math
 import statistics
 
-from ._burst import STALL_NS
+from ..common.pacing_rig import STALL_NS
 
 __all__ = ["drain_text", "pacing_text", "grid", "ms", "rate", "ratio_text", "median"]
 

@@ -1,11 +1,11 @@
-"""Core-to-core latency (SPEC §6.3, seed 001); false sharing is sharing.py.
+"""Core-to-core latency (SPEC §6.3, seed 001); false sharing is false_sharing.py.
 
     import pyqueue.lab as lab
     r = lab.core_to_core(round_trips=5000, rounds=3, over_time=5.0, out="c2c-out")
     print(r.summary)            # matrix per mode, queue-vs-floor ratio, spread over time
     r.matrix["two_lines"]["median_ns"]     # (n, n) one-way ns, NaN on the diagonal
 
-Every measurement runs in C (csrc/c2c.c) in short slices on two new pinned
+Every measurement runs in C (csrc/lab/c2c.c) in short slices on two new pinned
 threads, timed with the cycle counter; the samples are round trips in counter
 ticks, one-way = half.  Modes of one slice are interleaved and rotated, and on a
 VM the same pair is followed over time, because the host moves virtual CPUs: a
@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .._pyq import ffi, lib
-from . import placement
-from ._output import OutputFolder
-from ._progress import GracefulInterrupt, Progress
-from ._stats import nearest_rank, per_round_then_mean
-from ..topology import RELATION_LABELS as RELATION_NAMES
-from ..topology import read as read_topology
+from ... import clock as _clock
+from ..._pyq import ffi, lib
+from ..common import cloops, environment, placement
+from ..common.output import OutputFolder
+from ..common.progress import GracefulInterrupt, Progress
+from ..common.stats import nearest_rank, per_round_then_mean
+from ...topology import RELATION_LABELS as RELATION_NAMES
+from ...topology import read as read_topology
 
 __all__ = ["core_to_core", "CoreToCoreResult", "MODES", "QUEUE_VARIANTS", "relation_matrix",
            "read_topology", "pingpong_slice"]
@@ -33,21 +33,6 @@ MODES = {"cas": lib.PYQ_C2C_CAS, "two_lines": lib.PYQ_C2C_TWO_LINES}
 # The queue ping-pong beside the floor: one 32-B message each way, publish "each".
 QUEUE_VARIANTS = {"queue_each": dict(publish=lib.PYQ_PUBLISH_EACH, scan_current=0),
                   "queue_each_scan": dict(publish=lib.PYQ_PUBLISH_EACH, scan_current=1)}
-
-
-def _ticks_per_ns():
-    info = ffi.new("pyq_clock_info_t *")
-    if lib.pyq_clock_calibrate(0, 0, info) != 0 or info.ticks_per_ns <= 0:
-        raise OSError("no calibrated cycle counter on this platform (%s)"
-                      % ffi.string(info.cycles_name).decode())
-    return float(info.ticks_per_ns)
-
-
-def _err(rc, what):
-    msg = ffi.string(lib.pyq_strerror(rc)).decode()
-    if rc == lib.PYQ_EINVAL:
-        return ValueError("%s: %s (is every CPU allowed and online?)" % (what, msg))
-    return OSError(-rc, "%s: %s" % (what, msg))
 
 
 def pingpong_slice(cpu_a, cpu_b, mode="two_lines", round_trips=2000, warmup=500, batch=1,
@@ -84,7 +69,7 @@ def pingpong_slice(cpu_a, cpu_b, mode="two_lines", round_trips=2000, warmup=500,
     rc = lib.pyq_c2c_pingpong(cfg, ffi.from_buffer("uint64_t[]", samples, require_writable=True),
                               res)
     if rc != 0:
-        raise _err(rc, "%s ping-pong CPU %d <-> %d" % (mode, cpu_a, cpu_b))
+        raise cloops.error(rc, "%s ping-pong CPU %d <-> %d" % (mode, cpu_a, cpu_b))
     return samples, {"start_ns": int(res.start_ns), "end_ns": int(res.end_ns),
                      "timer_ticks": float(res.timer_ticks),
                      "cpu_a_end": int(res.cpu_a_end), "cpu_b_end": int(res.cpu_b_end)}
@@ -120,7 +105,7 @@ class CoreToCoreResult:
                 "params": self.params, "status": self.status}
 
     def to_json(self, path):
-        from ._output import to_jsonable
+        from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable(self.to_dict()), f, indent=1)
 
@@ -237,9 +222,9 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
         topo.relation(c, c)                       # ValueError for an unknown CPU
     pair = tuple(pair) if pair is not None else (cpus[0], cpus[1])
     if over_time is None:
-        over_time = 5.0 if _is_vm() else 0.0
+        over_time = 5.0 if environment.is_vm() else 0.0
     queue_round_trips = queue_round_trips or round_trips
-    tpn = _ticks_per_ns()
+    tpn = cloops.ticks_per_ns()
     pairs = [(a, b) for a in cpus for b in cpus if a != b]
     relations = relation_matrix(topo, cpus)
     params = dict(cpus=cpus, modes=list(modes), round_trips=round_trips, warmup=warmup,
@@ -247,7 +232,7 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
                   queue_round_trips=queue_round_trips, over_time=over_time, interval=interval,
                   over_time_round_trips=over_time_round_trips, topology=topo.to_dict(),
                   ticks_per_ns=tpn, timer_step_ticks=_clock.step_ticks(),
-                  loadavg_start=_loadavg())
+                  loadavg_start=environment.loadavg())
     folder = OutputFolder(out, "core_to_core", params, overwrite=overwrite,
                           pinning={"pairs": "each ordered pair of %s" % cpus}) if out else None
     qnames = ["two_lines"] + list(QUEUE_VARIANTS) if queue else []
@@ -295,7 +280,7 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
         for group, arrays in res.samples.items():
             folder.save_samples(group, **arrays)
         results = res.to_dict()
-        results["loadavg_end"] = _loadavg()
+        results["loadavg_end"] = environment.loadavg()
         if final:
             folder.save_text("summary.txt", res.summary + "\n")
             folder.finish(results, done, rounds, "rounds", error=error)
@@ -392,19 +377,3 @@ def _queue_summary(pair, qslices, qmeta, tpn, split_ns):
         out["variants"][name] = v
     out["timer_ticks"] = [m["two_lines"]["timer_ticks"] for m in qmeta]
     return out
-
-
-def _is_vm():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " hypervisor" in f.read()
-    except OSError:
-        return False
-
-
-def _loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read().split()[:3]
-    except OSError:
-        return None

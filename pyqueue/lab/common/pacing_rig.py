@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..queue import Queue
-from ..threads import ConsumerThread, ProducerThread
-from ._stats import nearest_rank
+from ...queue import Queue
+from ...threads import ConsumerThread, ProducerThread
+from .stats import nearest_rank
 
 __all__ = ["Rig", "Burst", "STALL_NS"]
 

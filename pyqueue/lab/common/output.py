@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._environment import collect_environment
+from .environment import collect_environment
 
 __all__ = ["OutputFolder", "LoadedOutput", "verify", "load", "load_array", "to_jsonable",
            "FORMAT"]

@@ -1,10 +1,10 @@
 """The summary of a bench run (issue 7): medians per placement, the targets
 and the other ratios, and the text and Markdown reports.  Every ratio is taken
-per round within one placement (placement.py) and summarised by its median
+per round within one placement (common/placement.py) and summarised by its median
 over rounds; nothing here measures."""
 import collections
 
-from . import placement as pl
+from ..common import placement as pl
 
 PEERS = ("mutex", "ck", "dpdk", "rwq", "boost")
 PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-message peer"

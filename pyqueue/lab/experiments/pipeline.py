@@ -67,11 +67,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._callable import callable_module
-from ._output import OutputFolder, to_jsonable
-from ._progress import GracefulInterrupt, Progress
-from ._stats import format_table, per_round_then_mean
+from ..._pyq import ffi, lib
+from ..common.output import OutputFolder, to_jsonable
+from ..common.progress import GracefulInterrupt, Progress
+from ..common.stats import format_table, per_round_then_mean
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
 
@@ -454,6 +453,3 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                 del lat[v][done:], late[v][done:], infos[v][done:]
             save(final=True, error=error)
     return res
-
-
-callable_module(__name__, pipeline)

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .. import pacing as model
-from ..cpu import check_cpu, check_priority
-from ..queue import _int_param
-from ._burst import Rig, fit_line
-from ._progress import GracefulInterrupt, Progress
-from ._pacing_tables import drain_text, median as _median, ms, pacing_text
+from ... import clock as _clock
+from ... import pacing as model
+from ...cpu import check_cpu, check_priority
+from ...queue import _int_param
+from ..common.pacing_rig import Rig, fit_line
+from ..common.progress import GracefulInterrupt, Progress
+from ..reports.pacing import drain_text, median as _median, ms, pacing_text
 
 __all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
 
@@ -107,7 +107,7 @@ class PacingResult:
 
 
 def _write_json(path, experiment, params, results, status, runs):
-    from ._output import to_jsonable
+    from ..common.output import to_jsonable
     body = to_jsonable({"experiment": experiment, "status": status, "params": params,
                         "results": results, "runs": [b.meta() for b in runs]})
     with open(path, "w") as f:
@@ -131,7 +131,7 @@ class _Session:
         self.folder = None
         try:
             if out is not None:
-                from ._output import OutputFolder
+                from ..common.output import OutputFolder
                 self.folder = OutputFolder(out, experiment, params, overwrite=overwrite,
                                            pinning={"producer_cpu": p["producer_cpu"],
                                                     "consumer_cpu": p["consumer_cpu"],

@@ -18,10 +18,10 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from .. import queue as _queue
-from .._errors import VerificationError, strerror
-from .._pyq import ffi, lib
-from ._progress import GracefulInterrupt, Progress, format_seconds
+from ... import queue as _queue
+from ..._errors import VerificationError, strerror
+from ..._pyq import ffi, lib
+from ..common.progress import GracefulInterrupt, Progress, format_seconds
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
            "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
@@ -173,7 +173,7 @@ def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, o
     res = SoakResult(params=params)
     folder = None
     if out is not None:
-        from ._output import OutputFolder
+        from ..common.output import OutputFolder
         folder = OutputFolder(out, "soak", params, overwrite=overwrite)
     total_ms = int(round(seconds * 1000))
     guard = stop if stop is not None else GracefulInterrupt()

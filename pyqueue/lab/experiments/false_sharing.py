@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._output import OutputFolder
-from ._progress import GracefulInterrupt, Progress
-from .c2c import _err, _loadavg, _ticks_per_ns
+from ..._pyq import ffi, lib
+from ..common.output import OutputFolder
+from ..common.progress import GracefulInterrupt, Progress
+from ..common import cloops, environment
 
 __all__ = ["FalseSharingResult", "false_sharing"]
 
@@ -37,7 +37,7 @@ class FalseSharingResult:
                 "status": self.status}
 
     def to_json(self, path):
-        from ._output import to_jsonable
+        from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable(self.to_dict()), f, indent=1)
 
@@ -46,7 +46,7 @@ def _fs_once(cpu_a, cpu_b, increments, shared, rmw, tpn):
     res = ffi.new("pyq_false_sharing_result_t *")
     rc = lib.pyq_false_sharing_run(cpu_a, cpu_b, increments, int(shared), int(rmw), res)
     if rc != 0:
-        raise _err(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
+        raise cloops.error(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
     if res.counts[0] != increments or res.counts[1] != increments:
         raise RuntimeError("false sharing: counters %d, %d != %d increments"
                            % (res.counts[0], res.counts[1], increments))
@@ -65,9 +65,9 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
         raise ValueError("increments must be an integer in [1, 2**40], got %r" % (increments,))
     if not isinstance(rounds, int) or rounds < 1:
         raise ValueError("rounds must be an integer >= 1, got %r" % (rounds,))
-    tpn = _ticks_per_ns()
+    tpn = cloops.ticks_per_ns()
     params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
-                  ticks_per_ns=tpn, loadavg_start=_loadavg())
+                  ticks_per_ns=tpn, loadavg_start=environment.loadavg())
     folder = OutputFolder(out, "false_sharing", params, overwrite=overwrite,
                           pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) if out else None
     per = {"shared": [], "padded": []}

@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .. import peers as _peers
-from ..cpu import check_cpu
-from .._errors import VerificationError, check
-from .._pyq import ffi, lib
-from ._callable import callable_module
-from . import burst_report as report
+from ... import clock as _clock
+from ... import peers as _peers
+from ...cpu import check_cpu
+from ..._errors import VerificationError, check
+from ..._pyq import ffi, lib
+from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
 # overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
@@ -55,7 +54,7 @@ class BurstTailResult:
 
     def to_json(self, path):
         import json
-        from ._output import to_jsonable
+        from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable({"status": self.status, "params": self.params,
                                    "summary": self.summary}), f, indent=1)
@@ -64,7 +63,7 @@ class BurstTailResult:
 def load(path):
     """A BurstTailResult from an output folder written with ``out=`` (checksums
     verified; a partial folder loads too, with its status)."""
-    from ._output import load as _load
+    from ..common.output import load as _load
     d = _load(path, samples=True, check=True)
     return BurstTailResult(d.params, d.results or {}, d.samples, d.status, str(path))
 
@@ -195,8 +194,8 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     separate pass of pmu_windows windows per class with counters read around the
     measured queries; the latency tables never use those windows.
     """
-    from ._output import OutputFolder
-    from ._progress import GracefulInterrupt, Progress
+    from ..common.output import OutputFolder
+    from ..common.progress import GracefulInterrupt, Progress
 
     params = dict(classes=list(classes), rounds=rounds, windows=windows, msg_size=msg_size,
                   send_bytes=send_bytes, block_size=block_size, hot_blocks=hot_blocks,
@@ -386,6 +385,3 @@ def _save(folder, state, res, params, done_rounds, missing, checkpoint, error=No
         folder.checkpoint(summary, done_rounds, params["rounds"])
     else:
         folder.finish(summary, done_rounds, params["rounds"], error=error)
-
-
-callable_module(__name__, burst_tail)

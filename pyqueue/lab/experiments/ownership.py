@@ -28,14 +28,13 @@ import time
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._output import OutputFolder, to_jsonable
-from ._progress import GracefulInterrupt, Progress
-from . import placement as _placement
-from ._callable import callable_module
-from . import ownership_report as report
-from .ownership_report import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
-                               PS, _PLACES)
+from ..._pyq import ffi, lib
+from ..common.output import OutputFolder, to_jsonable
+from ..common.progress import GracefulInterrupt, Progress
+from ..common import placement as _placement
+from ..reports import ownership as report
+from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
+                                PS)
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
@@ -279,14 +278,12 @@ def _slice_arrays(slices):
             "end_ns": np.array([s["end_ns"] for s in slices], np.int64),
             "median_window_ns": np.array([s["median_ns"] for s in slices], np.float64),
             "probe_one_way_ns": np.array([s["probe_one_way_ns"] for s in slices], np.float64),
-            "placement": np.array([_PLACES.index(s["placement"]) if s.get("placement") else 3
-                                   for s in slices], np.uint8)}
+            # codes of placement.TAGS; 3 = untagged
+            "placement": np.array([_placement.TAGS.index(s["placement"]) if s.get("placement")
+                                   else len(_placement.TAGS) for s in slices], np.uint8)}
 
 
 def _save(folder, data, slices, windows):
     for (mode, arm), arrays in data.items():
         folder.save_samples(arm if mode == "wall" else "pmu-" + arm, **arrays.filled(windows))
     folder.save_samples("slices", **_slice_arrays(slices))
-
-
-callable_module(__name__, ownership)

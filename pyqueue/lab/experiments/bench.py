@@ -36,7 +36,7 @@ Python API, one thread, per message (M msg/s):
   deque           collections.deque append(m) then popleft()
 Every queue has the same memory budget (``budget_bytes``); peers whose library
 is missing are listed as "not installed", never dropped.  Ratios come only from
-rounds whose probes agree on the placement (placement.py).
+rounds whose probes agree on the placement (common/placement.py).
 """
 import collections
 import os
@@ -46,15 +46,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .. import peers as _peers
-from .. import queue as _queue
-from .._errors import check
-from .._pyq import ffi, lib
-from . import placement as pl
-from .bench_report import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
+from ... import clock as _clock
+from ... import peers as _peers
+from ... import queue as _queue
+from ..._errors import check
+from ..._pyq import ffi, lib
+from ..common import placement as pl
+from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                            format_markdown, format_summary, summarize)
-from ._stats import nearest_rank
+from ..common.stats import nearest_rank
 
 MSG = 32
 PROBE_TRIPS = 2000
@@ -337,7 +337,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
     that is not there is reported as not installed."""
-    from ._progress import GracefulInterrupt, Progress
+    from ..common.progress import GracefulInterrupt, Progress
 
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
@@ -393,7 +393,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
     res.summary["rounds_done"] = done
     res.summary["interrupted"] = bool(interrupted)
     if out:
-        from ._output import OutputFolder
+        from ..common.output import OutputFolder
         folder = OutputFolder(out, "bench", params,
                               pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu})
         folder.save_json("slices.json", [s.as_dict() for s in res.slices])
