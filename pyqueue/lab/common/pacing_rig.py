@@ -173,6 +173,13 @@ class Rig:
     def close(self):
         self.queue.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
     def run(self, kind, label, n, rate=0.0, *, round=0, target_s=None):
         """One burst of ``n`` messages at ``rate`` (0: unpaced); returns an analysed Burst."""
         sched, offer, deq = (np.zeros(n, np.uint64) for _ in range(3))

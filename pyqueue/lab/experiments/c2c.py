@@ -19,12 +19,11 @@ import numpy as np
 
 from ... import clock as _clock
 from ..._pyq import ffi, lib
-from ..common import cloops, environment, placement
-from ..common.output import OutputFolder
-from ..common.progress import GracefulInterrupt, Progress
-from ..common.stats import nearest_rank, per_round_then_mean
-from ...topology import RELATION_LABELS as RELATION_NAMES
 from ...topology import read as read_topology
+from ..common import cloops, environment, placement
+from ..common import status as _status
+from ..common.session import Session
+from ..reports import c2c as report
 
 __all__ = ["core_to_core", "CoreToCoreResult", "MODES", "QUEUE_VARIANTS", "relation_matrix",
            "read_topology", "pingpong_slice"]
@@ -80,12 +79,6 @@ def relation_matrix(topology, cpus):
     return [[topology.relation(a, b) for b in cpus] for a in cpus]
 
 
-def _one_way(ticks, tpn, ps=(50.0, 99.0)):
-    """Nearest-rank one-way percentiles (ticks, ns) of round-trip tick samples."""
-    t = nearest_rank(ticks, ps) / 2.0
-    return t, t / tpn
-
-
 @dataclass
 class CoreToCoreResult:
     cpus: list
@@ -96,7 +89,7 @@ class CoreToCoreResult:
     over_time: dict                      # pair, t_s, per-mode median/p99 one-way ns per slice
     params: dict
     samples: dict = field(default_factory=dict)   # group -> {name: array}
-    status: str = "complete"
+    status: str = _status.COMPLETE
     summary: str = ""
 
     def to_dict(self):
@@ -108,89 +101,6 @@ class CoreToCoreResult:
         from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable(self.to_dict()), f, indent=1)
-
-
-def _cell_stats(rounds_ticks, tpn):
-    """Per round nearest-rank p50/p99 of one-way ticks, mean over rounds."""
-    rp = per_round_then_mean([np.asarray(r, dtype=np.float64) / 2.0 for r in rounds_ticks],
-                             (50.0, 99.0))
-    return rp.mean, rp.min, rp.max
-
-
-def _matrix_tables(cpus, relations, mode_cells, tpn):
-    n = len(cpus)
-    out = {}
-    for mode, cells in mode_cells.items():
-        m = {k: np.full((n, n), np.nan) for k in ("median_cycles", "p99_cycles",
-                                                  "median_min_cycles", "median_max_cycles")}
-        for (i, j), rounds in cells.items():
-            if not rounds:
-                continue
-            mean, lo, hi = _cell_stats(rounds, tpn)
-            m["median_cycles"][i, j], m["p99_cycles"][i, j] = mean
-            m["median_min_cycles"][i, j], m["median_max_cycles"][i, j] = lo[0], hi[0]
-        for k in list(m):
-            m[k.replace("cycles", "ns")] = m[k] / tpn
-        out[mode] = {k: v.tolist() for k, v in m.items()}
-    return out
-
-
-def _format_summary(res):
-    lines = ["Core-to-core one-way latency (ping-pong round trip / 2), cycle counter at "
-             "%.3f GHz; nearest-rank per round, mean over rounds" % res.ticks_per_ns]
-    step = res.params.get("timer_step_ticks")
-    if step and step > 1:
-        lines.append("The cycle counter moves %d ticks (%.1f ns) at a time here: one-way figures "
-                     "are multiples of %.1f ns." % (step, step / res.ticks_per_ns,
-                                                    step / res.ticks_per_ns / 2))
-    cpus = res.cpus
-    for mode, m in res.matrix.items():
-        lines.append("")
-        lines.append("%s: median ns [p99 ns]" % mode)
-        lines.append("from\\to " + " ".join("%16s" % ("cpu%d" % c) for c in cpus))
-        for i, a in enumerate(cpus):
-            cells = []
-            for j, _ in enumerate(cpus):
-                med, p99 = m["median_ns"][i][j], m["p99_ns"][i][j]
-                cells.append("%16s" % ("-" if not np.isfinite(med) else
-                                       "%.1f [%.1f]" % (med, p99)))
-            lines.append("%7s " % ("cpu%d" % a) + " ".join(cells))
-    lines.append("")
-    lines.append("relations: " + "; ".join(
-        "%d-%d %s" % (a, b, RELATION_NAMES.get(res.relations[i][j], res.relations[i][j]))
-        for i, a in enumerate(cpus) for j, b in enumerate(cpus) if i < j))
-    q = res.queue
-    if q.get("variants"):
-        lines.append("")
-        lines.append("pyqueue round trip vs the two-line floor on CPUs %d->%d "
-                     "(same rounds, interleaved):" % tuple(q["pair"]))
-        for name, v in q["variants"].items():
-            lines.append("  %-16s one-way median %7.1f ns  p99 %7.1f ns  (%6.0f / %6.0f cycles)%s"
-                         % (name, v["median_ns"], v["p99_ns"], v["median_cycles"],
-                            v["p99_cycles"],
-                            "" if name == "two_lines" else
-                            "  ratio %.2fx (per-round median; near %s, far %s)" % (
-                                v["ratio_median"], _fmt_ratio(v["ratio_by_placement"].get("near")),
-                                _fmt_ratio(v["ratio_by_placement"].get("far")))))
-    ot = res.over_time
-    if ot.get("t_s"):
-        lines.append("")
-        lines.append("same pair over time (CPUs %d->%d, %d slices over %.1f s):"
-                     % (ot["pair"][0], ot["pair"][1], len(ot["t_s"]), ot["t_s"][-1]))
-        for mode in ot["modes"]:
-            med = np.asarray(ot[mode]["median_ns"], dtype=float)
-            lines.append("  %-10s slice medians min %.1f  median %.1f  max %.1f ns  "
-                         "(max/min %.2fx)" % (mode, med.min(), np.median(med), med.max(),
-                                              med.max() / med.min()))
-    lines.append("")
-    lines.append("status: %s" % res.status)
-    return "\n".join(lines)
-
-
-def _fmt_ratio(entry):
-    if not entry or entry.get("median") is None:
-        return "-"
-    return "%.2fx/%d" % (entry["median"], len(entry["ratios"]))
 
 
 def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup=1000,
@@ -233,8 +143,6 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
                   over_time_round_trips=over_time_round_trips, topology=topo.to_dict(),
                   ticks_per_ns=tpn, timer_step_ticks=_clock.step_ticks(),
                   loadavg_start=environment.loadavg())
-    folder = OutputFolder(out, "core_to_core", params, overwrite=overwrite,
-                          pinning={"pairs": "each ordered pair of %s" % cpus}) if out else None
     qnames = ["two_lines"] + list(QUEUE_VARIANTS) if queue else []
     n_over = int(over_time / interval) if over_time > 0 else 0
     total = rounds * (len(pairs) * len(modes) + len(qnames)) + n_over * len(modes)
@@ -245,12 +153,11 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
     for m in modes:
         ot[m] = {"median_ns": [], "p99_ns": []}
     ot_samples = {m: [] for m in modes}
-    done_rounds = 0
     res = CoreToCoreResult(cpus, relations, tpn, {}, {}, ot, params)
 
     def build(status):
-        res.matrix = _matrix_tables(cpus, relations, cells, tpn)
-        res.queue = _queue_summary(pair, qslices, qmeta, tpn, placement_split_ns)
+        res.matrix = report.matrix_tables(cpus, relations, cells, tpn)
+        res.queue = report.queue_summary(pair, qslices, qmeta, tpn, placement_split_ns)
         res.status = status
         res.samples = {}
         for m in modes:
@@ -269,111 +176,70 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
                 res.samples["over_time_%s" % m] = {
                     "round_trip_ticks": np.concatenate(rs),
                     "slice_t_s": np.asarray(ot["t_s"], dtype=np.float64)}
-        res.summary = _format_summary(res)
+        res.summary = report.summary_text(res)
         return res
 
-    def save(done, final=False, error=None):
-        build("complete" if final and done == rounds and error is None else
-              "partial: %d of %d rounds" % (done, rounds))
-        if not folder:
-            return
+    def record(folder, status, final):
+        build(status)
+        if folder is None:
+            return None
         for group, arrays in res.samples.items():
             folder.save_samples(group, **arrays)
         results = res.to_dict()
         results["loadavg_end"] = environment.loadavg()
         if final:
             folder.save_text("summary.txt", res.summary + "\n")
-            folder.finish(results, done, rounds, "rounds", error=error)
-        else:
-            folder.checkpoint(results, done, rounds, "rounds")
+        return results
 
-    error = None
-    with GracefulInterrupt() as stop, Progress(total=total, desc="core-to-core", unit="slices",
-                                               enabled=progress) as bar:
-        try:
-            for r in range(rounds):
-                order = modes[r % len(modes):] + modes[:r % len(modes)]
-                for a, b in pairs:
-                    for m in order:
-                        if stop.requested:
-                            break
-                        s, _ = pingpong_slice(a, b, m, round_trips, warmup, batch, timeout=timeout)
-                        cells[m][(cpus.index(a), cpus.index(b))].append(s)
-                        bar.update(1, status="round %d/%d %s %d->%d" % (r + 1, rounds, m, a, b))
-                if queue and not stop.requested:
-                    shift = r % len(qnames)
-                    slice_meta = {}
-                    for name in qnames[shift:] + qnames[:shift]:
-                        if stop.requested:
-                            break
-                        s, meta = pingpong_slice(pair[0], pair[1], name, queue_round_trips,
-                                                 warmup, batch, timeout=timeout)
-                        qslices[name].append(s)
-                        slice_meta[name] = meta
-                        bar.update(1, status="round %d/%d %s" % (r + 1, rounds, name))
-                    if len(slice_meta) == len(qnames):
-                        qmeta.append(slice_meta)
-                    else:                                # keep rounds aligned across variants
-                        for name in slice_meta:
-                            qslices[name].pop()
-                if stop.requested:
-                    break
-                done_rounds = r + 1
-                save(done_rounds)
-            t0 = time.monotonic()
-            for k in range(n_over):
-                if stop.requested:
-                    break
-                wait = t0 + k * interval - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                ot["t_s"].append(time.monotonic() - t0)
-                ot["wall_utc"].append(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-                for m in modes:
-                    s, _ = pingpong_slice(pair[0], pair[1], m, over_time_round_trips,
-                                          min(warmup, 500), batch, timeout=timeout)
-                    ot_samples[m].append(s)
-                    t_, ns = _one_way(s, tpn)
-                    ot[m]["median_ns"].append(float(ns[0]))
-                    ot[m]["p99_ns"].append(float(ns[1]))
-                    bar.update(1, status="over time %.1f s %s" % (ot["t_s"][-1], m))
-            if len(ot["t_s"]) and any(len(ot[m]["median_ns"]) < len(ot["t_s"]) for m in modes):
-                ot["t_s"].pop()
-                ot["wall_utc"].pop()
-        except Exception as e:                   # record how far we got, then re-raise
-            error = e
-            if folder:
-                save(done_rounds, final=True, error=e)
-            raise
-        finally:
-            if error is None:
-                save(done_rounds, final=True)
+    with Session("core_to_core", params, rounds, "rounds", record=record, out=out or None,
+                 overwrite=overwrite, progress=progress, desc="core-to-core", bar_total=total,
+                 bar_unit="slices", pinning={"pairs": "each ordered pair of %s" % cpus}) as session:
+        for r in range(rounds):
+            order = modes[r % len(modes):] + modes[:r % len(modes)]
+            for a, b in pairs:
+                for m in order:
+                    if session.stopping:
+                        break
+                    s, _ = pingpong_slice(a, b, m, round_trips, warmup, batch, timeout=timeout)
+                    cells[m][(cpus.index(a), cpus.index(b))].append(s)
+                    session.advance(1, status="round %d/%d %s %d->%d" % (r + 1, rounds, m, a, b))
+            if queue and not session.stopping:
+                shift = r % len(qnames)
+                slice_meta = {}
+                for name in qnames[shift:] + qnames[:shift]:
+                    if session.stopping:
+                        break
+                    s, meta = pingpong_slice(pair[0], pair[1], name, queue_round_trips,
+                                             warmup, batch, timeout=timeout)
+                    qslices[name].append(s)
+                    slice_meta[name] = meta
+                    session.advance(1, status="round %d/%d %s" % (r + 1, rounds, name))
+                if len(slice_meta) == len(qnames):
+                    qmeta.append(slice_meta)
+                else:                                # keep rounds aligned across variants
+                    for name in slice_meta:
+                        qslices[name].pop()
+            if session.stopping:
+                break
+            session.checkpoint(r + 1)
+        t0 = time.monotonic()
+        for k in range(n_over):
+            if session.stopping:
+                break
+            wait = t0 + k * interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            ot["t_s"].append(time.monotonic() - t0)
+            ot["wall_utc"].append(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            for m in modes:
+                s, _ = pingpong_slice(pair[0], pair[1], m, over_time_round_trips,
+                                      min(warmup, 500), batch, timeout=timeout)
+                ot_samples[m].append(s)
+                t_, ns = report.one_way(s, tpn)
+                ot[m]["median_ns"].append(float(ns[0]))
+                ot[m]["p99_ns"].append(float(ns[1]))
+                session.advance(1, status="over time %.1f s %s" % (ot["t_s"][-1], m))
+        if len(ot["t_s"]) and any(len(ot[m]["median_ns"]) < len(ot["t_s"]) for m in modes):
+            ot["t_s"].pop()
+            ot["wall_utc"].pop()
     return res
-
-
-def _queue_summary(pair, qslices, qmeta, tpn, split_ns):
-    if not qslices or not qslices.get("two_lines"):
-        return {"pair": list(pair), "variants": {}}
-    out = {"pair": list(pair), "variants": {}, "rounds": len(qslices["two_lines"]),
-           "method": "one-way = round trip / 2; ratio = variant median / two-line median of "
-                     "the same round (slices interleaved, order rotated per round); rounds "
-                     "grouped by the floor's placement (near < %.0f ns one-way)" % split_ns}
-    floor_round = [float(_one_way(s, tpn)[1][0]) for s in qslices["two_lines"]]
-    for name, rounds in qslices.items():
-        allr = np.concatenate(rounds)
-        t, ns = _one_way(allr, tpn)
-        per_round = [float(_one_way(s, tpn)[1][0]) for s in rounds]
-        v = {"median_ns": float(ns[0]), "p99_ns": float(ns[1]), "median_cycles": float(t[0]),
-             "p99_cycles": float(t[1]), "round_median_ns": per_round}
-        if name != "two_lines":
-            ratios = [x / f for x, f in zip(per_round, floor_round)]
-            v["ratios"] = ratios
-            v["ratio_median"] = float(np.median(ratios))
-            by = {}
-            for x, f in zip(ratios, floor_round):
-                by.setdefault(placement.tag(f, split_ns), []).append(x)
-            v["ratio_by_placement"] = {k: {"ratios": r, "median": float(np.median(r))}
-                                       for k, r in by.items()}
-        out["variants"][name] = v
-    out["timer_ticks"] = [m["two_lines"]["timer_ticks"] for m in qmeta]
-    return out

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._pyq import ffi, lib
-from ..common.output import OutputFolder
-from ..common.progress import GracefulInterrupt, Progress
 from ..common import cloops, environment
+from ..common import status as _status
+from ..common.session import Session
 
 __all__ = ["FalseSharingResult", "false_sharing"]
 
@@ -23,7 +23,7 @@ class FalseSharingResult:
     ns_per_increment: dict        # "shared" / "padded" -> list per round (slower thread)
     slowdown: list                # shared / padded per round
     params: dict
-    status: str = "complete"
+    status: str = _status.COMPLETE
     summary: str = ""
 
     @property
@@ -68,16 +68,13 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
     tpn = cloops.ticks_per_ns()
     params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
                   ticks_per_ns=tpn, loadavg_start=environment.loadavg())
-    folder = OutputFolder(out, "false_sharing", params, overwrite=overwrite,
-                          pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) if out else None
     per = {"shared": [], "padded": []}
     res = FalseSharingResult(tuple(cpus), increments, bool(rmw), per, [], params)
-    done = 0
 
-    def save(final=False):
+    def record(folder, status, final):
         n = min(len(per["shared"]), len(per["padded"]))
         res.slowdown = [s / p for s, p in zip(per["shared"][:n], per["padded"][:n])]
-        res.status = "complete" if done == rounds else "partial: %d of %d rounds" % (done, rounds)
+        res.status = status
         res.summary = ("False sharing, CPUs %d and %d, %s increments x %d per round:\n"
                        "  shared line : %s ns/increment\n  padded lines: %s ns/increment\n"
                        "  slowdown (shared/padded) per round: %s; median %.2fx\nstatus: %s"
@@ -86,29 +83,27 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
                           ", ".join("%.2f" % x for x in per["padded"]),
                           ", ".join("%.2f" % x for x in res.slowdown), res.slowdown_median,
                           res.status))
-        if folder:
+        if folder is not None:
             folder.save_samples("false_sharing",
                                 shared_ns_per_increment=np.asarray(per["shared"][:n]),
                                 padded_ns_per_increment=np.asarray(per["padded"][:n]))
             if final:
                 folder.save_text("summary.txt", res.summary + "\n")
-                folder.finish(res.to_dict(), done, rounds)
-            else:
-                folder.checkpoint(res.to_dict(), done, rounds)
+        return res.to_dict()
 
-    with GracefulInterrupt() as stop, Progress(total=rounds * 2, desc="false sharing",
-                                               unit="slices", enabled=progress) as bar:
+    with Session("false_sharing", params, rounds, "rounds", record=record, out=out or None,
+                 overwrite=overwrite, progress=progress, desc="false sharing",
+                 bar_total=rounds * 2, bar_unit="slices",
+                 pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) as s:
         for r in range(rounds):
             order = ("shared", "padded") if r % 2 == 0 else ("padded", "shared")
             for kind in order:
-                if stop.requested:
+                if s.stopping:
                     break
                 per[kind].append(_fs_once(cpus[0], cpus[1], increments, kind == "shared",
                                           rmw, tpn))
-                bar.update(1, status="round %d/%d %s" % (r + 1, rounds, kind))
-            if stop.requested:
+                s.advance(1, status="round %d/%d %s" % (r + 1, rounds, kind))
+            if s.stopping:
                 break
-            done = r + 1
-            save()
-        save(final=True)
+            s.checkpoint(r + 1)
     return res

@@ -19,7 +19,7 @@ CPU 0 -> consumer CPU 1 by default, and with ``out`` every run's raw arrays
 """
 import json
 import math
-import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,8 +28,9 @@ from ... import clock as _clock
 from ... import pacing as model
 from ...cpu import check_cpu, check_priority
 from ...queue import _int_param
+from ..common import status as _status
 from ..common.pacing_rig import Rig, fit_line
-from ..common.progress import GracefulInterrupt, Progress
+from ..common.session import Session
 from ..reports.pacing import drain_text, median as _median, ms, pacing_text
 
 __all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
@@ -40,14 +41,44 @@ PACE_WITH = ("typical", "conservative")
 # ---------------------------------------------------------------- results ----
 
 @dataclass
-class DrainResult:
-    """What ``drain_rate()`` measured.  ``runs``: the Bursts (raw arrays in
-    ``.scheduled_ns``, ``.offer_ns``, ``.dequeue_ns``, ``.delay_ns``)."""
+class _Result:
+    """What both results share: parameters, figures, text, status, JSON."""
     params: dict
-    runs: list = field(default_factory=list)
     results: dict = field(default_factory=dict)
     summary: str = ""
-    status: str = "complete"
+    status: str = _status.COMPLETE
+    experiment = None
+
+    @property
+    def complete(self):
+        return _status.is_complete(self.status)
+
+    @property
+    def interrupted(self):
+        return not self.complete
+
+    def table(self):
+        return self.summary
+
+    def __str__(self):
+        return self.summary
+
+    def to_json(self, path):
+        from ..common.output import to_jsonable
+        body = to_jsonable({"experiment": self.experiment, "status": self.status,
+                            "params": self.params, "results": self.results,
+                            "runs": [b.meta() for b in self.runs]})
+        with open(path, "w") as f:
+            json.dump(body, f, indent=1)
+            f.write("\n")
+
+
+@dataclass
+class DrainResult(_Result):
+    """What ``drain_rate()`` measured.  ``runs``: the Bursts (raw arrays in
+    ``.scheduled_ns``, ``.offer_ns``, ``.dequeue_ns``, ``.delay_ns``)."""
+    runs: list = field(default_factory=list)
+    experiment = "drain_rate"
 
     @property
     def d(self):
@@ -60,103 +91,31 @@ class DrainResult:
         for hard bounds)."""
         return self.results.get("d_conservative")
 
-    @property
-    def interrupted(self):
-        return self.status != "complete"
-
-    def table(self):
-        return self.summary
-
-    def __str__(self):
-        return self.summary
-
-    def to_json(self, path):
-        _write_json(path, "drain_rate", self.params, self.results, self.status, self.runs)
-
 
 @dataclass
-class PacingResult:
+class PacingResult(_Result):
     """What ``pacing()`` measured: ``drain`` (a DrainResult), ``paced`` (one Burst
     per target per round), ``checks`` (an unpaced drain check per round) and
     ``streams`` (sustained streams above/below D)."""
-    params: dict
     drain: DrainResult = None
     paced: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     streams: list = field(default_factory=list)
-    results: dict = field(default_factory=dict)
-    summary: str = ""
-    status: str = "complete"
+    experiment = "pacing"
 
     @property
     def runs(self):
         return (self.drain.runs if self.drain else []) + self.paced + self.checks + self.streams
 
-    @property
-    def interrupted(self):
-        return self.status != "complete"
-
-    def table(self):
-        return self.summary
-
-    def __str__(self):
-        return self.summary
-
-    def to_json(self, path):
-        _write_json(path, "pacing", self.params, self.results, self.status, self.runs)
-
-
-def _write_json(path, experiment, params, results, status, runs):
-    from ..common.output import to_jsonable
-    body = to_jsonable({"experiment": experiment, "status": status, "params": params,
-                        "results": results, "runs": [b.meta() for b in runs]})
-    with open(path, "w") as f:
-        json.dump(body, f, indent=1)
-        f.write("\n")
-
 
 # ---------------------------------------------------------- the session -----
 
-class _Session:
-    """Runs bursts one C run at a time: progress, Ctrl-C between runs, and the
-    output folder (raw samples after every run, a checkpoint summary after each)."""
+class _Bursts:
+    """Bursts one C run at a time inside a Session: each run's raw arrays land in
+    the output folder as soon as it is measured, and each run is a checkpoint."""
 
-    def __init__(self, experiment, params, total, max_messages, out, overwrite, progress,
-                 should_stop, p):
-        self.total, self.done, self.bursts = total, 0, []
-        self.should_stop = should_stop or (lambda: False)
-        self.rig = Rig(max_messages, size=p["size"], work_ns=p["work_ns"],
-                       producer_cpu=p["producer_cpu"], consumer_cpu=p["consumer_cpu"],
-                       fifo_priority=p["fifo_priority"], verify=p["verify"])
-        self.folder = None
-        try:
-            if out is not None:
-                from ..common.output import OutputFolder
-                self.folder = OutputFolder(out, experiment, params, overwrite=overwrite,
-                                           pinning={"producer_cpu": p["producer_cpu"],
-                                                    "consumer_cpu": p["consumer_cpu"],
-                                                    "fifo_priority": p["fifo_priority"]})
-        except BaseException:
-            self.rig.close()
-            raise
-        self.bar = Progress(total, desc=experiment, unit="runs", enabled=progress)
-        self.stop = GracefulInterrupt(
-            message="\nstopping after the current run (Ctrl-C again to abort now)")
-        self.results_fn = lambda: {}
-
-    def __enter__(self):
-        self.stop.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.__exit__(*exc)
-        self.bar.close()
-        self.rig.close()
-        return False
-
-    @property
-    def stopping(self):
-        return self.stop.requested or self.should_stop()
+    def __init__(self, session, rig):
+        self.s, self.rig, self.bursts = session, rig, []
 
     def warmup(self, n):
         """Untimed: calibrates the cycle counter in the consumer, warms caches."""
@@ -165,7 +124,7 @@ class _Session:
     def run(self, into, kind, label, n, rate=0.0, **kw):
         """One measured run, appended to the list ``into`` (and returned), or None
         when a stop was asked for."""
-        if self.stopping:
+        if self.s.stopping:
             return None
         factor = kw.pop("factor", None)
         b = self.rig.run(kind, label, n, rate, **kw)
@@ -173,24 +132,29 @@ class _Session:
             b.metrics["factor"] = factor          # a stream's P / D
         self.bursts.append(b)
         into.append(b)
-        self.done += 1
-        if self.folder is not None:
-            self.folder.save_samples(label, scheduled_ns=b.scheduled_ns, offer_ns=b.offer_ns,
-                                     dequeue_ns=b.dequeue_ns, delay_ns=b.delay_ns)
-            self.folder.save_json("runs.json", [x.meta() for x in self.bursts])
-            self.folder.checkpoint(self.results_fn(), self.done, self.total, "runs")
-        self.bar.update(1, status="%s max %s" % (label, ms(b.metrics["max_delay_ns"])))
+        folder = self.s.folder
+        if folder is not None:
+            folder.save_samples(label, scheduled_ns=b.scheduled_ns, offer_ns=b.offer_ns,
+                                dequeue_ns=b.dequeue_ns, delay_ns=b.delay_ns)
+            folder.save_json("runs.json", [x.meta() for x in self.bursts])
+        self.s.checkpoint(self.s.done + 1)
+        self.s.advance(1, "%s max %s" % (label, ms(b.metrics["max_delay_ns"])))
         return b
 
-    def finish(self, results, summary, error=None):
-        status = "complete" if self.done == self.total else (
-            "interrupted after %d of %d runs" % (self.done, self.total))
-        if error is not None:
-            status = "failed after %d of %d runs: %s" % (self.done, self.total, error)
-        if self.folder is not None:
-            self.folder.save_text("table.txt", summary + "\n")
-            status = self.folder.finish(results, self.done, self.total, "runs", error=error)
-        return status
+
+@contextmanager
+def _session(experiment, params, total, max_messages, p, record, out, overwrite, progress,
+             should_stop):
+    """The rig (a queue sized for the largest run) and the Session, as _Bursts."""
+    with Rig(max_messages, size=p["size"], work_ns=p["work_ns"],
+             producer_cpu=p["producer_cpu"], consumer_cpu=p["consumer_cpu"],
+             fifo_priority=p["fifo_priority"], verify=p["verify"]) as rig, \
+            Session(experiment, params, total, "runs", record=record, out=out,
+                    overwrite=overwrite, progress=progress, should_stop=should_stop,
+                    slice_name="run",
+                    pinning={k: p[k] for k in ("producer_cpu", "consumer_cpu",
+                                               "fifo_priority")}) as s:
+        yield _Bursts(s, rig)
 
 
 # ------------------------------------------------------------- checking -----
@@ -248,19 +212,18 @@ def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer
     reps = _count("reps", reps, 1, 10**6)
     params = dict(p, sizes=sizes, reps=reps)
     res = DrainResult(params)
-    with _Session("drain_rate", params, reps * len(sizes), max(sizes), out, overwrite,
-                  progress, should_stop, p) as s:
-        s.results_fn = lambda: _drain_results(res.runs, sizes)
-        error = None
-        try:
-            _drain_phase(s, res, sizes, reps)
-        except Exception as e:
-            error = e
-            raise
-        finally:
-            res.results = _drain_results(res.runs, sizes)
-            res.summary = drain_text(res, p)
-            res.status = s.finish(res.results, res.summary, error)
+
+    def record(folder, status, final):
+        res.results = _drain_results(res.runs, sizes)
+        if final:
+            res.summary, res.status = drain_text(res, p), status
+            if folder is not None:
+                folder.save_text("table.txt", res.summary + "\n")
+        return res.results
+
+    with _session("drain_rate", params, reps * len(sizes), max(sizes), p, record, out,
+                  overwrite, progress, should_stop) as runs:
+        _drain_phase(runs, res, sizes, reps)
     return res
 
 
@@ -342,25 +305,26 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
                   stream_factors=factors, stream_segments=segments)
     total = drain_reps * len(sizes) + rounds * (1 + len(targets) + len(factors))
     res = PacingResult(params, drain=DrainResult(dict(p, sizes=sizes, reps=drain_reps)))
-    with _Session("pacing", params, total, max(sizes + [n, stream_messages]), out, overwrite,
-                  progress, should_stop, p) as s:
-        s.results_fn = lambda: _pacing_results(res, params)
-        error = None
-        try:
-            _drain_phase(s, res.drain, sizes, drain_reps)
-            res.drain.results = _drain_results(res.drain.runs, sizes)
-            _paced_phase(s, res, params)
-        except Exception as e:
-            error = e
-            raise
-        finally:
-            res.drain.results = _drain_results(res.drain.runs, sizes)
-            res.drain.summary = drain_text(res.drain, p)
-            res.drain.status = "complete" if len(res.drain.runs) == drain_reps * len(sizes) \
-                else "interrupted"
-            res.results = _pacing_results(res, params)
+
+    def record(folder, status, final):
+        if final:
+            d = res.drain
+            d.results = _drain_results(d.runs, sizes)
+            d.summary = drain_text(d, p)
+            d.status = _status.final(len(d.runs), drain_reps * len(sizes), "runs")
+        res.results = _pacing_results(res, params)
+        if final:
             res.summary = res.drain.summary + "\n\n" + pacing_text(res, params)
-            res.status = s.finish(res.results, res.summary, error)
+            res.status = status
+            if folder is not None:
+                folder.save_text("table.txt", res.summary + "\n")
+        return res.results
+
+    with _session("pacing", params, total, max(sizes + [n, stream_messages]), p, record, out,
+                  overwrite, progress, should_stop) as runs:
+        _drain_phase(runs, res.drain, sizes, drain_reps)
+        res.drain.results = _drain_results(res.drain.runs, sizes)
+        _paced_phase(runs, res, params)
     return res
 
 
