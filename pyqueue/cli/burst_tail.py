@@ -1,8 +1,7 @@
 """python -m pyqueue burst-tail: the 1 MiB burst-tail study (SPEC §6.1, seed 000).
 
 Also benchmarks/burst/run_burst_tail_1m.py (the same code)."""
-import shlex
-import sys
+from .common import command_line, exit_code
 
 NAME = "burst-tail"
 HELP = "business tail latency after a 1 MiB send, pyqueue strategies vs open-source queues"
@@ -66,5 +65,5 @@ def run(args):
                      progress=not args.no_progress)
     print(res.table(markdown=args.markdown))
     print("\nstatus: %s%s" % (res.status, "; output folder: %s" % res.out if res.out else ""))
-    print("command: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    return 0 if res.status == "complete" else 130
+    print(command_line())
+    return exit_code(res.status)
