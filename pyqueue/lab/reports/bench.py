@@ -13,7 +13,8 @@ PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-messa
 # ---- summary -----------------------------------------------------------------
 
 def _p(key):
-    return lambda s: s.extra[key]
+    """What a slice is compared by: its value (key None) or one of its extras."""
+    return (lambda s: s.value) if key is None else (lambda s: s.extra[key])
 
 
 # (label, kind, numerator, denominator(s), key, best, target, higher_is_better)
@@ -65,13 +66,13 @@ def summarize(slices, status):
         for place, d in pl.medians_by_placement(sl).items():
             summ[dest][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
-        med = pl.medians_by_placement(lat, key=_p(key) if key else pl._value)
+        med = pl.medians_by_placement(lat, key=_p(key))
         for place, d in med.items():
             for k, (v, n) in d.items():
                 summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = v
     by_kind = {"throughput": tput, "roundtrip": lat, "python": py}
     for label, kind, num, den, key, best, target, higher in TARGETS:
-        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key) if key else pl._value,
+        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key),
                                    best=best)
         per = {}
         for place, e in r.items():
