@@ -22,16 +22,14 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ... import clock as _clock
-from ... import pacing as model
 from ...cpu import check_cpu, check_priority
 from ...queue import _int_param
 from ..common import status as _status
-from ..common.pacing_rig import Rig, fit_line
+from ..common.pacing_rig import Rig
 from ..common.session import Session
-from ..reports.pacing import drain_text, median as _median, ms, pacing_text
+from ..reports import pacing as report
+from ..reports.pacing import drain_text, ms, pacing_text
 
 __all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
 
@@ -214,7 +212,7 @@ def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer
     res = DrainResult(params)
 
     def record(folder, status, final):
-        res.results = _drain_results(res.runs, sizes)
+        res.results = report.drain_results(res.runs, sizes)
         if final:
             res.summary, res.status = drain_text(res, p), status
             if folder is not None:
@@ -234,31 +232,6 @@ def _drain_phase(s, res, sizes, reps):
         for n in sizes:
             if s.run(res.runs, "drain", "drain_n%d_r%d" % (n, rep), n, round=rep) is None:
                 return
-
-
-def _drain_results(runs, sizes):
-    by = {}
-    for n in sizes:
-        rs = [b for b in runs if b.n == n]
-        dmax = [b.metrics["d_max"] for b in rs]
-        dfit = [b.metrics["d_fit"] for b in rs]
-        by[str(n)] = dict(runs=len(rs), d_max=dmax, d_fit=dfit,
-                          max_delay_ns=[b.metrics["max_delay_ns"] for b in rs],
-                          d_max_median=_median(dmax), d_fit_median=_median(dfit),
-                          d_max_min=min(dmax) if dmax else None,
-                          spread=(max(dmax) / min(dmax) - 1) if dmax else None)
-    big, small = str(max(sizes)), str(min(sizes))
-    out = dict(by_size=by, d_typical=by[big]["d_max_median"], d_conservative=by[big]["d_max_min"],
-               d_fit=by[big]["d_fit_median"])
-    if big != small:
-        agree = {}
-        for k in ("d_max_median", "d_fit_median"):
-            a, b = by[big][k], by[small][k]
-            agree[k[:-7]] = abs(a / b - 1) if a and b else None
-        agree["within_10pct"] = (all(v is not None and v <= 0.10 for v in agree.values())
-                                 if agree else None)
-        out["agreement"] = agree
-    return out
 
 
 # ---------------------------------------------------------------- pacing ----
@@ -309,10 +282,10 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     def record(folder, status, final):
         if final:
             d = res.drain
-            d.results = _drain_results(d.runs, sizes)
+            d.results = report.drain_results(d.runs, sizes)
             d.summary = drain_text(d, p)
             d.status = _status.final(len(d.runs), drain_reps * len(sizes), "runs")
-        res.results = _pacing_results(res, params)
+        res.results = report.pacing_results(res, params)
         if final:
             res.summary = res.drain.summary + "\n\n" + pacing_text(res, params)
             res.status = status
@@ -323,23 +296,14 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     with _session("pacing", params, total, max(sizes + [n, stream_messages]), p, record, out,
                   overwrite, progress, should_stop) as runs:
         _drain_phase(runs, res.drain, sizes, drain_reps)
-        res.drain.results = _drain_results(res.drain.runs, sizes)
+        res.drain.results = report.drain_results(res.drain.runs, sizes)
         _paced_phase(runs, res, params)
     return res
 
 
-def _pace_plan(res, params):
-    """{target: P_max (inf: unpaced)} from the D chosen by pace_with, or None."""
-    d = res.drain.results.get("d_" + params["pace_with"])
-    if not d or not math.isfinite(d):
-        return None, None
-    d *= 1.0 - params["d_margin"]
-    return d, {t: model.p_max(d, t, params["n"]) for t in params["targets"]}
-
-
 def _paced_phase(s, res, params):
     n, targets = params["n"], params["targets"]
-    d_pace, plan = _pace_plan(res, params)
+    d_pace, plan = report.pace_plan(res, params)
     d_typ = res.drain.d
     if plan is None:
         return
@@ -356,52 +320,3 @@ def _paced_phase(s, res, params):
             if s.run(res.streams, "stream", "stream_x%.2f_r%d" % (f, r),
                      params["stream_messages"], f * d_typ, round=r, factor=f) is None:
                 return
-
-
-def _pacing_results(res, params):
-    n = params["n"]
-    d_pace, plan = _pace_plan(res, params)
-    d_typ = res.drain.d
-    out = dict(drain=res.drain.results, d_pace=d_pace, d_typical=d_typ, targets=[])
-    if plan is None:
-        return out
-    for t in params["targets"]:
-        bs = [b for b in res.paced if b.target_s == t]
-        pm = plan[t]
-        measured = [b.metrics["max_delay_ns"] * 1e-9 for b in bs]
-        d_runs = [b.metrics["d_run"] for b in bs]
-        at_run = [model.max_delay(n, pm, d) if d and math.isfinite(d) else None for d in d_runs]
-        out["targets"].append(dict(
-            t=t, p_max=pm, p_over_d=pm / d_pace, tight_loop_ok=bool(n <= d_pace * t),
-            model_at_d_pace=model.max_delay(n, pm, d_pace),
-            model_at_d_typical=model.max_delay(n, pm, d_typ),
-            measured_max_s=measured, ratio=[m / t for m in measured],
-            ratio_median=_median([m / t for m in measured]),
-            ratio_worst=max([m / t for m in measured]) if measured else None,
-            d_run=d_runs, model_at_d_run=at_run,
-            offer_late_max_ns=[b.metrics["offer_late_max_ns"] for b in bs],
-            stalls=[b.metrics["stalls"] for b in bs], stall_ns=[b.metrics["stall_ns"] for b in bs],
-            first_delay_ns=[b.metrics["first_delay_ns"] for b in bs],
-            steal_ms=[b.metrics["steal_ms"]["consumer"] for b in bs]))
-    out["checks"] = [dict(round=b.round, start_ns=b.start_ns, utc=b.utc, d_max=b.metrics["d_max"],
-                          d_fit=b.metrics["d_fit"]) for b in res.checks]
-    streams = []
-    for f in params["stream_factors"]:
-        bs = [b for b in res.streams if b.metrics["factor"] == f]
-        pred = 1 - 1 / f if f > 1 else 0.0      # d(delay)/d(time) = 1 - D/P above D
-        streams.append(dict(factor=f, rate=f * d_typ, messages=params["stream_messages"],
-                            segment_max_ns=[[int(x.max()) for x in np.array_split(
-                                b.delay_ns, params["stream_segments"])] for b in bs],
-                            max_delay_ns=[b.metrics["max_delay_ns"] for b in bs],
-                            model_max_delay_s=model.max_delay(params["stream_messages"],
-                                                              f * d_typ, d_typ),
-                            model_growth_per_s=pred,
-                            growth_per_s=[_growth(b) for b in bs]))
-    out["streams"] = streams
-    return out
-
-
-def _growth(b):
-    """Fitted slope of delay vs scheduled time (s of delay per s of stream)."""
-    slope, _ = fit_line(b.delay_ns)                 # ns per message
-    return slope * b.rate * 1e-9 if b.rate else None
