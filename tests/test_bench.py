@@ -13,8 +13,8 @@ import pyqueue.peers as peers
 from pyqueue import VerificationError
 from pyqueue._errors import check
 from pyqueue._pyq import ffi, lib
-from pyqueue.lab import bench as B
-from pyqueue.lab import _output
+from pyqueue.lab.experiments import bench as B
+from pyqueue.lab.common import output as _output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPUS = sorted(os.sched_getaffinity(0))

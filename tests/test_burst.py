@@ -12,8 +12,8 @@ import pytest
 import pyqueue
 import pyqueue.lab as lab
 from pyqueue import peers
-from pyqueue.lab import _output
-from pyqueue.lab.burst import DEFAULT_CLASSES
+from pyqueue.lab.common import output as _output
+from pyqueue.lab.experiments.burst_tail import DEFAULT_CLASSES
 
 SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_queries=64,
              slice_windows=3, progress=False)

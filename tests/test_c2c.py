@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import pyqueue.lab as lab
-from pyqueue.lab import c2c
+from pyqueue.lab.experiments import c2c
 from pyqueue.topology import read as read_topology
-from pyqueue.lab._output import load, verify
+from pyqueue.lab.common.output import load, verify
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 needs_two = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two allowed CPUs")
@@ -139,7 +139,7 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path, monkeypatch):
     """A stop request between slices ends the run with a valid, partial folder."""
     if len(ALLOWED) < 2:
         pytest.skip("needs two allowed CPUs")
-    from pyqueue.lab import _progress
+    from pyqueue.lab.common import progress as _progress
     calls = {"n": 0}
     real = c2c.pingpong_slice
 
@@ -163,4 +163,4 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path, monkeypatch):
     assert verify(out) == []
     loaded = load(out)
     assert not loaded.complete and "interrupted after 1 of 2" in loaded.status
-    assert r.status.startswith("partial")
+    assert r.status == loaded.status              # one status string, result and folder alike

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pyqueue as pq
-from pyqueue.lab import _output
+from pyqueue.lab.common import output as _output
 from pyqueue.threads import ConsumerThread, ProducerThread
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

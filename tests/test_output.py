@@ -1,4 +1,4 @@
-"""The SPEC §6 output folder (pyqueue.lab._output): round trip, checksums, partial runs."""
+"""The SPEC §6 output folder (pyqueue.lab.common.output): round trip, checksums, partial runs."""
 import gzip
 import json
 import math
@@ -6,11 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from pyqueue.lab import _output as out
-from pyqueue.lab._environment import cpu_list_text
+from pyqueue.lab.common import output as out
+from pyqueue.lab.common.environment import cpu_list_text
 
 
 def _folder(tmp_path, **kw):
+    kw.setdefault("total", 3)
     return out.OutputFolder(tmp_path / "run", "burst_tail", {"rounds": 3, "msg": 32},
                             argv=["pyqueue", "burst-tail", "--quick"], **kw)
 
@@ -23,7 +24,7 @@ def test_round_trip(tmp_path):
     assert paths == ["samples/yield0/group_ns.npy.gz", "samples/yield0/cpus.npy.gz"]
     f.save_text("table.md", "| a |\n")
     status = f.finish({"p99": np.float64(12.5), "n": np.int64(4), "ok": np.bool_(True),
-                       "per_round": np.array([1.0, 2.0])}, done=3, total=3)
+                       "per_round": np.array([1.0, 2.0])}, done=3)
     assert status == "complete"
     assert out.verify(f.path) == []
 
@@ -81,7 +82,7 @@ def test_cpu_list_text():
 def test_verify_detects_tampering(tmp_path, tamper):
     f = _folder(tmp_path)
     f.save_samples("c", x=np.arange(100))
-    f.finish({"p50": 1.0}, 1, 1)
+    f.finish({"p50": 1.0}, 3)
     assert out.verify(f.path) == []
     target = f.path / "samples/c/x.npy.gz"
     if tamper == "edit":
@@ -122,12 +123,12 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path):
             rounds.append(np.arange(10) * (r + 1))
             f.save_samples("yield0", **{"round%d" % r: rounds[-1]})
             done = r + 1
-            f.checkpoint({"rounds_done": done}, done, total)
-            # a run killed right here (no finish) still verifies and says so
+            f.checkpoint({"rounds_done": done}, done)
+            # a run killed right here (no finish) still verifies and says how far it got
             assert out.verify(f.path) == []
-            assert out.load(f.path).status == "incomplete after %d of 3 rounds" % done
+            assert out.load(f.path).status == "interrupted after %d of 3 rounds" % done
     except KeyboardInterrupt:
-        f.finish({"rounds_done": done}, done, total)
+        f.finish({"rounds_done": done}, done)
     assert out.verify(f.path) == []
     r = out.load(f.path)
     assert r.status == "interrupted after 2 of 3 rounds" and not r.complete
@@ -136,23 +137,34 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path):
 
 def test_failed_status(tmp_path):
     f = _folder(tmp_path)
-    assert f.finish({}, 1, 3, error=RuntimeError("consumer found a gap")) == \
-        "failed after 1 of 3 rounds: consumer found a gap"
+    assert f.finish({}, 1, error=RuntimeError("consumer found a gap")) == \
+        "failed: consumer found a gap"
     assert out.verify(f.path) == []
+    assert out.load(f.path).summary["progress"] == {"done": 1, "total": 3, "unit": "rounds"}
     with pytest.raises(ValueError, match="done"):
-        f.checkpoint({}, 4, 3)
+        f.checkpoint({}, 4)
 
 
 def test_started_folder_is_valid(tmp_path):
-    f = _folder(tmp_path)
+    f = _folder(tmp_path, unit="runs")
     assert out.verify(f.path) == []
-    assert out.load(f.path).status == "started"
+    assert out.load(f.path).status == "interrupted after 0 of 3 runs"
+
+
+def test_older_status_words_load_in_todays(tmp_path):
+    f = _folder(tmp_path)
+    for old, new in (("incomplete after 2 of 3 rounds", "interrupted after 2 of 3 rounds"),
+                     ("partial: 1 of 2 slices", "interrupted after 1 of 2 slices"),
+                     ("failed after 1 of 3 rounds: a gap", "failed: a gap"),
+                     ("complete", "complete")):
+        f._write_summary({}, old, 0)
+        assert out.load(f.path).status == new
 
 
 def test_nan_and_inf_become_null_with_a_note(tmp_path):
     f = _folder(tmp_path)
     f.finish({"p999": math.nan, "rate": [1.0, math.inf, -math.inf],
-              "per_round": np.array([[1.0, np.nan], [np.nan, 2.0]])}, 1, 1)
+              "per_round": np.array([[1.0, np.nan], [np.nan, 2.0]])}, 3)
     r = out.load(f.path)
     assert r.results == {"p999": None, "rate": [1.0, None, None],
                          "per_round": [[1.0, None], [None, 2.0]]}
@@ -177,19 +189,19 @@ def test_to_jsonable_refuses_unknown_types():
 
 def test_refuses_to_overwrite(tmp_path):
     f = _folder(tmp_path)
-    f.finish({"first": True}, 1, 1)
+    f.finish({"first": True}, 3)
     with pytest.raises(FileExistsError, match="not empty"):
         _folder(tmp_path)
     g = _folder(tmp_path, overwrite=True)                # a previous output folder: ok
-    assert out.load(g.path).status == "started"
+    assert out.load(g.path).status == "interrupted after 0 of 3 rounds"
     other = tmp_path / "precious"
     other.mkdir()
     (other / "thesis.tex").write_text("years of work")
     with pytest.raises(FileExistsError, match="refusing"):
-        out.OutputFolder(other, "x", overwrite=True)
+        out.OutputFolder(other, "x", total=1, overwrite=True)
     assert (other / "thesis.tex").exists()
     (tmp_path / "empty").mkdir()
-    out.OutputFolder(tmp_path / "empty", "x")            # an empty folder is fine
+    out.OutputFolder(tmp_path / "empty", "x", total=1)   # an empty folder is fine
 
 
 def test_bad_names_and_arrays(tmp_path):
@@ -204,8 +216,8 @@ def test_bad_names_and_arrays(tmp_path):
 
 
 def test_checksums_are_deterministic(tmp_path):
-    a = out.OutputFolder(tmp_path / "a", "x")
-    b = out.OutputFolder(tmp_path / "b", "x")
+    a = out.OutputFolder(tmp_path / "a", "x", total=1)
+    b = out.OutputFolder(tmp_path / "b", "x", total=1)
     a.save_samples("c", x=np.arange(1000))
     b.save_samples("c", x=np.arange(1000))
     ia = json.loads((a.path / "index.json").read_text())["files"]["samples/c/x.npy.gz"]
@@ -238,9 +250,9 @@ def test_ctrl_c_during_the_rename_cannot_tear_the_folder(tmp_path, monkeypatch):
 
 
 def test_graceful_stop_loop_writes_partial_folder(tmp_path):
-    """The loop shape experiments use: flag checked between slices, then finish()."""
+    """The loop shape common/session.py runs: flag checked between slices, then finish()."""
     import io
-    from pyqueue.lab._progress import GracefulInterrupt, Progress
+    from pyqueue.lab.common.progress import GracefulInterrupt, Progress
     f = _folder(tmp_path)
     total, done = 3, 0
     with GracefulInterrupt(stream=io.StringIO()) as stop, \
@@ -256,7 +268,7 @@ def test_graceful_stop_loop_writes_partial_folder(tmp_path):
                 break                                    # round 1 is incomplete: not kept
             f.save_samples("c", **{"round%d" % r: np.arange(4)})
             done += 1
-            f.checkpoint({"done": done}, done, total)
-        f.finish({"done": done}, done, total)
+            f.checkpoint({"done": done}, done)
+        f.finish({"done": done}, done)
     r = out.load(f.path)
     assert r.status == "interrupted after 1 of 3 rounds" and list(r.samples["c"]) == ["round0"]

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from pyqueue._pyq import ffi, lib
-from pyqueue.lab import _output, ownership
-from pyqueue.lab.ownership import COUNTER_NAMES
+from pyqueue.lab.common import output as _output
+from pyqueue.lab import ownership
+from pyqueue.lab.experiments.ownership import COUNTER_NAMES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPUS = sorted(os.sched_getaffinity(0))

@@ -17,7 +17,7 @@ import pyqueue
 import pyqueue as pq
 from pyqueue import lab
 from pyqueue.__main__ import main
-from pyqueue.lab._output import load, verify
+from pyqueue.lab.common.output import load, verify
 from pyqueue.threads import ConsumerThread, ProducerThread
 
 _ALLOWED = sorted(os.sched_getaffinity(0))

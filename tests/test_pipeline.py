@@ -10,8 +10,8 @@ import pytest
 
 import pyqueue.lab as lab
 from pyqueue._pyq import ffi, lib
-from pyqueue.lab import pipeline as pl
-from pyqueue.lab._output import load, verify
+from pyqueue.lab.experiments import pipeline as pl
+from pyqueue.lab.common.output import load, verify
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 PLACEMENT = (ALLOWED[0], ALLOWED[-1], ALLOWED[0])

@@ -1,10 +1,10 @@
-"""placement.py on synthetic data: tags, interleaving order, ratios per placement."""
+"""common/placement.py on synthetic data: tags, interleaving order, ratios per placement."""
 import itertools
 
 import pytest
 
-from pyqueue.lab import placement as pl
-from pyqueue.lab.placement import Slice
+from pyqueue.lab.common import placement as pl
+from pyqueue.lab.common.placement import Slice
 
 
 def test_tag_and_classify():

@@ -1,11 +1,11 @@
-"""Progress line and graceful Ctrl-C (pyqueue.lab._progress), with a fake clock."""
+"""Progress line and graceful Ctrl-C (pyqueue.lab.common.progress), with a fake clock."""
 import io
 import os
 import signal
 
 import pytest
 
-from pyqueue.lab._progress import GracefulInterrupt, Progress, format_seconds
+from pyqueue.lab.common.progress import GracefulInterrupt, Progress, format_seconds
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""The soak (pyqueue.lab.soak, csrc/stress/soak.c): a CI-length run that must check
+"""The soak (pyqueue.lab.experiments.soak, csrc/stress/soak.c): a CI-length run that must check
 every message without an error, its output folder, and proof that its checker
 catches a message that is not the next one of the stream.  Ctrl-C is in test_failures.py."""
 import json
@@ -10,8 +10,8 @@ import pytest
 
 import pyqueue as pq
 from pyqueue._pyq import ffi, lib
-from pyqueue.lab import _output
-from pyqueue.lab.soak import soak
+from pyqueue.lab.common import output as _output
+from pyqueue.lab.experiments.soak import soak
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECONDS = float(os.environ.get("PYQ_SOAK_SECONDS", "60"))

@@ -1,10 +1,10 @@
-"""Nearest-rank percentiles (pyqueue.lab._stats) against hand-computed cases."""
+"""Nearest-rank percentiles (pyqueue.lab.common.stats) against hand-computed cases."""
 import math
 
 import numpy as np
 import pytest
 
-from pyqueue.lab import _stats as st
+from pyqueue.lab.common import stats as st
 
 
 def test_single_sample_is_every_percentile():

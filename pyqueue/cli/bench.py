@@ -1,6 +1,5 @@
 """python -m pyqueue bench: pyqueue against its peers, interleaved slices (issue 7)."""
-import shlex
-import sys
+from .common import command_line, exit_code
 
 NAME = "bench"
 HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring and the "
@@ -26,7 +25,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.bench import bench, format_markdown
+    from ..lab.experiments.bench import bench, format_markdown
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
@@ -37,5 +36,7 @@ def run(args):
         print("\n" + format_markdown(res.summary, res.params))
     if args.out:
         print("\noutput folder: %s" % res.params["out"])
-    print("\ncommand: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    return 0
+    if res.status != "complete":
+        print("\nstatus: %s" % res.status)
+    print("\n" + command_line())
+    return exit_code(res.status)

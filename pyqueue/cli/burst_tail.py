@@ -1,15 +1,14 @@
 """python -m pyqueue burst-tail: the 1 MiB burst-tail study (SPEC §6.1, seed 000).
 
 Also benchmarks/burst/run_burst_tail_1m.py (the same code)."""
-import shlex
-import sys
+from .common import command_line, exit_code
 
 NAME = "burst-tail"
 HELP = "business tail latency after a 1 MiB send, pyqueue strategies vs open-source queues"
 
 
 def add_arguments(p):
-    from ..lab.burst import DEFAULT_CLASSES
+    from ..lab.experiments.burst_tail import DEFAULT_CLASSES
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N) "
                         "and peers ck, dpdk, rwq, boost, mutex (default: %(default)s)")
@@ -46,7 +45,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.burst import burst_tail
+    from ..lab.experiments.burst_tail import burst_tail
     if args.quick:
         args.windows = min(args.windows, 100)
         args.spill_blocks = min(args.spill_blocks, 16384)
@@ -66,5 +65,5 @@ def run(args):
                      progress=not args.no_progress)
     print(res.table(markdown=args.markdown))
     print("\nstatus: %s%s" % (res.status, "; output folder: %s" % res.out if res.out else ""))
-    print("command: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    return 0 if res.status == "complete" else 130
+    print(command_line())
+    return exit_code(res.status)

@@ -1,6 +1,8 @@
 """python -m pyqueue c2c: core-to-core latency matrix, queue vs floor, false sharing (SPEC §6.3)."""
 import sys
 
+from .common import EXIT_USAGE, exit_code
+
 NAME = "c2c"
 HELP = "core-to-core cache-line latency matrix, pyqueue round trip vs the floor, false sharing"
 
@@ -38,7 +40,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab import c2c, sharing
+    from ..lab.experiments import c2c, false_sharing
     try:
         pair = tuple(_cpus(args.pair)) if args.pair else None
         r = c2c.core_to_core(cpus=_cpus(args.cpus),
@@ -47,15 +49,16 @@ def run(args):
                              rounds=args.rounds, batch=args.batch, queue=not args.no_queue,
                              pair=pair, over_time=args.over_time, interval=args.interval,
                              out=args.out, overwrite=args.overwrite, progress=not args.quiet)
-    except (ValueError, OSError) as e:
+    except OSError as e:                # e.g. no cycle counter to time with
         print("c2c: %s" % e, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(r.summary)
-    if args.false_sharing:
+    if args.false_sharing and r.status == "complete":
         fs_out = (args.out.rstrip("/") + "-false-sharing") if args.out else None
-        f = sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
+        f = false_sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
                                   rounds=args.rounds, out=fs_out, overwrite=args.overwrite,
                                   progress=not args.quiet)
         print()
         print(f.summary)
-    return 0 if r.status == "complete" else 1
+        return exit_code(f.status)
+    return exit_code(r.status)

@@ -4,10 +4,12 @@ Same worker, same business query, data warmed by the worker itself vs by a
 thread on another core and handed over; prints p50/p99/p999 ns per 64-query
 window per arm, the other/self ratio and whether the checksums agree.
 
-Exit status: 0 complete with equal checksums; 1 checksums differ; 2 bad
-arguments or CPUs; 130 interrupted (the partial output folder is valid).
+Exit status (cli/common.py): 0 complete with equal checksums; 1 checksums
+differ; 2 bad arguments or CPUs; 130 interrupted (the partial output folder is valid).
 """
 import sys
+
+from .common import EXIT_USAGE, exit_code
 
 NAME = "ownership"
 HELP = "ownership control (§6.2): self-warmed vs handed-over data, same worker and query"
@@ -44,7 +46,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.ownership import DEFAULT_SEED, ownership
+    from ..lab.experiments.ownership import DEFAULT_SEED, ownership
 
     base = QUICK if args.quick else DEFAULTS
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]
@@ -56,16 +58,15 @@ def run(args):
                            progress=not args.no_progress,
                            seed=DEFAULT_SEED if args.seed is None else args.seed,
                            overwrite=args.overwrite, argv=sys.argv)
-    except (ValueError, TypeError, RuntimeError, FileExistsError) as e:
+    except RuntimeError as e:           # fewer than two CPUs to run on
         print("ownership: %s" % e, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(result.table)
     if args.out:
         print("\noutput folder: %s" % args.out)
+    equal = result.summary["checksums"]["equal"]
     if not result.complete:
         print("ownership: %s" % result.status, file=sys.stderr)
-        return 130
-    if not result.summary["checksums"]["equal"]:
+    elif not equal:
         print("ownership: checksums differ between the arms", file=sys.stderr)
-        return 1
-    return 0
+    return exit_code(result.status, ok=equal)

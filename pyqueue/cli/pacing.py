@@ -2,10 +2,7 @@
 delay target, and show the unbounded vs bounded backlog of streams above/below D
 (SPEC §6.5, seed 004).  ``--drain-only`` stops after the drain-rate measurement.
 """
-import shlex
-import sys
-
-from .pacing_table import parse_duration
+from .common import command_line, exit_code, parse_duration
 
 NAME = "pacing"
 HELP = "measure the drain rate D, then check paced bursts against their delay targets"
@@ -55,32 +52,28 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.burst_pacing import drain_rate, pacing
+    from ..lab.experiments.pacing import drain_rate, pacing
     if args.quick:
         args.burst, args.targets, args.rounds, args.drain_reps = 20_000, "0.5ms,1ms,5ms,20ms", 1, 2
     common = dict(work_ns=args.work_ns, size=args.size, producer_cpu=args.producer_cpu,
                   consumer_cpu=args.consumer_cpu, fifo_priority=args.fifo,
                   verify=not args.no_verify, out=args.out, overwrite=args.overwrite,
                   progress=not args.no_progress)
-    try:
-        sizes = _list(int)(args.drain_sizes) if args.drain_sizes else None
-        if args.drain_only:
-            res = drain_rate(sizes or (args.burst, max(2, args.burst // 4)), args.drain_reps,
-                             **common)
-        else:
-            res = pacing(args.burst, [parse_duration(t) for t in args.targets.split(",")
-                                      if t.strip()],
-                         args.rounds, drain_sizes=sizes, drain_reps=args.drain_reps,
-                         pace_with=args.pace_with, d_margin=args.d_margin,
-                         stream_messages=args.stream_messages,
-                         stream_factors=_list(float)(args.stream_factors), **common)
-    except (ValueError, FileExistsError) as e:
-        print("pacing: %s" % e, file=sys.stderr)
-        return 2
+    sizes = _list(int)(args.drain_sizes) if args.drain_sizes else None
+    if args.drain_only:
+        res = drain_rate(sizes or (args.burst, max(2, args.burst // 4)), args.drain_reps,
+                         **common)
+    else:
+        res = pacing(args.burst, [parse_duration(t) for t in args.targets.split(",")
+                                  if t.strip()],
+                     args.rounds, drain_sizes=sizes, drain_reps=args.drain_reps,
+                     pace_with=args.pace_with, d_margin=args.d_margin,
+                     stream_messages=args.stream_messages,
+                     stream_factors=_list(float)(args.stream_factors), **common)
     print(res.summary)
     if args.json:
         res.to_json(args.json)
     if args.out:
         print("\noutput folder: %s (%s)" % (args.out, res.status))
-    print("\ncommand: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
-    return 0 if res.status == "complete" else 130
+    print("\n" + command_line())
+    return exit_code(res.status)

@@ -3,23 +3,11 @@
 Pure arithmetic (no measurement): give the drain rate D you measured (e.g. with
 ``python -m pyqueue pacing``), the burst size N and the delay targets T.
 """
-import re
-import sys
-
 from .. import pacing
+from .common import parse_duration
 
 NAME = "pacing-table"
 HELP = "print the pacing model table (P_max per delay target) for a drain rate and burst"
-
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text):
-    """'0.5ms' / '25 ms' / '1s' / '100us' -> seconds (a bare number is seconds)."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*", text)
-    if not m:
-        raise ValueError("not a duration: %r (use e.g. 0.5ms, 25ms, 1s)" % text)
-    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
 def add_arguments(parser):
@@ -33,11 +21,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    try:
-        targets = [parse_duration(t) for t in args.targets.split(",") if t.strip()]
-        table = pacing.pacing_table(args.drain, args.burst, targets)
-    except ValueError as e:
-        print("pacing-table: %s" % e, file=sys.stderr)
-        return 2
+    targets = [parse_duration(t) for t in args.targets.split(",") if t.strip()]
+    table = pacing.pacing_table(args.drain, args.burst, targets)
     print(table.to_text(markdown=args.markdown))
     return 0

@@ -1,12 +1,12 @@
 """python -m pyqueue pipeline: producer -> stage -> consumer latency per variant (SPEC §6.4)."""
-import sys
+from .common import exit_code
 
 NAME = "pipeline"
 HELP = "producer -> stage -> consumer at a set rate: mutex+condvar vs pyqueue variants"
 
 
 def add_arguments(parser):
-    from ..lab.pipeline import DEFAULT_PLACEMENT, VARIANTS
+    from ..lab.experiments.pipeline import DEFAULT_PLACEMENT, VARIANTS
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="comma-separated subset of %s" % ", ".join(VARIANTS))
     parser.add_argument("--rate", type=float, default=20_000, help="messages/s (default 20000)")
@@ -47,19 +47,15 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.pipeline import pipeline
-    try:
-        placement = tuple(int(c) for c in args.placement.split(","))
-        r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
-                     rate=args.rate, messages=args.messages, slices=args.slices,
-                     placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
-                     stage_work_ns=args.stage_work_ns, combine=args.combine,
-                     rest_share=args.rest_share, rest_ns=args.rest_ns,
-                     receiver_slack_ns=args.timer_slack_ns, pacer_spin_ns=args.pacer_spin_ns,
-                     out=args.out, overwrite=args.overwrite,
-                     progress=not args.quiet)
-    except (ValueError, PermissionError) as e:
-        print("pipeline: %s" % e, file=sys.stderr)
-        return 2
+    from ..lab.experiments.pipeline import pipeline
+    placement = tuple(int(c) for c in args.placement.split(","))
+    r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
+                 rate=args.rate, messages=args.messages, slices=args.slices,
+                 placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
+                 stage_work_ns=args.stage_work_ns, combine=args.combine,
+                 rest_share=args.rest_share, rest_ns=args.rest_ns,
+                 receiver_slack_ns=args.timer_slack_ns, pacer_spin_ns=args.pacer_spin_ns,
+                 out=args.out, overwrite=args.overwrite,
+                 progress=not args.quiet)
     print(r.summary)
-    return 0 if r.status == "complete" else 1
+    return exit_code(r.status)

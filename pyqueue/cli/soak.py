@@ -1,6 +1,5 @@
 """python -m pyqueue soak: a bounded stress that checks every message (issue 8)."""
-import shlex
-import sys
+from .common import command_line, exit_code
 
 NAME = "soak"
 HELP = ("bounded stress: random sizes, pauses on both sides, tier-2 spills, flushes and "
@@ -21,16 +20,12 @@ def add_arguments(p):
 
 def run(args):
     """Exit 0: complete, no error; 1: an error was found; 130: stopped by Ctrl-C
-    (the summary of what was checked is printed either way)."""
-    from ..lab.soak import soak
+    (the summary of what was checked is printed either way; cli/common.py)."""
+    from ..lab.experiments.soak import soak
     res = soak(args.seconds, args.seed, period_s=args.period, slice_s=args.slice,
                progress=not args.no_progress, out=args.out, overwrite=args.overwrite)
     print(res.table())
-    print("\ncommand: python -m pyqueue " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    print("\n" + command_line())
     print("reproduce: python -m pyqueue soak --seconds %g --seed %d --period %g --slice %g"
           % (args.seconds, res.params["seed"], args.period, args.slice))
-    if not res.ok:
-        return 1
-    if res.status != "complete":
-        return 130
-    return 0
+    return exit_code(res.status)           # an error found is "failed: ..."

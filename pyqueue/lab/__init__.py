@@ -1,29 +1,39 @@
 """pyqueue.lab: one function per experiment of SPEC §6.
 
 Each returns a result object with ``summary`` (a table), numpy sample arrays and
-``to_json(path)``.  The modules are imported on first use so that ``import
-pyqueue.lab`` stays cheap.
+``to_json(path)``; ``load(path)`` reads any output folder back.  The modules are
+imported on first use so that ``import pyqueue.lab`` stays cheap.
+
+    experiments/   one module per experiment, named after its command and its C loop
+                   (burst-tail -> experiments/burst_tail.py -> csrc/lab/burst_tail.c)
+    reports/       the summaries and tables an experiment prints; nothing there measures
+    common/        what every experiment shares: the session (output folder, Ctrl-C,
+                   progress, checkpoints), the status words, statistics, placement
 """
 import importlib
 
-_EXPERIMENTS = {
-    "burst_tail": "pyqueue.lab.burst",
-    "ownership": "pyqueue.lab.ownership",
-    "core_to_core": "pyqueue.lab.c2c",
-    "false_sharing": "pyqueue.lab.sharing",
-    "pipeline": "pyqueue.lab.pipeline",
-    "pacing": "pyqueue.lab.burst_pacing",
-    "drain_rate": "pyqueue.lab.burst_pacing",
-    "bench": "pyqueue.lab.bench",
-    "soak": "pyqueue.lab.soak",
+# public name -> (module, name in it)
+_EXPORTS = {
+    "burst_tail": ("experiments.burst_tail", "burst_tail"),
+    "load_burst_tail": ("experiments.burst_tail", "load"),
+    "ownership": ("experiments.ownership", "ownership"),
+    "core_to_core": ("experiments.c2c", "core_to_core"),
+    "false_sharing": ("experiments.false_sharing", "false_sharing"),
+    "pipeline": ("experiments.pipeline", "pipeline"),
+    "pacing": ("experiments.pacing", "pacing"),
+    "drain_rate": ("experiments.pacing", "drain_rate"),
+    "bench": ("experiments.bench", "bench"),
+    "soak": ("experiments.soak", "soak"),
+    "load": ("common.output", "load"),
 }
 
 
 def __getattr__(name):
-    if name in _EXPERIMENTS:
-        return getattr(importlib.import_module(_EXPERIMENTS[name]), name)
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        return getattr(importlib.import_module(__name__ + "." + module), attr)
     raise AttributeError("module 'pyqueue.lab' has no attribute %r" % name)
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_EXPERIMENTS))
+    return sorted(list(globals()) + list(_EXPORTS))

@@ -1,4 +1,4 @@
-"""The summary and the text table of an ownership run (pyqueue/lab/ownership.py):
+"""The summary and the text table of an ownership run (experiments/ownership.py):
 per-round percentiles of each arm and their ratio, checksums, drift between
 slice pairs, placement tags and counters.  Nothing here measures."""
 import errno as _errno
@@ -6,9 +6,9 @@ import os
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from . import placement as _placement
-from ._stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
+from ..._pyq import ffi, lib
+from ..common import placement as _placement
+from ..common.stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
                      percentile_label)
 
 ARMS = ("self", "other")
@@ -16,7 +16,6 @@ PS = (50.0, 99.0, 99.9)
 NCOUNTERS = lib.PYQ_OWNERSHIP_NCOUNTERS
 COUNTER_NAMES = tuple(ffi.string(lib.pyq_perf_name(i)).decode() for i in range(NCOUNTERS))
 HARDWARE_COUNTERS = COUNTER_NAMES[:lib.PYQ_PERF_CONTEXT_SWITCHES]
-_PLACES = ("near", "far", "moved")        # samples/slices/placement codes 0-2; 3 = untagged
 
 
 def _counter_reason(status):
@@ -134,7 +133,7 @@ def _by_placement(params, data, slices):
             e[arm].append(data["wall", arm].window_ns[lo:hi])
             e["probe"].append(p[arm]["probe_one_way_ns"])
     out = {}
-    for tag in _PLACES:
+    for tag in _placement.TAGS:
         if tag not in rows:
             continue
         e = rows[tag]
@@ -195,7 +194,7 @@ def _fmt(x, digits=1):
 
 
 def table(params, summary, status):
-    from ._stats import RoundPercentiles
+    from ..common.stats import RoundPercentiles
     rows = {}
     for arm in ARMS:
         d = summary["arms"][arm]["window_ns"]

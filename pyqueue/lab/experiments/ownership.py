@@ -28,14 +28,14 @@ import time
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._output import OutputFolder, to_jsonable
-from ._progress import GracefulInterrupt, Progress
-from . import placement as _placement
-from ._callable import callable_module
-from . import ownership_report as report
-from .ownership_report import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
-                               PS, _PLACES)
+from ..._pyq import ffi, lib
+from ..common import status as _status
+from ..common.output import to_jsonable
+from ..common.session import Session
+from ..common import placement as _placement
+from ..reports import ownership as report
+from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
+                                PS)
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
@@ -123,7 +123,7 @@ class OwnershipResult:
 
     @property
     def complete(self):
-        return self.status == "complete"
+        return _status.is_complete(self.status)
 
     def to_json(self, path):
         """Write params, status and summary (not the samples) as JSON to ``path``."""
@@ -187,60 +187,52 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
     modes = ("wall", "pmu") if pmu else ("wall",)
     data = {(m, a): _Arrays(total, groups, m == "pmu") for m in modes for a in ARMS}
     slices = []
-    folder = None
-    if out is not None:
-        folder = OutputFolder(out, "ownership", params, overwrite=overwrite, argv=argv,
-                              pinning={"worker_cpu": worker_cpu, "other_cpu": other_cpu})
     t_start = time.monotonic_ns()
-    status, error = None, None
-    bar = Progress(total=total * len(data), desc="ownership", unit="windows", enabled=progress)
-    try:
-        with GracefulInterrupt() as stop, bar:
-            step = 0
-            for r in range(rounds):
-                for first in range(0, windows, slice_windows):
-                    n = min(slice_windows, windows - first)
-                    order = ARMS if step % 2 == 0 else ARMS[::-1]   # self/other, other/self, ...
-                    step += 1
-                    for mode in modes:
-                        for arm in order:
-                            if stop.requested:
-                                break
-                            slices.append(_run_slice(o, data[mode, arm], mode, arm, r,
-                                                     r * windows + first, n, t_start))
-                            bar.update(n, status="round %d/%d %s" % (r + 1, rounds, arm))
-                    if stop.requested:
-                        break
-                if stop.requested:
-                    break
-                if folder is not None and r + 1 < rounds:
-                    summary = report.summarize(params, data, slices)
-                    _save(folder, data, slices, windows)
-                    folder.checkpoint(summary, _done(data), total, "windows per arm")
-            status = "interrupted" if stop.requested else "complete"
-    except BaseException as e:
-        error = e
-        raise
-    finally:
+    res = OwnershipResult(params, {}, {}, None, "")
+
+    def record(folder, status, final):
         summary = report.summarize(params, data, slices)
-        done = _done(data)
-        table = report.table(params, summary, status or "failed")
         if folder is not None:
             _save(folder, data, slices, windows)
-            folder.save_text("table.md", table + "\n")
-            if isinstance(error, KeyboardInterrupt):
-                error = "aborted by a second Ctrl-C"
-            folder.finish(summary, done, total, "windows per arm", error=error)
-    samples = {}
+        if final:
+            res.summary, res.status = summary, status
+            res.table = report.table(params, summary, status)
+            if folder is not None:
+                folder.save_text("table.md", res.table + "\n")
+                res.folder = folder.path
+        return summary
+
+    with Session("ownership", params, total, "windows per arm", record=record, out=out,
+                 overwrite=overwrite, argv=argv, progress=progress,
+                 bar_total=total * len(data), bar_unit="windows",
+                 pinning={"worker_cpu": worker_cpu, "other_cpu": other_cpu}) as s:
+        step = 0
+        for r in range(rounds):
+            for first in range(0, windows, slice_windows):
+                n = min(slice_windows, windows - first)
+                order = ARMS if step % 2 == 0 else ARMS[::-1]   # self/other, other/self, ...
+                step += 1
+                for mode in modes:
+                    for arm in order:
+                        if s.stopping:
+                            break
+                        slices.append(_run_slice(o, data[mode, arm], mode, arm, r,
+                                                 r * windows + first, n, t_start))
+                        s.done = _done(data)
+                        s.advance(n, status="round %d/%d %s" % (r + 1, rounds, arm))
+                if s.stopping:
+                    break
+            if s.stopping:
+                break
+            if r + 1 < rounds:
+                s.checkpoint()
     for (mode, arm), arrays in data.items():
         prefix = arm if mode == "wall" else "pmu-" + arm
         for name, arr in arrays.filled(windows).items():
-            samples["%s/%s" % (prefix, name)] = arr
+            res.samples["%s/%s" % (prefix, name)] = arr
     for name, arr in _slice_arrays(slices).items():
-        samples["slices/" + name] = arr
-    if status == "interrupted":
-        status = "interrupted after %d of %d windows per arm" % (done, total)
-    return OwnershipResult(params, summary, samples, status, table, folder and folder.path)
+        res.samples["slices/" + name] = arr
+    return res
 
 
 def _done(data):
@@ -279,14 +271,12 @@ def _slice_arrays(slices):
             "end_ns": np.array([s["end_ns"] for s in slices], np.int64),
             "median_window_ns": np.array([s["median_ns"] for s in slices], np.float64),
             "probe_one_way_ns": np.array([s["probe_one_way_ns"] for s in slices], np.float64),
-            "placement": np.array([_PLACES.index(s["placement"]) if s.get("placement") else 3
-                                   for s in slices], np.uint8)}
+            # codes of placement.TAGS; 3 = untagged
+            "placement": np.array([_placement.TAGS.index(s["placement"]) if s.get("placement")
+                                   else len(_placement.TAGS) for s in slices], np.uint8)}
 
 
 def _save(folder, data, slices, windows):
     for (mode, arm), arrays in data.items():
         folder.save_samples(arm if mode == "wall" else "pmu-" + arm, **arrays.filled(windows))
     folder.save_samples("slices", **_slice_arrays(slices))
-
-
-callable_module(__name__, ownership)

@@ -18,10 +18,11 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from .. import queue as _queue
-from .._errors import VerificationError, strerror
-from .._pyq import ffi, lib
-from ._progress import GracefulInterrupt, Progress, format_seconds
+from ... import queue as _queue
+from ..._errors import VerificationError, strerror
+from ..._pyq import ffi, lib
+from ..common.progress import format_seconds
+from ..common.session import Session
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
            "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
@@ -36,7 +37,7 @@ class SoakError(VerificationError):
 @dataclass
 class SoakResult:
     params: dict
-    status: str = "running"             # "complete", "interrupted" or "failed: ..."
+    status: str = "running"     # on return: "complete", "interrupted after ..." or "failed: ..."
     seconds: float = 0.0
     periods: int = 0
     slices: int = 0
@@ -171,37 +172,28 @@ def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, o
     rng = random.Random(seed)
     params = dict(seconds=seconds, seed=seed, period_s=period_s, slice_s=slice_s)
     res = SoakResult(params=params)
-    folder = None
-    if out is not None:
-        from ._output import OutputFolder
-        folder = OutputFolder(out, "soak", params, overwrite=overwrite)
     total_ms = int(round(seconds * 1000))
-    guard = stop if stop is not None else GracefulInterrupt()
+
+    def record(folder, status, final):
+        res.status = status
+        if final and folder is not None:
+            folder.save_text("summary.txt", res.table() + "\n")
+        return res.to_dict()
+
     t0 = time.monotonic()
-    with guard as stop_flag, Progress(total=total_ms, desc="soak", unit="ms",
-                                      enabled=progress) as bar:
+    with Session("soak", params, total_ms, "ms", record=record, out=out, overwrite=overwrite,
+                 progress=progress, guard=stop) as s:
         try:
-            while not stop_flag.requested and time.monotonic() - t0 < seconds:
-                _run_period(rng, res, t0, seconds, period_s, slice_s, stop_flag, bar)
+            while not s.stopping and time.monotonic() - t0 < seconds:
+                _run_period(rng, res, t0, seconds, period_s, slice_s, s)
                 res.periods += 1
-                if folder:
-                    folder.checkpoint(res.to_dict(), min(total_ms, _ms(t0)), total_ms, unit="ms")
+                s.checkpoint(min(total_ms, _ms(t0)))
         except SoakError as e:
             res.error = str(e)
         res.seconds = time.monotonic() - t0
-        if res.error:
-            res.status = "failed: " + res.error
-        elif stop_flag.requested:
-            res.status = "interrupted after %s of %s" % (format_seconds(res.seconds),
-                                                         format_seconds(seconds))
-        else:
-            res.status = "complete"
-        bar.set(min(total_ms, _ms(t0)), status=_status(res))
-    if folder:
-        done = total_ms if res.status == "complete" else min(total_ms - 1, _ms(t0))
-        folder.save_text("summary.txt", res.table() + "\n")
-        folder.finish(res.to_dict(), max(0, done), total_ms, unit="ms",
-                      error=res.error or None)
+        s.done = total_ms if not (res.error or s.stopping) else max(0, min(total_ms - 1, _ms(t0)))
+        s.finish(res.error or None)
+        s.bar.set(min(total_ms, _ms(t0)), status=_progress_text(res))
     return res
 
 
@@ -209,19 +201,19 @@ def _ms(t0):
     return int((time.monotonic() - t0) * 1000)
 
 
-def _status(res):
+def _progress_text(res):
     t = res.totals
     return "%d checked, %d spills, %d timeouts%s" % (t["read"], t["takes_spill"], t["timeouts"],
                                                      ", ERROR" if res.error else "")
 
 
-def _run_period(rng, res, t0, seconds, period_s, slice_s, stop_flag, bar):
+def _run_period(rng, res, t0, seconds, period_s, slice_s, s):
     config = random_config(rng)
     res.configs.append(config)
     seq = 0
     with _queue.Queue(**config) as q:
         end = min(t0 + seconds, time.monotonic() + period_s)
-        while not stop_flag.requested and time.monotonic() < end:
+        while not s.stopping and time.monotonic() < end:
             slice_ns = int(min(slice_s, max(0.001, end - time.monotonic())) * 1e9)
             p = _slice_params(rng, seq, q.max_message, slice_ns, rng.getrandbits(63))
             r = ffi.new("pyq_soak_result_t *")
@@ -239,5 +231,5 @@ def _run_period(rng, res, t0, seconds, period_s, slice_s, stop_flag, bar):
                 raise SoakError("slice wrote %d messages but read %d" % (r.written, r.read),
                                 lib.PYQ_EBADMSG)
             seq += int(r.written)
-            bar.set(min(int(seconds * 1000), _ms(t0)), status=_status(res))
+            s.bar.set(min(int(seconds * 1000), _ms(t0)), status=_progress_text(res))
         _check_period(q, seq, res, config)

@@ -17,9 +17,10 @@ A sample file loads back with plain numpy::
 Every file is written to a temporary name and renamed into place, and index.json
 is rewritten after each file, so the folder verifies after every write: a run
 stopped by Ctrl-C between checkpoints leaves a valid partial folder whose
-summary says how far it got.  ``status`` is "complete" only for a finished run;
-otherwise "incomplete after K of N rounds" (checkpoint: still running, or killed),
-"interrupted after K of N rounds", or "failed after K of N rounds: <error>".
+summary says how far it got.  ``status`` uses the words of status.py: "complete"
+only for a finished run, else "interrupted after K of N <unit>" (also what a
+checkpoint writes, so a killed run's folder says how far it got) or
+"failed: <why>"; ``progress`` holds K, N and the unit.
 
 NaN and infinities are not JSON: summary values that are NaN or ±inf are written
 as null, and ``notes`` in summary.json lists where and what they were.
@@ -41,7 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._environment import collect_environment
+from . import status as _status
+from .environment import collect_environment
 
 __all__ = ["OutputFolder", "LoadedOutput", "verify", "load", "load_array", "to_jsonable",
            "FORMAT"]
@@ -151,16 +153,19 @@ def _notes_text(notes):
 class OutputFolder:
     """One experiment's output folder (see the module doc for the layout).
 
-    ``OutputFolder(path, experiment, params)`` creates the folder and writes
-    environment.json and a first summary.json (status "started").  A non-empty
-    folder is refused unless ``overwrite=True``, and even then only if it is a
-    pyqueue output folder (has index.json) — nothing else is ever deleted.
+    ``OutputFolder(path, experiment, params, total=N, unit="rounds")`` creates the
+    folder and writes environment.json and a first summary.json ("interrupted
+    after 0 of N rounds": nothing measured yet).  A non-empty folder is refused
+    unless ``overwrite=True``, and even then only if it is a pyqueue output folder
+    (has index.json) — nothing else is ever deleted.
     """
 
-    def __init__(self, path, experiment, params=None, *, overwrite=False, pinning=None,
-                 argv=None):
+    def __init__(self, path, experiment, params=None, *, total, unit="rounds",
+                 overwrite=False, pinning=None, argv=None):
         self.path = Path(path)
         self.experiment = str(experiment)
+        self.total, self.unit = int(total), str(unit)
+        self._check_progress(0, self.total)
         self._param_notes = Counter()
         self._params = to_jsonable(params or {}, self._param_notes, "params")
         self._files = {}
@@ -168,7 +173,7 @@ class OutputFolder:
         self._prepare(overwrite)
         self._argv = argv
         self.set_pinning(pinning)
-        self._write_summary({}, "started", None, None, "rounds", complete=False)
+        self.checkpoint({}, 0)
 
     def _prepare(self, overwrite):
         if self.path.exists() and not self.path.is_dir():
@@ -260,12 +265,12 @@ class OutputFolder:
         self._json(name, {"data": body, "notes": _notes_text(notes)})
         return _notes_text(notes)
 
-    def _write_summary(self, results, status, done, total, unit, complete):
+    def _write_summary(self, results, status, done):
         notes = Counter(self._param_notes)
         body = to_jsonable(results, notes, "results")
         summary = {"format": FORMAT, "experiment": self.experiment, "status": status,
-                   "complete": complete,
-                   "progress": {"done": done, "total": total, "unit": unit},
+                   "complete": _status.is_complete(status),
+                   "progress": {"done": int(done), "total": self.total, "unit": self.unit},
                    "params": self._params, "results": body, "notes": _notes_text(notes),
                    "started_utc": self._started, "updated_utc": _now()}
         self._json(SUMMARY, summary)
@@ -276,26 +281,20 @@ class OutputFolder:
         if int(total) < 0 or not 0 <= int(done) <= int(total):
             raise ValueError("done must be in [0, total], got done=%r total=%r" % (done, total))
 
-    def checkpoint(self, results, done, total, unit="rounds"):
-        """Record results so far: status "incomplete after K of N <unit>"."""
-        self._check_progress(done, total)
-        status = "incomplete after %d of %d %s" % (done, total, unit)
-        return self._write_summary(results, status, int(done), int(total), unit, False)
+    def checkpoint(self, results, done):
+        """Record results after ``done`` of ``total`` units; returns the status
+        ("interrupted after K of N <unit>": what the run is if it ends here)."""
+        self._check_progress(done, self.total)
+        return self._write_summary(results, _status.interrupted(done, self.total, self.unit),
+                                   done)
 
-    def finish(self, results, done, total, unit="rounds", error=None):
-        """Final summary: "complete" when done == total, else interrupted (or failed).
-
-        ``error``: the exception (or text) that ended the run early, if any.
-        """
-        self._check_progress(done, total)
-        if error is not None:
-            status = "failed after %d of %d %s: %s" % (done, total, unit, error)
-        elif done == total:
-            status = "complete"
-        else:
-            status = "interrupted after %d of %d %s" % (done, total, unit)
-        return self._write_summary(results, status, int(done), int(total), unit,
-                                   status == "complete")
+    def finish(self, results, done, error=None):
+        """Final summary; returns its status: "complete" when done == total, else
+        interrupted, or "failed: <why>" when ``error`` (an exception or a text)
+        ended the run."""
+        self._check_progress(done, self.total)
+        return self._write_summary(results, _status.final(done, self.total, self.unit, error),
+                                   done)
 
 
 def verify(path):
@@ -348,7 +347,8 @@ class LoadedOutput:
 
     @property
     def status(self):
-        return self.summary.get("status")
+        """The run's status in today's words (status.normalize reads older folders)."""
+        return _status.normalize(self.summary.get("status"))
 
     @property
     def complete(self):

@@ -12,14 +12,14 @@ import subprocess
 import sys
 import time
 
-__all__ = ["collect_environment", "cpu_list_text"]
+__all__ = ["collect_environment", "cpu_list_text", "loadavg", "is_vm"]
 
 NOT_READABLE = "not readable"
 
 
 def cpu_list_text(cpus):
     """[0, 1, 2, 3, 6, 8, 9] -> '0-3,6,8-9' (the kernel's cpulist format)."""
-    from ..topology import format_cpulist
+    from ...topology import format_cpulist
     return format_cpulist(set(int(c) for c in cpus))
 
 
@@ -48,6 +48,17 @@ def _cpu_model():
     return platform.processor() or NOT_READABLE
 
 
+def loadavg():
+    """The 1, 5 and 15 minute load averages as /proc/loadavg writes them, or None."""
+    text = _read("/proc/loadavg")
+    return text.split()[:3] if text is not None else None
+
+
+def is_vm():
+    """True when /proc/cpuinfo says a hypervisor runs this machine."""
+    return " hypervisor" in (_read("/proc/cpuinfo") or "")
+
+
 def _governors():
     found = {}
     for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
@@ -69,7 +80,7 @@ def _allowed_cpus():
 
 def _git_commit():
     """HEAD of the checkout the pyqueue package lives in, with a dirty flag."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
     def git(*args):
         return subprocess.run(["git", "-C", here] + list(args), capture_output=True,

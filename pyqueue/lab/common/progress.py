@@ -1,5 +1,8 @@
 """Progress display and graceful Ctrl-C for long experiment runs (no dependencies).
 
+Experiments get both through common/session.py, which pairs them with the output
+folder; the pieces alone:
+
     with GracefulInterrupt() as stop, Progress(total=rounds * windows, desc="yield0",
                                                 unit="windows") as bar:
         for r in range(rounds):
@@ -10,8 +13,6 @@
                 bar.update(slice_len, status="round %d/%d" % (r + 1, rounds))
             if stop.requested:
                 break
-            out.checkpoint(results, r + 1, rounds)
-        out.finish(results, rounds_done, rounds)
 
 Python runs signal handlers in the main thread between bytecodes, so while the
 main thread is inside a long C call the first Ctrl-C is only seen when the call

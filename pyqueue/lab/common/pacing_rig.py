@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..queue import Queue
-from ..threads import ConsumerThread, ProducerThread
-from ._stats import nearest_rank
+from ...queue import Queue
+from ...threads import ConsumerThread, ProducerThread
+from .stats import nearest_rank
 
 __all__ = ["Rig", "Burst", "STALL_NS"]
 
@@ -172,6 +172,13 @@ class Rig:
 
     def close(self):
         self.queue.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def run(self, kind, label, n, rate=0.0, *, round=0, target_s=None):
         """One burst of ``n`` messages at ``rate`` (0: unpaced); returns an analysed Burst."""

@@ -11,19 +11,18 @@ so a drift of the host (it moves the virtual CPUs) hits every class alike; each
 class keeps its own queue, backlog and consumer state across slices, and its
 consumer thread runs only during its own slices.
 """
-import os
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .. import peers as _peers
-from ..cpu import check_cpu
-from .._errors import VerificationError, check
-from .._pyq import ffi, lib
-from ._callable import callable_module
-from . import burst_report as report
+from ... import clock as _clock
+from ... import peers as _peers
+from ...cpu import check_cpu
+from ..._errors import VerificationError, check
+from ..._pyq import ffi, lib
+from ..common import status as _status
+from ..common.session import Session
+from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
 # overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
@@ -44,7 +43,7 @@ class BurstTailResult:
     params: dict
     summary: dict = field(default_factory=dict)
     samples: dict = field(default_factory=dict)
-    status: str = "complete"
+    status: str = _status.COMPLETE
     out: str = None
 
     def table(self, markdown=False):
@@ -55,7 +54,7 @@ class BurstTailResult:
 
     def to_json(self, path):
         import json
-        from ._output import to_jsonable
+        from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable({"status": self.status, "params": self.params,
                                    "summary": self.summary}), f, indent=1)
@@ -64,7 +63,7 @@ class BurstTailResult:
 def load(path):
     """A BurstTailResult from an output folder written with ``out=`` (checksums
     verified; a partial folder loads too, with its status)."""
-    from ._output import load as _load
+    from ..common.output import load as _load
     d = _load(path, samples=True, check=True)
     return BurstTailResult(d.params, d.results or {}, d.samples, d.status, str(path))
 
@@ -195,9 +194,6 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     separate pass of pmu_windows windows per class with counters read around the
     measured queries; the latency tables never use those windows.
     """
-    from ._output import OutputFolder
-    from ._progress import GracefulInterrupt, Progress
-
     params = dict(classes=list(classes), rounds=rounds, windows=windows, msg_size=msg_size,
                   send_bytes=send_bytes, block_size=block_size, hot_blocks=hot_blocks,
                   spill_blocks=spill_blocks, publish=publish, scan_current=scan_current,
@@ -219,60 +215,52 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     if not cc.available:
         raise RuntimeError("burst_tail needs a cycle counter; this platform has none")
 
-    folder = None
-    if out:
-        folder = OutputFolder(out, "burst_tail", params, overwrite=overwrite,
-                              pinning={"writer_cpu": writer_cpu, "consumer_cpu": consumer_cpu})
     res = BurstTailResult(params, out=out)
     state = []
-    total = rounds * windows * len(run)
-    bar = Progress(total, desc="burst-tail", unit="windows", enabled=progress)
-    stop = GracefulInterrupt()
-    error = None
+
+    def record(folder, status, final):
+        summary = report.summarize(state, params, missing)
+        if "pmu" in res.summary:
+            summary["pmu"] = res.summary["pmu"]
+        if final:
+            res.summary, res.status = summary, status
+            res.samples = {c.name: _samples(c, params) for c in state}
+        if folder is not None:
+            for c in state:
+                folder.save_samples(c.name, **_samples(c, params))
+            folder.save_text("table.txt", report.table(summary, params))
+        return summary
+
     try:
-        with stop:
+        with Session("burst_tail", params, rounds, "rounds", record=record,
+                     out=out or None, overwrite=overwrite, progress=progress,
+                     desc="burst-tail", bar_total=rounds * windows * len(run), bar_unit="windows",
+                     pinning={"writer_cpu": writer_cpu, "consumer_cpu": consumer_cpu}) as s:
             for name, adapter, ryield, nt in run:
                 state.append(_open_class(name, adapter, ryield, nt, params))
             for c in state:
-                if stop.requested:
+                if s.stopping:
                     break
-                bar.update(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
+                s.advance(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
                 c._check(lib.pyq_burst_fill(c.ptr), "fill")
                 c.fill_totals = c.totals()
             for rnd in range(rounds):
-                _run_round(state, rnd, windows, slice_windows, stop, bar)
+                _run_round(state, rnd, windows, slice_windows, s)
                 for c in state:
                     c.round_totals.append(c.totals())
-                if folder:
-                    _save(folder, state, res, params, rnd + 1, missing, checkpoint=True)
-                if stop.requested:
+                s.checkpoint(sum(1 for r in range(rounds)
+                                 if state and all(c.done[r] == windows for c in state)))
+                if s.stopping:
                     break
-            if pmu and not stop.requested:
-                res.summary["pmu"] = _pmu_pass(state, params, bar)
-            bar.update(0, "draining")
+            if pmu and not s.stopping:
+                res.summary["pmu"] = _pmu_pass(state, params, s)
+            s.advance(0, "draining")
             for c in state:
                 rc = lib.pyq_burst_drain(c.ptr, 30_000_000_000)
                 c._check(rc, "drain")
-    except BaseException as e:
-        error = e
-        raise
     finally:
-        bar.close()
-        done_rounds = sum(1 for r in range(rounds) if state and all(c.done[r] == windows for c in state))
-        try:
-            pmu_summary = res.summary.get("pmu")
-            res.summary = report.summarize(state, params, missing)
-            if pmu_summary:
-                res.summary["pmu"] = pmu_summary
-            res.samples = {c.name: _samples(c, params) for c in state}
-            res.status = ("complete" if done_rounds == rounds and error is None
-                          else "interrupted after %d of %d rounds" % (done_rounds, rounds))
-            if folder:
-                _save(folder, state, res, params, done_rounds, missing, checkpoint=False,
-                      error=None if error is None or isinstance(error, KeyboardInterrupt) else error)
-        finally:
-            for c in state:
-                c.close()
+        for c in state:
+            c.close()
     return res
 
 
@@ -332,26 +320,26 @@ def _open_class(name, adapter, ryield, nt, p):
     return c
 
 
-def _run_round(state, rnd, windows, slice_windows, stop, bar):
+def _run_round(state, rnd, windows, slice_windows, s):
     """Interleave the classes in slices, rotating the order each pass."""
     k = 0
-    while not stop.requested and any(c.done[rnd] < windows for c in state):
+    while not s.stopping and any(c.done[rnd] < windows for c in state):
         order = state[k % len(state):] + state[:k % len(state)]
         k += 1
         for c in order:
             n = min(slice_windows, windows - c.done[rnd])
-            if n <= 0 or stop.requested:
+            if n <= 0 or s.stopping:
                 continue
             c.run(rnd, n)
-            bar.update(n, "round %d %s" % (rnd + 1, c.name))
+            s.advance(n, "round %d %s" % (rnd + 1, c.name))
 
 
-def _pmu_pass(state, params, bar):
+def _pmu_pass(state, params, s):
     """A separate pass with counters read around the measured queries only."""
     names = [ffi.string(lib.pyq_perf_name(i)).decode() for i in range(8)]
     out = {"windows": params["pmu_windows"], "counters": names, "classes": {}}
     for c in state:
-        bar.update(0, "PMU pass %s" % c.name)
+        s.advance(0, "PMU pass %s" % c.name)
         lib.pyq_burst_set_pmu(c.ptr, PMU_ALL)
         try:
             scratch = c.run_pmu(params["pmu_windows"])
@@ -373,19 +361,3 @@ def _samples(c, params):
     if c.pmu is not None:
         s["pmu"] = c.pmu
     return s
-
-
-def _save(folder, state, res, params, done_rounds, missing, checkpoint, error=None):
-    summary = report.summarize(state, params, missing)
-    if "pmu" in res.summary:
-        summary["pmu"] = res.summary["pmu"]
-    for c in state:
-        folder.save_samples(c.name, **{k: v for k, v in _samples(c, params).items()})
-    folder.save_text("table.txt", report.table(summary, params))
-    if checkpoint:
-        folder.checkpoint(summary, done_rounds, params["rounds"])
-    else:
-        folder.finish(summary, done_rounds, params["rounds"], error=error)
-
-
-callable_module(__name__, burst_tail)

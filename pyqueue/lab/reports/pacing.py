@@ -1,13 +1,18 @@
-"""The text tables of the drain-rate and pacing experiments (pyqueue.lab.burst_pacing).
+"""The figures and text tables of the drain-rate and pacing experiments
+(experiments/pacing.py), computed from their Bursts; nothing here measures.
 
 Each table starts with the lines that say how its numbers were computed.
 """
 import math
 import statistics
 
-from ._burst import STALL_NS
+import numpy as np
 
-__all__ = ["drain_text", "pacing_text", "grid", "ms", "rate", "ratio_text", "median"]
+from ... import pacing as model
+from ..common.pacing_rig import STALL_NS, fit_line
+
+__all__ = ["drain_results", "pace_plan", "pacing_results", "drain_text", "pacing_text", "grid",
+           "ms", "rate", "ratio_text", "median"]
 
 
 def median(xs):
@@ -152,3 +157,88 @@ def pacing_text(res, params):
         lines += grid(("f", "P", "round", "segment max delays (ms)", "model max", "growth",
                        "model growth"), rows)
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------- the figures ----
+
+def drain_results(runs, sizes):
+    by = {}
+    for n in sizes:
+        rs = [b for b in runs if b.n == n]
+        dmax = [b.metrics["d_max"] for b in rs]
+        dfit = [b.metrics["d_fit"] for b in rs]
+        by[str(n)] = dict(runs=len(rs), d_max=dmax, d_fit=dfit,
+                          max_delay_ns=[b.metrics["max_delay_ns"] for b in rs],
+                          d_max_median=median(dmax), d_fit_median=median(dfit),
+                          d_max_min=min(dmax) if dmax else None,
+                          spread=(max(dmax) / min(dmax) - 1) if dmax else None)
+    big, small = str(max(sizes)), str(min(sizes))
+    out = dict(by_size=by, d_typical=by[big]["d_max_median"], d_conservative=by[big]["d_max_min"],
+               d_fit=by[big]["d_fit_median"])
+    if big != small:
+        agree = {}
+        for k in ("d_max_median", "d_fit_median"):
+            a, b = by[big][k], by[small][k]
+            agree[k[:-7]] = abs(a / b - 1) if a and b else None
+        agree["within_10pct"] = (all(v is not None and v <= 0.10 for v in agree.values())
+                                 if agree else None)
+        out["agreement"] = agree
+    return out
+
+
+def pace_plan(res, params):
+    """{target: P_max (inf: unpaced)} from the D chosen by pace_with, or None."""
+    d = res.drain.results.get("d_" + params["pace_with"])
+    if not d or not math.isfinite(d):
+        return None, None
+    d *= 1.0 - params["d_margin"]
+    return d, {t: model.p_max(d, t, params["n"]) for t in params["targets"]}
+
+
+def pacing_results(res, params):
+    n = params["n"]
+    d_pace, plan = pace_plan(res, params)
+    d_typ = res.drain.d
+    out = dict(drain=res.drain.results, d_pace=d_pace, d_typical=d_typ, targets=[])
+    if plan is None:
+        return out
+    for t in params["targets"]:
+        bs = [b for b in res.paced if b.target_s == t]
+        pm = plan[t]
+        measured = [b.metrics["max_delay_ns"] * 1e-9 for b in bs]
+        d_runs = [b.metrics["d_run"] for b in bs]
+        at_run = [model.max_delay(n, pm, d) if d and math.isfinite(d) else None for d in d_runs]
+        out["targets"].append(dict(
+            t=t, p_max=pm, p_over_d=pm / d_pace, tight_loop_ok=bool(n <= d_pace * t),
+            model_at_d_pace=model.max_delay(n, pm, d_pace),
+            model_at_d_typical=model.max_delay(n, pm, d_typ),
+            measured_max_s=measured, ratio=[m / t for m in measured],
+            ratio_median=median([m / t for m in measured]),
+            ratio_worst=max([m / t for m in measured]) if measured else None,
+            d_run=d_runs, model_at_d_run=at_run,
+            offer_late_max_ns=[b.metrics["offer_late_max_ns"] for b in bs],
+            stalls=[b.metrics["stalls"] for b in bs], stall_ns=[b.metrics["stall_ns"] for b in bs],
+            first_delay_ns=[b.metrics["first_delay_ns"] for b in bs],
+            steal_ms=[b.metrics["steal_ms"]["consumer"] for b in bs]))
+    out["checks"] = [dict(round=b.round, start_ns=b.start_ns, utc=b.utc, d_max=b.metrics["d_max"],
+                          d_fit=b.metrics["d_fit"]) for b in res.checks]
+    streams = []
+    for f in params["stream_factors"]:
+        bs = [b for b in res.streams if b.metrics["factor"] == f]
+        pred = 1 - 1 / f if f > 1 else 0.0      # d(delay)/d(time) = 1 - D/P above D
+        streams.append(dict(factor=f, rate=f * d_typ, messages=params["stream_messages"],
+                            segment_max_ns=[[int(x.max()) for x in np.array_split(
+                                b.delay_ns, params["stream_segments"])] for b in bs],
+                            max_delay_ns=[b.metrics["max_delay_ns"] for b in bs],
+                            model_max_delay_s=model.max_delay(params["stream_messages"],
+                                                              f * d_typ, d_typ),
+                            model_growth_per_s=pred,
+                            growth_per_s=[_growth(b) for b in bs]))
+    out["streams"] = streams
+    return out
+
+
+def _growth(b):
+    """Fitted slope of delay vs scheduled time (s of delay per s of stream)."""
+    slope, _ = fit_line(b.delay_ns)                 # ns per message
+    return slope * b.rate * 1e-9 if b.rate else None

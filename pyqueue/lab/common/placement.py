@@ -12,6 +12,8 @@ import statistics
 from dataclasses import asdict, dataclass, field
 
 DEFAULT_SPLIT_NS = 100.0
+# Every tag a slice can carry, in the order of their codes in stored samples.
+TAGS = ("near", "far", "moved")
 
 
 def tag(probe_ns, split_ns=DEFAULT_SPLIT_NS):

@@ -1,4 +1,4 @@
-"""Summaries and tables of the burst-tail study (pyqueue/lab/burst.py).
+"""Summaries and tables of the burst-tail study (experiments/burst_tail.py).
 
 Latency figures are the seed's: the mean ns/query of each group of 16 measured
 queries; p50/p99/p999 of those group means by nearest rank within each round,
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._stats import NOT_MEASURED, nearest_rank, per_round_then_mean
+from ..common.stats import NOT_MEASURED, nearest_rank, per_round_then_mean
 
 PS = (50.0, 99.0, 99.9)
 LABELS = ("p50", "p99", "p999")

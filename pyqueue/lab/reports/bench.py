@@ -1,10 +1,10 @@
 """The summary of a bench run (issue 7): medians per placement, the targets
 and the other ratios, and the text and Markdown reports.  Every ratio is taken
-per round within one placement (placement.py) and summarised by its median
+per round within one placement (common/placement.py) and summarised by its median
 over rounds; nothing here measures."""
 import collections
 
-from . import placement as pl
+from ..common import placement as pl
 
 PEERS = ("mutex", "ck", "dpdk", "rwq", "boost")
 PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-message peer"
@@ -13,40 +13,25 @@ PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-messa
 # ---- summary -----------------------------------------------------------------
 
 def _p(key):
-    return lambda s: s.extra[key]
+    """What a slice is compared by: its value (key None) or one of its extras."""
+    return (lambda s: s.value) if key is None else (lambda s: s.extra[key])
 
 
 # (label, kind, numerator, denominator(s), key, best, target, higher_is_better)
-TARGETS = [
-    ("pyqueue / best per-message peer, 32 B throughput", "throughput", "pyqueue",
-     PER_MESSAGE_PEERS, None, max, 1.5, True),
-    ("pyqueue_stream / best per-message peer, 32 B throughput", "throughput",
-     "pyqueue_stream", PER_MESSAGE_PEERS, None, max, 1.5, True),
-    ("pyqueue / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue",
-     "dpdk_burst32", None, max, 1.0, True),
-    ("pyqueue_stream / rte_ring burst-32, 32 B throughput", "throughput", "pyqueue_stream",
-     "dpdk_burst32", None, max, 1.0, True),
-    ("pyqueue_burst32 / rte_ring burst-32, 32 B throughput", "throughput",
-     "pyqueue_burst32", "dpdk_burst32", None, max, 1.0, True),
-    ("pyqueue_stream_burst32 / rte_ring burst-32, 32 B throughput", "throughput",
-     "pyqueue_stream_burst32", "dpdk_burst32", None, max, 1.0, True),
-    ("pyqueue_each / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_each",
-     "pingpong", None, max, 1.2, False),
-    ("pyqueue_scan / ping-pong floor, round-trip p50", "roundtrip", "pyqueue_scan",
-     "pingpong", None, max, 1.2, False),
-    ("pyqueue_each_direct / ping-pong floor, round-trip p50", "roundtrip",
-     "pyqueue_each_direct", "pingpong", None, max, 1.2, False),
-    ("pyqueue_scan_direct / ping-pong floor, round-trip p50", "roundtrip",
-     "pyqueue_scan_direct", "pingpong", None, max, 1.2, False),
-    ("pyqueue_each / best peer, round-trip p99.9", "roundtrip", "pyqueue_each",
-     PEERS, "p999_ns", min, 1.0, False),
-    ("pyqueue_scan / best peer, round-trip p99.9", "roundtrip", "pyqueue_scan",
-     PEERS, "p999_ns", min, 1.0, False),
-    ("Python write_batch / C writer, throughput", "throughput", "py_batch",
-     "pyqueue_direct", None, max, 0.5, True),
-    ("Python write()+poll() / SimpleQueue put+get", "python", "py_write_poll",
-     "simplequeue", None, max, 1.0, True),
-]
+TARGETS = (
+    [(n + " / best per-message peer, 32 B throughput", "throughput", n, PER_MESSAGE_PEERS,
+      None, max, 1.5, True) for n in ("pyqueue", "pyqueue_stream")] +
+    [(n + " / rte_ring burst-32, 32 B throughput", "throughput", n, "dpdk_burst32",
+      None, max, 1.0, True)
+     for n in ("pyqueue", "pyqueue_stream", "pyqueue_burst32", "pyqueue_stream_burst32")] +
+    [(n + " / ping-pong floor, round-trip p50", "roundtrip", n, "pingpong", None, max, 1.2, False)
+     for n in ("pyqueue_each", "pyqueue_scan", "pyqueue_each_direct", "pyqueue_scan_direct")] +
+    [(n + " / best peer, round-trip p99.9", "roundtrip", n, PEERS, "p999_ns", min, 1.0, False)
+     for n in ("pyqueue_each", "pyqueue_scan")] +
+    [("Python write_batch / C writer, throughput", "throughput", "py_batch",
+      "pyqueue_direct", None, max, 0.5, True),
+     ("Python write()+poll() / SimpleQueue put+get", "python", "py_write_poll",
+      "simplequeue", None, max, 1.0, True)])
 EXTRA_RATIOS = [
     ("pyqueue (adapter) / pyqueue_direct", "throughput", "pyqueue", "pyqueue_direct"),
     ("pyqueue_direct / yardstick", "throughput", "pyqueue_direct", "yardstick"),
@@ -81,13 +66,13 @@ def summarize(slices, status):
         for place, d in pl.medians_by_placement(sl).items():
             summ[dest][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
-        med = pl.medians_by_placement(lat, key=_p(key) if key else pl._value)
+        med = pl.medians_by_placement(lat, key=_p(key))
         for place, d in med.items():
             for k, (v, n) in d.items():
                 summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = v
     by_kind = {"throughput": tput, "roundtrip": lat, "python": py}
     for label, kind, num, den, key, best, target, higher in TARGETS:
-        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key) if key else pl._value,
+        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key),
                                    best=best)
         per = {}
         for place, e in r.items():
@@ -157,53 +142,35 @@ def format_summary(summary, params):
     return "\n".join(lines)
 
 
-def _cell(d, place, name, fmt, key="median"):
-    e = d.get(place, {}).get(name)
-    return fmt % e[key] if e and e.get(key) is not None else "-"
-
-
 def format_markdown(summary, params):
     """Markdown tables (docs/BENCHMARKS.md): one column per placement."""
     places = sorted({p for k in ("throughput_mmsg_s", "roundtrip_ns", "python_mmsg_s")
                      for p in summary[k]} - {"moved"})
     missing = _missing(summary)
 
-    def head(first):
-        return ["| %s | %s |" % (first, " | ".join(places)),
-                "|---|%s" % ("---:|" * len(places))]
+    def table(section, cell, label=lambda n: n, missing=missing):
+        """A header, a row per contender measured in ``section``, a row per peer missing."""
+        out = ["| contender | %s |" % " | ".join(places), "|---|%s" % ("---:|" * len(places))]
+        for n in sorted({n for d in summary[section].values() for n in d}):
+            entries = (summary[section].get(p, {}).get(n) for p in places)
+            out.append("| %s | %s |" % (label(n), " | ".join(cell(e) if e else "-"
+                                                             for e in entries)))
+        return out + ["| %s | %s |" % (n, " | ".join(["not installed"] * len(places)))
+                      for n in sorted(missing)]
 
     out = ["**Throughput, 32-byte messages, M msg/s** (median over slices; n = slices)", ""]
-    out += head("contender")
-    names = sorted({n for d in summary["throughput_mmsg_s"].values() for n in d})
-    for n in names:
-        cells = []
-        for p in places:
-            e = summary["throughput_mmsg_s"].get(p, {}).get(n)
-            cells.append("%.2f (n=%d)" % (e["median"], e["slices"]) if e else "-")
-        out.append("| %s | %s |" % (n, " | ".join(cells)))
-    for n in sorted(missing):
-        out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
+    out += table("throughput_mmsg_s", lambda e: "%.2f (n=%d)" % (e["median"], e["slices"]))
     out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
             "nearest rank, median over slices). " + _timer_note(params), ""]
-    out += head("contender")
-    names = sorted({n for d in summary["roundtrip_ns"].values() for n in d})
-    for n in names:
-        cells = []
-        for p in places:
-            e = summary["roundtrip_ns"].get(p, {}).get(n)
-            cells.append("%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"], e["slices"])
-                         if e else "-")
-        out.append("| %s | %s |" % (n + (" (yardstick)" if n == "ring_floor" else ""),
-                                    " | ".join(cells)))
-    for n in sorted(missing):
-        out.append("| %s | %s |" % (n, " | ".join(["not installed"] * len(places))))
+    out += table("roundtrip_ns",
+                 lambda e: "%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"],
+                                                          e["slices"]),
+                 label=lambda n: n + (" (yardstick)" if n == "ring_floor" else ""))
     out += ["", "`ring_floor` is %s." % _ring_floor_note(params)]
     out += ["", "**Python API, one thread, write+read per message, M msg/s**", ""]
-    out += head("contender")
-    names = sorted({n for d in summary["python_mmsg_s"].values() for n in d})
-    for n in names:
-        out.append("| %s | %s |" % (n, " | ".join(_cell(summary["python_mmsg_s"], p, n, "%.3f")
-                                                    for p in places)))
+    out += table("python_mmsg_s",
+                 lambda e: "%.3f" % e["median"] if e.get("median") is not None else "-",
+                 missing=())
     out += ["", "**Targets of issue 7** (ratio per round within one placement, median over rounds)",
             ""]
     out += ["| target | goal | %s |" % " | ".join(places), "|---|---|%s" % ("---|" * len(places))]

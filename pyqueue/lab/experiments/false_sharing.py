@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._output import OutputFolder
-from ._progress import GracefulInterrupt, Progress
-from .c2c import _err, _loadavg, _ticks_per_ns
+from ..._pyq import ffi, lib
+from ..common import cloops, environment
+from ..common import status as _status
+from ..common.session import Session
 
 __all__ = ["FalseSharingResult", "false_sharing"]
 
@@ -23,7 +23,7 @@ class FalseSharingResult:
     ns_per_increment: dict        # "shared" / "padded" -> list per round (slower thread)
     slowdown: list                # shared / padded per round
     params: dict
-    status: str = "complete"
+    status: str = _status.COMPLETE
     summary: str = ""
 
     @property
@@ -37,7 +37,7 @@ class FalseSharingResult:
                 "status": self.status}
 
     def to_json(self, path):
-        from ._output import to_jsonable
+        from ..common.output import to_jsonable
         with open(path, "w") as f:
             json.dump(to_jsonable(self.to_dict()), f, indent=1)
 
@@ -46,7 +46,7 @@ def _fs_once(cpu_a, cpu_b, increments, shared, rmw, tpn):
     res = ffi.new("pyq_false_sharing_result_t *")
     rc = lib.pyq_false_sharing_run(cpu_a, cpu_b, increments, int(shared), int(rmw), res)
     if rc != 0:
-        raise _err(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
+        raise cloops.error(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
     if res.counts[0] != increments or res.counts[1] != increments:
         raise RuntimeError("false sharing: counters %d, %d != %d increments"
                            % (res.counts[0], res.counts[1], increments))
@@ -65,19 +65,16 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
         raise ValueError("increments must be an integer in [1, 2**40], got %r" % (increments,))
     if not isinstance(rounds, int) or rounds < 1:
         raise ValueError("rounds must be an integer >= 1, got %r" % (rounds,))
-    tpn = _ticks_per_ns()
+    tpn = cloops.ticks_per_ns()
     params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
-                  ticks_per_ns=tpn, loadavg_start=_loadavg())
-    folder = OutputFolder(out, "false_sharing", params, overwrite=overwrite,
-                          pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) if out else None
+                  ticks_per_ns=tpn, loadavg_start=environment.loadavg())
     per = {"shared": [], "padded": []}
     res = FalseSharingResult(tuple(cpus), increments, bool(rmw), per, [], params)
-    done = 0
 
-    def save(final=False):
+    def record(folder, status, final):
         n = min(len(per["shared"]), len(per["padded"]))
         res.slowdown = [s / p for s, p in zip(per["shared"][:n], per["padded"][:n])]
-        res.status = "complete" if done == rounds else "partial: %d of %d rounds" % (done, rounds)
+        res.status = status
         res.summary = ("False sharing, CPUs %d and %d, %s increments x %d per round:\n"
                        "  shared line : %s ns/increment\n  padded lines: %s ns/increment\n"
                        "  slowdown (shared/padded) per round: %s; median %.2fx\nstatus: %s"
@@ -86,29 +83,27 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
                           ", ".join("%.2f" % x for x in per["padded"]),
                           ", ".join("%.2f" % x for x in res.slowdown), res.slowdown_median,
                           res.status))
-        if folder:
+        if folder is not None:
             folder.save_samples("false_sharing",
                                 shared_ns_per_increment=np.asarray(per["shared"][:n]),
                                 padded_ns_per_increment=np.asarray(per["padded"][:n]))
             if final:
                 folder.save_text("summary.txt", res.summary + "\n")
-                folder.finish(res.to_dict(), done, rounds)
-            else:
-                folder.checkpoint(res.to_dict(), done, rounds)
+        return res.to_dict()
 
-    with GracefulInterrupt() as stop, Progress(total=rounds * 2, desc="false sharing",
-                                               unit="slices", enabled=progress) as bar:
+    with Session("false_sharing", params, rounds, "rounds", record=record, out=out or None,
+                 overwrite=overwrite, progress=progress, desc="false sharing",
+                 bar_total=rounds * 2, bar_unit="slices",
+                 pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) as s:
         for r in range(rounds):
             order = ("shared", "padded") if r % 2 == 0 else ("padded", "shared")
             for kind in order:
-                if stop.requested:
+                if s.stopping:
                     break
                 per[kind].append(_fs_once(cpus[0], cpus[1], increments, kind == "shared",
                                           rmw, tpn))
-                bar.update(1, status="round %d/%d %s" % (r + 1, rounds, kind))
-            if stop.requested:
+                s.advance(1, status="round %d/%d %s" % (r + 1, rounds, kind))
+            if s.stopping:
                 break
-            done = r + 1
-            save()
-        save(final=True)
+            s.checkpoint(r + 1)
     return res

@@ -36,7 +36,7 @@ Python API, one thread, per message (M msg/s):
   deque           collections.deque append(m) then popleft()
 Every queue has the same memory budget (``budget_bytes``); peers whose library
 is missing are listed as "not installed", never dropped.  Ratios come only from
-rounds whose probes agree on the placement (placement.py).
+rounds whose probes agree on the placement (common/placement.py).
 """
 import collections
 import os
@@ -46,15 +46,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import clock as _clock
-from .. import peers as _peers
-from .. import queue as _queue
-from .._errors import check
-from .._pyq import ffi, lib
-from . import placement as pl
-from .bench_report import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
+from ... import clock as _clock
+from ... import peers as _peers
+from ... import queue as _queue
+from ..._errors import check
+from ..._pyq import ffi, lib
+from ..common import placement as pl
+from ..common import status as _status
+from ..common.session import Session
+from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                            format_markdown, format_summary, summarize)
-from ._stats import nearest_rank
+from ..common.stats import nearest_rank
 
 MSG = 32
 PROBE_TRIPS = 2000
@@ -126,9 +128,10 @@ class _AdapterQueue:
 @dataclass
 class BenchResult:
     params: dict
-    status: dict                                     # adapter -> "built" / "not installed: ..."
+    peers: dict                                      # adapter -> "built" / "not installed: ..."
     slices: list = field(default_factory=list)       # Slice records, unfiltered
     summary: dict = field(default_factory=dict)
+    status: str = _status.COMPLETE
 
     def table(self):
         return format_summary(self.summary, self.params)
@@ -314,16 +317,16 @@ class _PythonAPI:
         return ok
 
     def _simplequeue(self):
-        q, ok = _stdqueue.SimpleQueue(), 0
-        put, get = q.put, q.get
-        for m in self.msgs:
-            put(m)
-            ok += get() == m
-        return ok
+        q = _stdqueue.SimpleQueue()
+        return self._put_get(q.put, q.get)
 
     def _deque(self):
-        d, ok = collections.deque(), 0
-        put, get = d.append, d.popleft
+        d = collections.deque()
+        return self._put_get(d.append, d.popleft)
+
+    def _put_get(self, put, get):
+        """Each message put, then got back: the loop both stdlib rows time."""
+        ok = 0
         for m in self.msgs:
             put(m)
             ok += get() == m
@@ -337,8 +340,6 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
     that is not there is reported as not installed."""
-    from ._progress import GracefulInterrupt, Progress
-
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
@@ -348,11 +349,29 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
         if cpu not in os.sched_getaffinity(0):
             raise ValueError("CPU %d is not available to this process (allowed: %s)"
                              % (cpu, sorted(os.sched_getaffinity(0))))
-    status = _peers.available(peer_dir)
-    installed = {n for n, st in status.items() if st == "built"}
-    res = BenchResult(params, status)
+    peers = _peers.available(peer_dir)
+    installed = {n for n, st in peers.items() if st == "built"}
+    res = BenchResult(params, peers)
     tp = rt = py = None
+    slices = {}
     probe = lambda: probe_one_way_ns(writer_cpu, reader_cpu)
+
+    def record(folder, status, final):
+        res.slices = [s for kind in ("throughput", "roundtrip", "python")
+                      for s in slices.get(kind, [])]
+        res.summary = summarize(slices, peers)
+        res.summary["rounds_done"] = session.done
+        res.summary["interrupted"] = bool(session.stop.requested)
+        res.status = status
+        if folder is not None:
+            folder.save_json("slices.json", [s.as_dict() for s in res.slices])
+            for name, arrs in rt.samples.items():
+                folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
+            folder.save_text("table.txt", res.table())
+            folder.save_text("table.md", format_markdown(res.summary, params))
+            res.params["out"] = str(folder.path)
+        return res.summary
+
     try:
         tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
                          installed, peer_dir)
@@ -360,47 +379,35 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
         params["ring_floor_slots"] = rt.ring_floor_slots()
         py = _PythonAPI(py_messages, writer_cpu, budget_bytes)
         groups = [("throughput", tp), ("roundtrip", rt), ("python", py)]
-        total = rounds * sum(len(g.contenders()) for _, g in groups)
-        bar = Progress(total, desc="bench", unit="slices", enabled=progress)
-        slices = {}
-        try:
-            with GracefulInterrupt() as stop:
-                for kind, g in groups:   # untimed warm-up: fault in every queue's pages
-                    for name in g.contenders():
-                        g.run(name)
-                rt.samples.clear()
-                for r in range(rounds):  # one round of every group, then the next round
-                    for kind, g in groups:
-                        got = pl.interleave(g.contenders(), 1, g.run, probe, split_ns,
-                                            should_stop=lambda: stop.requested,
-                                            on_slice=lambda s: bar.update(1, "%s %.4g" % (s.contender, s.value)),
-                                            first_round=r)
-                        for s in got:
-                            s.extra["kind"] = kind
-                        slices.setdefault(kind, []).extend(got)
-                    if stop.requested:
-                        break
-                interrupted = stop.requested
-        finally:
-            bar.close()
+        # No checkpoint between rounds: the folder is written once, after the last slice.
+        with Session("bench", params, rounds, "rounds", record=record, out=out or None,
+                     progress=progress,
+                     bar_total=rounds * sum(len(g.contenders()) for _, g in groups),
+                     bar_unit="slices",
+                     pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
+            for kind, g in groups:       # untimed warm-up: fault in every queue's pages
+                for name in g.contenders():
+                    g.run(name)
+            rt.samples.clear()
+            for r in range(rounds):      # one round of every group, then the next round
+                ran = 0
+                for kind, g in groups:
+                    got = pl.interleave(g.contenders(), 1, g.run, probe, split_ns,
+                                        should_stop=lambda: session.stopping,
+                                        on_slice=lambda s: session.advance(
+                                            1, "%s %.4g" % (s.contender, s.value)),
+                                        first_round=r)
+                    for s in got:
+                        s.extra["kind"] = kind
+                    slices.setdefault(kind, []).extend(got)
+                    ran += len(got) == len(g.contenders())
+                if ran < len(groups):
+                    break
+                session.done = r + 1
+                if session.stopping:
+                    break
     finally:
         for g in (tp, rt, py):
             if g is not None:
                 g.close()
-    res.slices = [s for kind in ("throughput", "roundtrip", "python") for s in slices.get(kind, [])]
-    res.summary = summarize(slices, status)
-    done = len({s.round for s in slices.get("python", [])})
-    res.summary["rounds_done"] = done
-    res.summary["interrupted"] = bool(interrupted)
-    if out:
-        from ._output import OutputFolder
-        folder = OutputFolder(out, "bench", params,
-                              pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu})
-        folder.save_json("slices.json", [s.as_dict() for s in res.slices])
-        for name, arrs in rt.samples.items():
-            folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
-        folder.save_text("table.txt", res.table())
-        folder.save_text("table.md", format_markdown(res.summary, params))
-        folder.finish(res.summary, done, rounds, error=None)
-        res.params["out"] = str(folder.path)
     return res

@@ -67,11 +67,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._pyq import ffi, lib
-from ._callable import callable_module
-from ._output import OutputFolder, to_jsonable
-from ._progress import GracefulInterrupt, Progress
-from ._stats import format_table, per_round_then_mean
+from ..._pyq import ffi, lib
+from ..common import status as _status
+from ..common.output import to_jsonable
+from ..common.session import Session
+from ..common.stats import format_table, per_round_then_mean
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
 
@@ -284,7 +284,7 @@ class PipelineResult:
     lateness_ns: dict                # variant -> producer lateness per message
     slices: dict                     # variant -> list of per-slice info dicts
     table: dict = field(default_factory=dict)   # variant -> figures
-    status: str = "complete"
+    status: str = _status.COMPLETE
     summary: str = ""
 
     def to_dict(self):
@@ -393,24 +393,24 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                   variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v]), combine=combine_of[v],
                                          rest_share=rest_of[v]) for v in variants},
                   loadavg_start=load)
-    folder = OutputFolder(out, "pipeline", params, overwrite=overwrite,
-                          pinning={v: dict(zip(THREADS, cpus_of[v])) for v in variants}) if out else None
     lat = {v: [] for v in variants}
     late = {v: [] for v in variants}
     infos = {v: [] for v in variants}
     res = PipelineResult(params, {}, {}, infos)
-    done = 0
 
-    def save(final=False, error=None):
+    def record(folder, status, final):
+        done = session.done
+        if final:
+            for v in variants:                    # a half-finished round is not counted
+                del lat[v][done:], late[v][done:], infos[v][done:]
         res.latency_ns = {v: np.concatenate(lat[v]) for v in variants if lat[v]}
         res.lateness_ns = {v: np.concatenate(late[v]) for v in variants if late[v]}
         res.table = {v: _figures(v, lat[v][:done], late[v][:done], infos[v][:done])
                      for v in variants if done}
-        res.status = ("complete" if done == slices and error is None
-                      else "partial: %d of %d slices" % (done, slices))
+        res.status = status
         res.summary = _summary(res) if done else "nothing measured (status: %s)" % res.status
-        if not folder:
-            return
+        if folder is None:
+            return None
         for v in variants:
             if lat[v][:done]:
                 folder.save_samples(v, latency_ns=np.concatenate(lat[v][:done]),
@@ -418,42 +418,29 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                                     slice_lengths=np.array([len(s) for s in lat[v][:done]]))
         if final:
             folder.save_text("summary.txt", res.summary + "\n")
-            folder.finish(res.to_dict(), done, slices, "slices", error=error)
-        else:
-            folder.checkpoint(res.to_dict(), done, slices, "slices")
+        return res.to_dict()
 
-    error = None
-    with GracefulInterrupt() as stop, Progress(total=slices * len(variants), desc="pipeline",
-                                               unit="runs", enabled=progress) as bar:
-        try:
-            for r in range(slices):
-                order = variants[r % len(variants):] + variants[:r % len(variants)]
-                for v in order:
-                    if stop.requested:
-                        break
-                    spec = VARIANTS[v]
-                    a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
-                                          rate, messages, msg_size, fifo_priority,
-                                          stage_work_ns, pacer_spin_ns, timeout=timeout,
-                                          producer_fifo=producer_fifo, combine=combine_of[v],
-                                          rest_share=rest_of[v], rest_ns=rest_ns,
-                                          receiver_slack_ns=receiver_slack_ns)
-                    lat[v].append(a)
-                    late[v].append(b)
-                    infos[v].append(info)
-                    bar.update(1, status="slice %d/%d %s" % (r + 1, slices, v))
-                if stop.requested:
+    with Session("pipeline", params, slices, "slices", record=record, out=out or None,
+                 overwrite=overwrite, progress=progress, bar_total=slices * len(variants),
+                 bar_unit="runs",
+                 pinning={v: dict(zip(THREADS, cpus_of[v])) for v in variants}) as session:
+        for r in range(slices):
+            order = variants[r % len(variants):] + variants[:r % len(variants)]
+            for v in order:
+                if session.stopping:
                     break
-                done = r + 1
-                save()
-        except Exception as e:
-            error = e
-            raise
-        finally:
-            for v in variants:                    # a half-finished round is not counted
-                del lat[v][done:], late[v][done:], infos[v][done:]
-            save(final=True, error=error)
+                spec = VARIANTS[v]
+                a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
+                                      rate, messages, msg_size, fifo_priority,
+                                      stage_work_ns, pacer_spin_ns, timeout=timeout,
+                                      producer_fifo=producer_fifo, combine=combine_of[v],
+                                      rest_share=rest_of[v], rest_ns=rest_ns,
+                                      receiver_slack_ns=receiver_slack_ns)
+                lat[v].append(a)
+                late[v].append(b)
+                infos[v].append(info)
+                session.advance(1, status="slice %d/%d %s" % (r + 1, slices, v))
+            if session.stopping:
+                break
+            session.checkpoint(r + 1)
     return res
-
-
-callable_module(__name__, pipeline)

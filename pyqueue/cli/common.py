@@ -1,0 +1,61 @@
+"""What every command shares: the exit-code table, the command line it prints, and
+the parsing of durations.  Not a command itself (it has no NAME)."""
+import re
+import shlex
+import sys
+import textwrap
+
+from ..lab.common import status as _status
+
+__all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_CODES",
+           "USAGE_ERRORS", "exit_code", "epilog", "command_line", "parse_duration"]
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130          # 128 + SIGINT, as a shell reports a Ctrl-C
+EXIT_CODES = {
+    EXIT_OK: "complete",
+    EXIT_CHECK_FAILED: "a check failed (a message lost or damaged, checksums that differ, "
+                       "an error found by the run)",
+    EXIT_USAGE: "bad usage (an argument, a CPU, an output folder)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C: the first finishes the current slice and keeps "
+                      "a valid partial output folder; a second aborts)",
+}
+# What the lab raises for a request it cannot run (a bad value, a CPU it may not
+# use, a non-empty output folder, SCHED_FIFO without the right): exit 2, no traceback.
+USAGE_ERRORS = (ValueError, FileExistsError, PermissionError)
+
+
+def exit_code(status, ok=True):
+    """The exit code of a run that ended with ``status`` (the words of
+    lab/common/status.py); ``ok=False``: it completed but a check failed."""
+    if _status.is_failed(status):
+        return EXIT_CHECK_FAILED
+    if _status.is_interrupted(status):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if ok else EXIT_CHECK_FAILED
+
+
+def epilog():
+    """The exit-code table as the --help text states it."""
+    return "exit status (every command):\n" + "\n".join(
+        textwrap.fill(text, 79, initial_indent="  %-4d " % code, subsequent_indent=" " * 7)
+        for code, text in EXIT_CODES.items())
+
+
+def command_line(argv=None):
+    """'command: python -m pyqueue <args>': the line that reproduces this run."""
+    args = sys.argv[1:] if argv is None else argv
+    return "command: python -m pyqueue " + " ".join(shlex.quote(a) for a in args)
+
+
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(text):
+    """'0.5ms' / '25 ms' / '1s' / '100us' -> seconds (a bare number is seconds)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*", text)
+    if not m:
+        raise ValueError("not a duration: %r (use e.g. 0.5ms, 25ms, 1s)" % text)
+    return float(m.group(1)) * _UNITS[m.group(2) or "s"]

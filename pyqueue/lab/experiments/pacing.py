@@ -1,0 +1,322 @@
+"""Drain rate and burst pacing (SPEC §6.5, seed 004): the model, checked by experiment.
+
+``drain_rate()`` measures D, the rate at which a consumer with a fixed
+per-message cost drains the queue: unpaced bursts of two sizes; each message's
+queueing delay (dequeue - scheduled) rises linearly with its position to about
+N/D.  D is estimated twice per burst, as N / (max delay) (seed 004's method)
+and as 1 / slope of a least-squares fit of delay vs position, and the two burst
+sizes are compared.
+
+``pacing()`` measures D that way, then for each delay target T sends bursts of N
+paced by the C token bucket at P_max(D, T, N) = D / (1 - T·D/N) and reports the
+measured max delay against T, beside the model's prediction; then sustained
+streams at P slightly above and below D: above, the backlog (and the delay)
+grows with the stream; below, it stays flat.
+
+Every run is a separate C run (so Ctrl-C is seen between runs), pinned producer
+CPU 0 -> consumer CPU 1 by default, and with ``out`` every run's raw arrays
+(scheduled, offer, dequeue, delay; unfiltered) land in a SPEC §6 output folder.
+"""
+import json
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ... import clock as _clock
+from ...cpu import check_cpu, check_priority
+from ...queue import _int_param
+from ..common import status as _status
+from ..common.pacing_rig import Rig
+from ..common.session import Session
+from ..reports import pacing as report
+from ..reports.pacing import drain_text, ms, pacing_text
+
+__all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
+
+PACE_WITH = ("typical", "conservative")
+
+
+# ---------------------------------------------------------------- results ----
+
+@dataclass
+class _Result:
+    """What both results share: parameters, figures, text, status, JSON."""
+    params: dict
+    results: dict = field(default_factory=dict)
+    summary: str = ""
+    status: str = _status.COMPLETE
+    experiment = None
+
+    @property
+    def complete(self):
+        return _status.is_complete(self.status)
+
+    @property
+    def interrupted(self):
+        return not self.complete
+
+    def table(self):
+        return self.summary
+
+    def __str__(self):
+        return self.summary
+
+    def to_json(self, path):
+        from ..common.output import to_jsonable
+        body = to_jsonable({"experiment": self.experiment, "status": self.status,
+                            "params": self.params, "results": self.results,
+                            "runs": [b.meta() for b in self.runs]})
+        with open(path, "w") as f:
+            json.dump(body, f, indent=1)
+            f.write("\n")
+
+
+@dataclass
+class DrainResult(_Result):
+    """What ``drain_rate()`` measured.  ``runs``: the Bursts (raw arrays in
+    ``.scheduled_ns``, ``.offer_ns``, ``.dequeue_ns``, ``.delay_ns``)."""
+    runs: list = field(default_factory=list)
+    experiment = "drain_rate"
+
+    @property
+    def d(self):
+        """Typical D (msg/s): median N/max-delay over the bursts of the largest size."""
+        return self.results.get("d_typical")
+
+    @property
+    def d_conservative(self):
+        """Conservative D: the lowest N/max-delay of the largest size (seed 004's advice
+        for hard bounds)."""
+        return self.results.get("d_conservative")
+
+
+@dataclass
+class PacingResult(_Result):
+    """What ``pacing()`` measured: ``drain`` (a DrainResult), ``paced`` (one Burst
+    per target per round), ``checks`` (an unpaced drain check per round) and
+    ``streams`` (sustained streams above/below D)."""
+    drain: DrainResult = None
+    paced: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    streams: list = field(default_factory=list)
+    experiment = "pacing"
+
+    @property
+    def runs(self):
+        return (self.drain.runs if self.drain else []) + self.paced + self.checks + self.streams
+
+
+# ---------------------------------------------------------- the session -----
+
+class _Bursts:
+    """Bursts one C run at a time inside a Session: each run's raw arrays land in
+    the output folder as soon as it is measured, and each run is a checkpoint."""
+
+    def __init__(self, session, rig):
+        self.s, self.rig, self.bursts = session, rig, []
+
+    def warmup(self, n):
+        """Untimed: calibrates the cycle counter in the consumer, warms caches."""
+        self.rig.run("warmup", "warmup", n)
+
+    def run(self, into, kind, label, n, rate=0.0, **kw):
+        """One measured run, appended to the list ``into`` (and returned), or None
+        when a stop was asked for."""
+        if self.s.stopping:
+            return None
+        factor = kw.pop("factor", None)
+        b = self.rig.run(kind, label, n, rate, **kw)
+        if factor is not None:
+            b.metrics["factor"] = factor          # a stream's P / D
+        self.bursts.append(b)
+        into.append(b)
+        folder = self.s.folder
+        if folder is not None:
+            folder.save_samples(label, scheduled_ns=b.scheduled_ns, offer_ns=b.offer_ns,
+                                dequeue_ns=b.dequeue_ns, delay_ns=b.delay_ns)
+            folder.save_json("runs.json", [x.meta() for x in self.bursts])
+        self.s.checkpoint(self.s.done + 1)
+        self.s.advance(1, "%s max %s" % (label, ms(b.metrics["max_delay_ns"])))
+        return b
+
+
+@contextmanager
+def _session(experiment, params, total, max_messages, p, record, out, overwrite, progress,
+             should_stop):
+    """The rig (a queue sized for the largest run) and the Session, as _Bursts."""
+    with Rig(max_messages, size=p["size"], work_ns=p["work_ns"],
+             producer_cpu=p["producer_cpu"], consumer_cpu=p["consumer_cpu"],
+             fifo_priority=p["fifo_priority"], verify=p["verify"]) as rig, \
+            Session(experiment, params, total, "runs", record=record, out=out,
+                    overwrite=overwrite, progress=progress, should_stop=should_stop,
+                    slice_name="run",
+                    pinning={k: p[k] for k in ("producer_cpu", "consumer_cpu",
+                                               "fifo_priority")}) as s:
+        yield _Bursts(s, rig)
+
+
+# ------------------------------------------------------------- checking -----
+
+def _count(name, value, lo, hi=2**40):
+    return _int_param(name, value, lo, hi)
+
+
+def _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify):
+    p = dict(size=_count("size", size, 1, 1 << 16), work_ns=_count("work_ns", work_ns, 0, 10**9),
+             producer_cpu=check_cpu("producer_cpu", producer_cpu),
+             consumer_cpu=check_cpu("consumer_cpu", consumer_cpu),
+             fifo_priority=check_priority("fifo_priority", fifo_priority), verify=bool(verify))
+    if p["producer_cpu"] >= 0 and p["producer_cpu"] == p["consumer_cpu"]:
+        raise ValueError("consumer_cpu must differ from producer_cpu (both %d): the drain "
+                         "rate of a consumer sharing its CPU with the producer is not D"
+                         % p["producer_cpu"])
+    return p
+
+
+def _sizes(name, sizes):
+    try:
+        sizes = [int(s) if not isinstance(s, bool) and int(s) == s else None for s in sizes]
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a sequence of burst sizes, got %r" % (name, sizes)) from None
+    if not sizes or None in sizes or min(sizes) < 2:
+        raise ValueError("%s must be burst sizes >= 2 messages, got %r" % (name, sizes))
+    return sizes
+
+
+def _positives(name, values):
+    try:
+        vals = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a sequence of positive numbers, got %r" % (name, values)) from None
+    if not vals or any(not v > 0 for v in vals):
+        raise ValueError("%s must be positive numbers, got %r" % (name, values))
+    return vals
+
+
+# ------------------------------------------------------------ drain rate ----
+
+def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer_cpu=0,
+               consumer_cpu=1, fifo_priority=0, verify=True, out=None, overwrite=False,
+               progress=True, should_stop=None):
+    """Measure the drain rate D of a consumer costing ``work_ns`` (+ verify) per message.
+
+    ``reps`` unpaced bursts of each size in ``sizes``, interleaved; per burst
+    D = N / max delay and D = 1 / fitted slope of delay vs position.  ``out``:
+    write the SPEC §6 output folder there.  ``should_stop()``: checked between
+    runs, like Ctrl-C.  Returns a DrainResult.
+    """
+    p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
+    sizes = _sizes("sizes", sizes)
+    reps = _count("reps", reps, 1, 10**6)
+    params = dict(p, sizes=sizes, reps=reps)
+    res = DrainResult(params)
+
+    def record(folder, status, final):
+        res.results = report.drain_results(res.runs, sizes)
+        if final:
+            res.summary, res.status = drain_text(res, p), status
+            if folder is not None:
+                folder.save_text("table.txt", res.summary + "\n")
+        return res.results
+
+    with _session("drain_rate", params, reps * len(sizes), max(sizes), p, record, out,
+                  overwrite, progress, should_stop) as runs:
+        _drain_phase(runs, res, sizes, reps)
+    return res
+
+
+def _drain_phase(s, res, sizes, reps):
+    _clock.calibrate()
+    s.warmup(max(sizes))
+    for rep in range(reps):
+        for n in sizes:
+            if s.run(res.runs, "drain", "drain_n%d_r%d" % (n, rep), n, round=rep) is None:
+                return
+
+
+# ---------------------------------------------------------------- pacing ----
+
+def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
+           drain_sizes=None, drain_reps=5, pace_with="conservative", d_margin=0.0,
+           stream_messages=None,
+           stream_factors=(1.1, 0.9), stream_segments=8, work_ns=500, size=32,
+           producer_cpu=0, consumer_cpu=1, fifo_priority=0, verify=True, out=None,
+           overwrite=False, progress=True, should_stop=None):
+    """Measure D, pace bursts of ``n`` at P_max(D, T, n) per target T (s), then run
+    sustained streams at ``f``·D for each f in ``stream_factors``.
+
+    ``pace_with``: "conservative" (the lowest N/max-delay seen; seed 004's advice
+    for hard bounds) or "typical" (the median); ``d_margin`` in [0, 1) lowers that D
+    by this fraction first (headroom for D drifting between measurement and use).
+    A target T >= n/D needs no pacing:
+    that burst is sent unpaced.  ``drain_sizes`` defaults to (n, n // 4);
+    ``stream_messages`` to 4 n.  Each round: one unpaced drain check (D drift), one
+    paced burst per target (order rotated each round), one stream per factor.
+    Returns a PacingResult; ``out`` writes the SPEC §6 output folder.
+    """
+    p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
+    n = _count("n", n, 2)
+    targets = _positives("targets", targets)
+    rounds = _count("rounds", rounds, 1, 10**6)
+    sizes = _sizes("drain_sizes", drain_sizes if drain_sizes is not None else (n, max(2, n // 4)))
+    drain_reps = _count("drain_reps", drain_reps, 1, 10**6)
+    if pace_with not in PACE_WITH:
+        raise ValueError("pace_with must be one of %s, got %r" % (", ".join(PACE_WITH), pace_with))
+    if isinstance(d_margin, bool) or not isinstance(d_margin, (int, float)) \
+            or not 0 <= d_margin < 1:
+        raise ValueError("d_margin must be a fraction in [0, 1), got %r" % (d_margin,))
+    stream_messages = _count("stream_messages", 4 * n if stream_messages is None
+                             else stream_messages, 2)
+    factors = _positives("stream_factors", stream_factors)
+    segments = _count("stream_segments", stream_segments, 1, 1000)
+    if segments > stream_messages:
+        raise ValueError("stream_segments must be <= stream_messages (%d), got %d"
+                         % (stream_messages, segments))
+    params = dict(p, n=n, targets=targets, rounds=rounds, drain_sizes=sizes,
+                  drain_reps=drain_reps, pace_with=pace_with, d_margin=float(d_margin),
+                  stream_messages=stream_messages,
+                  stream_factors=factors, stream_segments=segments)
+    total = drain_reps * len(sizes) + rounds * (1 + len(targets) + len(factors))
+    res = PacingResult(params, drain=DrainResult(dict(p, sizes=sizes, reps=drain_reps)))
+
+    def record(folder, status, final):
+        if final:
+            d = res.drain
+            d.results = report.drain_results(d.runs, sizes)
+            d.summary = drain_text(d, p)
+            d.status = _status.final(len(d.runs), drain_reps * len(sizes), "runs")
+        res.results = report.pacing_results(res, params)
+        if final:
+            res.summary = res.drain.summary + "\n\n" + pacing_text(res, params)
+            res.status = status
+            if folder is not None:
+                folder.save_text("table.txt", res.summary + "\n")
+        return res.results
+
+    with _session("pacing", params, total, max(sizes + [n, stream_messages]), p, record, out,
+                  overwrite, progress, should_stop) as runs:
+        _drain_phase(runs, res.drain, sizes, drain_reps)
+        res.drain.results = report.drain_results(res.drain.runs, sizes)
+        _paced_phase(runs, res, params)
+    return res
+
+
+def _paced_phase(s, res, params):
+    n, targets = params["n"], params["targets"]
+    d_pace, plan = report.pace_plan(res, params)
+    d_typ = res.drain.d
+    if plan is None:
+        return
+    for r in range(params["rounds"]):
+        if s.run(res.checks, "check", "check_n%d_r%d" % (n, r), n, round=r) is None:
+            return
+        order = targets[r % len(targets):] + targets[:r % len(targets)]
+        for t in order:
+            pm = plan[t]
+            if s.run(res.paced, "paced", "paced_T%gms_r%d" % (t * 1e3, r), n,
+                     0.0 if math.isinf(pm) else pm, round=r, target_s=t) is None:
+                return
+        for f in params["stream_factors"]:
+            if s.run(res.streams, "stream", "stream_x%.2f_r%d" % (f, r),
+                     params["stream_messages"], f * d_typ, round=r, factor=f) is None:
+                return
