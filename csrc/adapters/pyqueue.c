@@ -1,4 +1,4 @@
-/* adapter_pyqueue.c - pyqueue itself behind the adapter interface. */
+/* pyqueue.c - pyqueue itself behind the adapter interface. */
 #include <stdlib.h>
 
 #include "common/private.h"

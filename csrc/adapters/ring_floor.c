@@ -1,4 +1,4 @@
-/* adapter_ring_floor.c - the round-trip yardstick "ring_floor" (not a peer): the
+/* ring_floor.c - the round-trip yardstick "ring_floor" (not a peer): the
  * least a ring queue can do per message, behind the same adapter vtable as
  * pyqueue and the peers, so the bench's round-trip driver measures it exactly as
  * it measures them.  The ping-pong floor reuses one line every trip; a ring

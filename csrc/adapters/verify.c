@@ -1,4 +1,4 @@
-/* adapter_verify.c - the functional proof for any adapter: a writer pthread and a
+/* verify.c - the functional proof for any adapter: a writer pthread and a
  * reader pthread move n pattern messages and the reader checks length, FIFO order
  * and every byte (see pyq_adapter_verify() in pyq_adapter.h).  This is a
  * validation program, not a benchmark: both sides generate/check every byte. */

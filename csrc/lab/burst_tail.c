@@ -1,5 +1,5 @@
 /*
- * burst.c - the burst-tail study's measured loop (see pyq_burst.h).
+ * burst_tail.c - the burst-tail study's measured loop (see pyq_burst_tail.h).
  *
  * Threads: the writer is whoever calls pyq_burst_windows() (the business
  * thread); the consumer is a pthread started per call.  Shared words:

@@ -1,5 +1,5 @@
 /*
- * pyq_burst.h - the measured loop of the burst-tail study (SPEC §6.1, seed 000).
+ * pyq_burst_tail.h - the measured loop of the burst-tail study (SPEC §6.1, seed 000).
  *
  * One pyq_burst_t is one class: a queue behind a pyq_adapter_t, its consumer
  * thread (the seed's 64-iteration callback that verifies every message, every

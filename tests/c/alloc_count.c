@@ -1,4 +1,4 @@
-/* alloc_count.c - an LD_PRELOAD malloc interposer for tests/test_resources.py:
+/* alloc_count.c - an LD_PRELOAD malloc interposer for tests/core/test_resources.py:
  * counts malloc / calloc / realloc / free / the aligned variants, from every
  * thread, while a window is open.  glibc only (forwards to __libc_*).
  *

@@ -20,7 +20,7 @@ static int collect(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
-/* Just the two fields the ring reads (adapter.c's pyq_adapter_params_init would
+/* Just the two fields the ring reads (registry.c's pyq_adapter_params_init would
  * pull in every built-in adapter). */
 static void params(pyq_adapter_params_t *p, uint32_t msg_size, uint64_t capacity_bytes)
 {

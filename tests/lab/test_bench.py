@@ -16,9 +16,10 @@ from pyqueue._pyq import ffi, lib
 from pyqueue.lab.experiments import bench as B
 from pyqueue.lab.common import output as _output
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CPUS = sorted(os.sched_getaffinity(0))
-needs_two = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+import support
+
+ROOT = support.ROOT
+CPUS = support.ALLOWED_CPUS
 
 TINY = dict(rounds=1, messages=20_000, trips=300, py_messages=2_000, progress=False)
 
@@ -27,7 +28,7 @@ def _rows(summary, section):
     return {n for d in summary[section].values() for n in d}
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_quick_cli_end_to_end(tmp_path):
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -82,7 +83,7 @@ def test_quick_cli_end_to_end(tmp_path):
         assert type(s["extra"]["full_retries"]) is int
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_missing_peer_is_listed_not_dropped(tmp_path):
     """Simulate a machine without one peer: copy the peer folder, remove a library."""
     src = peers.peer_dir()
@@ -122,7 +123,7 @@ def _roundtrip(ab, ba, trips):
     return s
 
 
-@needs_two
+@pytest.mark.two_cpus
 @pytest.mark.parametrize("adapter", ["pyqueue", "ring_floor"])
 def test_roundtrip_echo_side_error_is_raised(adapter):
     """A stray message in A->B: the echo side sees sequence 99 where it expects 0,
@@ -144,7 +145,7 @@ def _ring_pair():
     return tuple(B._AdapterQueue("ring_floor", 1 << 20) for _ in "ab")
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_ring_floor_roundtrip_delivers_in_order():
     """Many laps of the 256-slot ring through the bench's round-trip driver, which
     checks every sequence number on both sides (a wrong one raises)."""
@@ -158,7 +159,7 @@ def test_ring_floor_roundtrip_delivers_in_order():
         ba.close()
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_ring_floor_verify_every_byte():
     """Writer and reader threads flat out (the ring full most of the time): FIFO,
     length and every payload byte checked by pyq_adapter_verify."""

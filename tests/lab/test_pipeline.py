@@ -3,9 +3,7 @@
 The C stage and consumer check each message's sequence number and check word,
 so a run that returns has delivered 0..n-1 in order.  No timing assertions.
 """
-import os
 
-import numpy as np
 import pytest
 
 import pyqueue.lab as lab
@@ -13,7 +11,9 @@ from pyqueue._pyq import ffi, lib
 from pyqueue.lab.experiments import pipeline as pl
 from pyqueue.lab.common.output import load, verify
 
-ALLOWED = sorted(os.sched_getaffinity(0))
+import support
+
+ALLOWED = support.ALLOWED_CPUS
 PLACEMENT = (ALLOWED[0], ALLOWED[-1], ALLOWED[0])
 
 
@@ -41,7 +41,7 @@ def test_other_idle_strategies_and_bigger_messages():
         assert info["delivered"] == 1000
 
 
-@pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs")
+@pytest.mark.two_cpus
 @pytest.mark.parametrize("idle", ["spin", "backoff"])
 def test_combined_stage_and_consumer_with_rests_deliver_in_order(idle):
     """One thread runs stage and consumer; rests and receiver timer slack on."""
@@ -126,7 +126,7 @@ def test_rest_share_default_follows_fifo():
     assert pl._rest_share_for(mutex, 1, None) == 0.0
 
 
-@pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs")
+@pytest.mark.two_cpus
 def test_fifo_bounded_run():
     """SCHED_FIFO where it is safe: backoff idle sleeps, so nothing is starved."""
     try:

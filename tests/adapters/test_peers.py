@@ -15,10 +15,11 @@ import pyqueue.peers as peers
 from pyqueue import _build_peers
 from pyqueue._pyq import ffi, lib
 
+import support
+
 N = 2_000_000
 STATUS = peers.available()
 REQUIRE = os.environ.get("PYQ_REQUIRE_PEERS") == "1"
-TWO_CPUS = hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
 
 
 def _need(name):
@@ -56,10 +57,10 @@ def test_fifo_every_byte_small_ring(name):
 def test_fifo_every_byte_default_budget_pinned(name):
     """The study's budget (4 x 4 KiB + 65,536 x 4 KiB), writer and reader pinned apart."""
     _need(name)
-    w, r = (0, 1) if TWO_CPUS else (-1, -1)
+    w, r = (0, 1) if support.TWO_CPUS else (-1, -1)
     res = peers.verify(name, N // 4, writer_cpu=w, reader_cpu=r)
     assert res["written"] == res["verified"] == N // 4
-    if TWO_CPUS:
+    if support.TWO_CPUS:
         assert (res["writer_cpu_seen"], res["reader_cpu_seen"]) == (0, 1)
 
 
@@ -286,7 +287,7 @@ def test_bad_arguments_name_the_parameter():
 
 # --- each list is written once --------------------------------------------------
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = support.ROOT
 
 
 def test_the_peers_come_from_the_table():

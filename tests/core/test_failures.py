@@ -18,7 +18,9 @@ import pyqueue as pq
 from pyqueue.lab.common import output as _output
 from pyqueue.threads import ConsumerThread, ProducerThread
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
@@ -216,7 +218,7 @@ def test_ctrl_c_ends_a_waiting_read():
 
 # --- a CPU that disappears from the allowed set ----------------------------
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two allowed CPUs")
+@pytest.mark.two_cpus
 def test_cpu_removed_from_the_allowed_set():
     cpus = sorted(os.sched_getaffinity(0))
     proc = child("""

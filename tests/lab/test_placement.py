@@ -1,7 +1,6 @@
 """common/placement.py on synthetic data: tags, interleaving order, ratios per placement."""
 import itertools
 
-import pytest
 
 from pyqueue.lab.common import placement as pl
 from pyqueue.lab.common.placement import Slice

@@ -10,13 +10,14 @@ import pytest
 
 import pyqueue
 
+import support
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("matplotlib")
 pytest.importorskip("ipykernel")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-NOTEBOOKS = os.path.join(os.path.dirname(HERE), "notebooks")
+NOTEBOOKS = os.path.join(support.ROOT, "notebooks")
 
 # notebook -> (images it must draw at least, text its outputs must contain)
 EXPECT = {
@@ -38,7 +39,7 @@ def test_stored_without_outputs(name):
             assert cell.outputs == [] and cell.execution_count is None, name
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the experiments need two CPUs")
+@pytest.mark.two_cpus(reason="the experiments need two CPUs")
 @pytest.mark.parametrize("name", sorted(EXPECT))
 def test_runs_and_plots(name, tmp_path, monkeypatch):
     root = os.path.dirname(os.path.dirname(os.path.abspath(pyqueue.__file__)))

@@ -7,7 +7,9 @@ import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 HEADER = os.path.join(ROOT, "csrc", "include", "pyqueue.h")
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None,

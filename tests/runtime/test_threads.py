@@ -14,7 +14,9 @@ import pyqueue as pq
 from pyqueue.samples import sample_buffer
 from pyqueue.threads import ConsumerThread, ProducerThread
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 
 
 @pytest.fixture

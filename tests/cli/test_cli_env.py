@@ -4,7 +4,9 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 
 
 def run(*args):

@@ -1,7 +1,6 @@
 """The soak (pyqueue.lab.experiments.soak, csrc/stress/soak.c): a CI-length run that must check
 every message without an error, its output folder, and proof that its checker
 catches a message that is not the next one of the stream.  Ctrl-C is in test_failures.py."""
-import json
 import os
 import subprocess
 import sys
@@ -13,7 +12,9 @@ from pyqueue._pyq import ffi, lib
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.experiments.soak import soak
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 SECONDS = float(os.environ.get("PYQ_SOAK_SECONDS", "60"))
 
 

@@ -6,7 +6,9 @@ import subprocess
 
 import pytest
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c")
+import support
+
+HERE = os.path.join(support.ROOT, "tests", "c")
 
 
 @pytest.mark.skipif(shutil.which("make") is None or shutil.which("cc") is None,

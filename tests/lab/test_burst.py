@@ -15,6 +15,8 @@ from pyqueue import peers
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.experiments.burst_tail import DEFAULT_CLASSES
 
+import support
+
 SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_queries=64,
              slice_windows=3, progress=False)
 
@@ -83,10 +85,7 @@ def test_bad_parameters(kw, name):
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.dirname(pyqueue.__file__))] + env.get("PYTHONPATH", "").split(os.pathsep))
-    return env
+    return support.subprocess_env()
 
 
 def test_ctrl_c_leaves_valid_partial_folder(tmp_path):
@@ -110,7 +109,7 @@ def test_ctrl_c_leaves_valid_partial_folder(tmp_path):
 
 
 def test_benchmark_script_help():
-    script = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "burst", "run_burst_tail_1m.py")
+    script = os.path.join(support.ROOT, "benchmarks", "burst", "run_burst_tail_1m.py")
     proc = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
                           env=_env(), cwd=tempfile.gettempdir(), timeout=60)
     assert proc.returncode == 0 and "--windows" in proc.stdout

@@ -12,7 +12,9 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 MiB = 1 << 20
 
 PRELUDE = textwrap.dedent("""

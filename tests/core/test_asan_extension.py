@@ -13,10 +13,12 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 # The Python-facing paths; the C stress already runs under ASan in tests/c.
-TESTS = ["test_queue.py", "test_misuse.py", "test_properties.py", "test_threads.py",
-         "test_failures.py"]
+TESTS = ["core/test_queue.py", "core/test_misuse.py", "core/test_properties.py",
+         "runtime/test_threads.py", "core/test_failures.py"]
 # ASan intercepts mlock() (a no-op that succeeds), so the mlock refusals cannot be seen.
 DESELECT = "not mlock"
 SANITIZE = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

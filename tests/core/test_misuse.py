@@ -1,6 +1,5 @@
 """Misuse from Python must raise, never crash: each case runs in a subprocess and
 the test checks its exit code (a segfault would be -11)."""
-import os
 import subprocess
 import sys
 import tempfile
@@ -8,7 +7,8 @@ import textwrap
 
 import pytest
 
-import pyqueue
+
+import support
 
 CASES = {
     "close_while_reader_polls": """
@@ -101,9 +101,7 @@ PRELUDE = "import gc, threading, time\nimport numpy as np\nimport pyqueue as pq\
 def test_misuse_does_not_crash(name):
     code = PRELUDE + textwrap.dedent(CASES[name])
     # Run outside the source tree, importing the same pyqueue this test imports.
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.dirname(pyqueue.__file__))] + env.get("PYTHONPATH", "").split(os.pathsep))
+    env = support.subprocess_env()
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=tempfile.gettempdir(), env=env)
     assert proc.returncode == 0, "%s exited %d\n%s" % (name, proc.returncode, proc.stderr[-3000:])

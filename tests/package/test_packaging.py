@@ -9,7 +9,9 @@ import tarfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 
 
 def _sdist(out):

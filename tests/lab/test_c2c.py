@@ -2,7 +2,6 @@
 
 No timing assertions: the figures depend on the host (a VM's vCPUs move).
 """
-import os
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ from pyqueue.lab.experiments import c2c
 from pyqueue.topology import read as read_topology
 from pyqueue.lab.common.output import load, verify
 
-ALLOWED = sorted(os.sched_getaffinity(0))
-needs_two = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two allowed CPUs")
+import support
+
+ALLOWED = support.ALLOWED_CPUS
 
 
 def _write(path, text):
@@ -59,7 +59,7 @@ def test_fake_topology_relations(tmp_path):
     assert all(m[i][j] == m[j][i] for i in cpus for j in cpus)
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_fake_topology_labels_a_measured_matrix(tmp_path):
     """The lab labels with the topology it is given: CPUs 0, 1 of the fake tree
     are SMT siblings, whatever the real machine is."""
@@ -70,7 +70,7 @@ def test_fake_topology_labels_a_measured_matrix(tmp_path):
     assert "SMT sibling" in r.summary
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_machine_matrix_shape_and_labels(tmp_path):
     cpus = ALLOWED[:2]
     out = tmp_path / "c2c"
@@ -103,7 +103,7 @@ def test_machine_matrix_shape_and_labels(tmp_path):
     assert loaded.results["relations"] == r.relations
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_pingpong_slice_each_mode():
     for mode in ("cas", "two_lines", "queue_each", "queue_each_scan"):
         s, meta = c2c.pingpong_slice(ALLOWED[0], ALLOWED[1], mode, round_trips=100, warmup=10)
@@ -122,7 +122,7 @@ def test_bad_arguments():
         c2c.pingpong_slice(0, 4095, round_trips=10)
 
 
-@needs_two
+@pytest.mark.two_cpus
 def test_false_sharing_runs(tmp_path):
     out = tmp_path / "fs"
     f = lab.false_sharing(cpus=tuple(ALLOWED[:2]), increments=200_000, rounds=2, out=out,

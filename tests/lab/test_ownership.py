@@ -17,9 +17,10 @@ from pyqueue.lab.common import output as _output
 from pyqueue.lab import ownership
 from pyqueue.lab.experiments.ownership import COUNTER_NAMES
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CPUS = sorted(os.sched_getaffinity(0))
-two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="the ownership control needs two CPUs")
+import support
+
+ROOT = support.ROOT
+CPUS = support.ALLOWED_CPUS
 W, C = (CPUS + [0, 0])[:2]
 
 
@@ -29,7 +30,7 @@ def _env():
     return env
 
 
-@two_cpus
+@pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
 def test_quick_run_end_to_end(tmp_path):
     r = ownership(worker_cpu=W, other_cpu=C, windows=60, rounds=3, slice_windows=25,
                   out=tmp_path / "run", progress=False, argv=["test"])
@@ -76,7 +77,7 @@ def test_quick_run_end_to_end(tmp_path):
     assert body["status"] == "complete" and body["params"]["nodes"] == 768
 
 
-@two_cpus
+@pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
 def test_pmu_mode_runs_with_or_without_counters():
     r = ownership(worker_cpu=W, other_cpu=C, windows=20, rounds=1, slice_windows=10,
                   pmu=True, progress=False)
@@ -142,7 +143,7 @@ def test_c_pin_failure_names_the_cpu():
     assert lib.pyq_ownership_create(cfg, h) == lib.PYQ_EINVAL                   # same CPU
 
 
-@two_cpus
+@pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
 def test_ctrl_c_leaves_a_valid_partial_folder(tmp_path):
     folder = tmp_path / "partial"
     p = subprocess.Popen([sys.executable, "-m", "pyqueue", "ownership", "--windows", "1000000",

@@ -10,7 +10,9 @@ import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import support
+
+ROOT = support.ROOT
 FUZZ = os.path.join(ROOT, "tests", "fuzz")
 SECONDS = int(os.environ.get("PYQ_FUZZ_SECONDS", "60"))
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",

@@ -3,7 +3,6 @@ schedule.  Behaviour only: the schedule is checked on the recorded array, never
 against wall time, and no measured delay or rate is asserted."""
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +19,9 @@ from pyqueue.__main__ import main
 from pyqueue.lab.common.output import load, verify
 from pyqueue.threads import ConsumerThread, ProducerThread
 
-_ALLOWED = sorted(os.sched_getaffinity(0))
+import support
+
+_ALLOWED = support.ALLOWED_CPUS
 # Two distinct CPUs where the machine has them; unpinned otherwise.
 CPUS = dict(producer_cpu=_ALLOWED[0], consumer_cpu=_ALLOWED[1]) if len(_ALLOWED) > 1 else \
     dict(producer_cpu=-1, consumer_cpu=-1)
@@ -175,9 +176,7 @@ def test_stop_between_runs_leaves_a_valid_partial_folder(tmp_path):
 
 def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
     out = tmp_path / "cli"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(pyqueue.__file__))] +
-        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env = support.subprocess_env()
     cpus = ["--producer-cpu", str(CPUS["producer_cpu"]), "--consumer-cpu", str(CPUS["consumer_cpu"])]
     proc = subprocess.Popen([sys.executable, "-m", "pyqueue", "pacing", "--burst", "4000",
                              "--rounds", "1000", "--drain-reps", "1", "--work-ns", "200",

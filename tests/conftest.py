@@ -1,0 +1,17 @@
+"""Shared skips for the whole suite.  Tests are laid out like the code: core/,
+runtime/, adapters/, lab/, cli/, package/ (plus the C programs in c/ and the
+fuzzer in fuzz/); shared constants and helpers are in support.py."""
+import pytest
+
+import support
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "two_cpus(reason=None): skip unless this process may run on two CPUs")
+
+
+def pytest_runtest_setup(item):
+    mark = item.get_closest_marker("two_cpus")
+    if mark is not None and not support.TWO_CPUS:
+        pytest.skip(mark.kwargs.get("reason") or "needs two allowed CPUs")
