@@ -6,7 +6,8 @@
  *   B1 `verified` release (consumer, after each poll batch) -> B2 acquire (writer:
  *      backlog = sent - verified; drain)
  *   B3 `stop` release (writer)  -> B4 acquire (consumer loop)
- *   B5 `started` release (consumer, after pinning) -> B6 acquire (writer, start)
+ *   SB1/SB2 `start`: the consumer pinned (or failed to) before the writer goes on
+ *      (the start barrier, runtime/start_pvt.h)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include "common/pyq_pattern.h"
 #include "runtime/pyq_runtime.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 #define MAX_MSG 256
 
@@ -44,7 +46,7 @@ struct pyq_burst {
 
     /* Control words, read-mostly. */
     PYQ_ALIGNED_LINE _Atomic int stop;
-    _Atomic int started;   /* 1 pinned and running, -1 failed to pin */
+    pyq_start_t start;     /* SB1/SB2: writer and consumer, once per call */
     _Atomic int error;     /* first error of either side */
     pthread_t thread;
     int running;
@@ -102,11 +104,8 @@ static void *consumer_main(void *arg)
 {
     struct pyq_burst *b = arg;
 
-    if (b->c.consumer_cpu >= 0 && pyq_cpu_pin_self(b->c.consumer_cpu) != 0) {
-        pyq_store_release(&b->started, -1); /* B5 */
+    if (pyq_start_meet(&b->start, 2, pyq_cpu_pin_opt(b->c.consumer_cpu)) != 0)
         return NULL;
-    }
-    pyq_store_release(&b->started, 1); /* B5: pinned; pairs with B6 */
     while (!pyq_load_acquire(&b->stop)) { /* B4: pairs with B3 */
         int64_t n = b->a->poll(b->h, 1024, consume, b);
         if (n < 0) {
@@ -124,15 +123,13 @@ static void *consumer_main(void *arg)
 
 static int consumer_start(struct pyq_burst *b)
 {
-    int rc, s;
+    int rc;
 
     atomic_store_explicit(&b->stop, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->started, 0, memory_order_relaxed);
+    pyq_start_reset(&b->start);
     if ((rc = pthread_create(&b->thread, NULL, consumer_main, b)) != 0)
         return -rc;
-    while ((s = pyq_load_acquire(&b->started)) == 0) /* B6: pairs with B5 */
-        pyq_cpu_relax();
-    if (s < 0) {
+    if (pyq_start_meet(&b->start, 2, 0) != 0) {
         pthread_join(b->thread, NULL);
         return PYQ_EINVAL; /* the consumer CPU is not available */
     }

@@ -13,8 +13,8 @@
  *
  * Ordering: messages travel through the queues (pyqueue's W2/A2 edges, or the
  * mutex); the flags of struct pipe (pipeline_pvt.h) carry no data and are
- * relaxed, except the start barrier (B1, acq_rel/acquire) and the failure slot
- * (F1, a CAS).
+ * relaxed, except the start barrier (SB1/SB2, runtime/start_pvt.h) and the
+ * failure slot (F1, a CAS).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -118,12 +118,11 @@ static void producer_loop(struct pipe_thread *t)
     int rc;
 
     pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
-    /* B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
-     * sched_yield(): a SCHED_FIFO producer yields only to its own priority, so
-     * it would starve a receiver that shares its CPU and has not counted itself
-     * in yet, until RT throttling stops it (up to 0.95 s, and the rest of that
-     * RT period's budget gone). */
-    while (atomic_load_explicit(&p->ready, memory_order_acquire) < PYQ_PIPE_THREADS) {
+    /* SB2.  Sleep, not pyq_start_meet()'s sched_yield(): a SCHED_FIFO producer
+     * yields only to its own priority, so it would starve a receiver that shares
+     * its CPU and has not counted itself in yet, until RT throttling stops it
+     * (up to 0.95 s, and the rest of that RT period's budget gone). */
+    while (!pyq_start_ready(&p->start, PYQ_PIPE_THREADS)) {
         struct timespec nap = {.tv_sec = 0, .tv_nsec = 50000};
 
         if (stopping(p))
@@ -343,8 +342,9 @@ void *pyq_pipe_thread_main(void *arg)
 
     st->cpu_start = pyq_cpu_current();
     st->policy = pyq_cpu_policy_self(NULL);
-    /* B1: count this thread in even when it failed, so nobody waits for it. */
-    atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    /* SB1: count this thread in even when it failed, so nobody waits for it;
+     * receivers do not wait (they poll until the producer sends). */
+    pyq_start_arrive(&p->start, rc);
     if (rc)
         return NULL;
     pyq_perf_open(&perf, PYQ_PERF_SOFTWARE);

@@ -12,6 +12,7 @@
 #include "common/private.h"
 #include "lab/pyq_pipeline.h"
 #include "runtime/pyq_runtime.h"
+#include "runtime/start_pvt.h"
 
 struct pipe;
 
@@ -34,8 +35,8 @@ struct pipe_thread {
 };
 
 struct pipe {
-    /* B1: threads ready to run; the producer starts the schedule at 3. */
-    PYQ_ALIGNED_LINE _Atomic int ready;
+    /* SB1/SB2: every thread set up (or failed); the producer then starts the schedule. */
+    PYQ_ALIGNED_LINE pyq_start_t start;
     /* Set by the main thread (timeout) or a failing thread; read by all loops. */
     PYQ_ALIGNED_LINE _Atomic int stop;
     /* F1: index of the first thread that failed, -1 while none did. */

@@ -102,8 +102,8 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         p->t[i].index = i;
     }
     last = cfg->combine ? PYQ_PIPE_STAGE : PYQ_PIPE_CONSUMER;
-    if (cfg->combine) /* B1: the consumer thread that is not started counts as ready */
-        atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    if (cfg->combine) /* SB1: for the consumer thread that is not started */
+        pyq_start_arrive(&p->start, 0);
     for (int k = last; k >= 0; k--) {
         /* consumer first, producer last: receivers are polling before data flows */
         if ((rc = -pthread_create(&tid[k], NULL, pyq_pipe_thread_main, &p->t[k])) != 0) {
