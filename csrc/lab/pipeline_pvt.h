@@ -31,6 +31,7 @@ struct pipe_thread {
     uint64_t checked_ns;       /* ... last budget check */
     uint64_t rests;
     uint64_t rest_total_ns;
+    uint64_t waits;            /* receiver: wait_readable calls (a queue that blocks) */
     int err;
 };
 
@@ -42,8 +43,7 @@ struct pipe {
     /* F1: index of the first thread that failed, -1 while none did. */
     PYQ_ALIGNED_LINE _Atomic int failed;
     PYQ_ALIGNED_LINE pyq_pipeline_config_t cfg;
-    pyq_queue_t *pq[2];        /* hop 0: producer -> stage, hop 1: stage -> consumer */
-    pyq_mutexq_t *mq[2];
+    void *hop[2];              /* cfg.queue handles; 0: producer -> stage, 1: stage -> consumer */
     pyq_pipeline_result_t *res;
     struct pipe_thread t[PYQ_PIPE_THREADS];
 };
