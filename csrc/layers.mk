@@ -22,7 +22,7 @@ PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
                 adapters/ring_floor.c adapters/verify.c
 # The experiments' measured loops.
 PYQ_LAB      := lab/business.c lab/burst_tail.c lab/ownership.c lab/c2c.c \
-                lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c lab/pipeline_mutexq.c
+                lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c
 # The benchmark drivers.
 PYQ_BENCH    := bench/bench.c bench/bench_adapter.c
 # Stress harnesses: the two-thread self-test and the soak.

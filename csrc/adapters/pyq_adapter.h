@@ -11,7 +11,10 @@
  *
  * which pyq_adapter_get() dlopen()s.  Waiting is not an adapter's job: try_write
  * never waits and poll never blocks, so every driver retries with its own policy
- * (spin + relax, yield every N) and all contenders wait the same way.
+ * (spin + relax, yield every N) and all contenders wait the same way.  The one
+ * exception is optional: a queue whose reader is meant to sleep (the mutex
+ * queue's condition variable) offers wait_readable, so a driver that measures
+ * how a reader waits (the pipeline) can use it; lock-free queues leave it NULL.
  *
  * Also built in, and NOT a peer: "ring_floor", the round-trip yardstick
  * (adapters/ring_floor.c) -- a minimal ring of 64-byte slots, the sequence word

@@ -12,6 +12,7 @@
 
 #include "common/atomic.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 #include "adapters/pyq_adapter.h"
 #include "common/pyq_pattern.h"
 
@@ -27,6 +28,7 @@ struct verify_run {
     uint32_t msg_size;
     uint32_t burst;
     int writer_cpu, reader_cpu;
+    pyq_start_t start;        /* MEET-S1/MEET-S2: both pinned before the writer starts */
     _Atomic int stop;         /* either side failed: the other gives up (relaxed:
                                  the error itself is read after pthread_join) */
     _Atomic int writer_done;  /* VERIFY-D1: release after the last write and flush */
@@ -119,6 +121,8 @@ static void *writer_main(void *arg)
     uint8_t *buf = malloc(nbuf * v->msg_size);
     int rc = buf ? pyq_cpu_pin_opt(v->writer_cpu) : PYQ_ENOMEM;
 
+    /* Either side's setup failure: the first one is the run's error. */
+    rc = pyq_start_meet(&v->start, 2, rc);
     v->t_start = now_ns();
     if (rc == 0)
         rc = write_all(v, buf);
@@ -139,7 +143,7 @@ static void *reader_main(void *arg)
     const pyq_adapter_t *a = v->a;
     struct check_ctx c = {.expected = 0, .msg_size = v->msg_size};
     uint64_t idle = 0;
-    int rc = pyq_cpu_pin_opt(v->reader_cpu);
+    int rc = pyq_start_meet(&v->start, 2, pyq_cpu_pin_opt(v->reader_cpu));
 
     while (rc == 0 && c.expected < v->n) {
         uint64_t want = v->n - c.expected;
@@ -215,6 +219,7 @@ int pyq_adapter_verify(const pyq_adapter_t *a, const pyq_adapter_params_t *p, ui
         rc = pthread_create(&wt, NULL, writer_main, v);
         if (rc != 0) {
             v->writer_error = -rc;
+            pyq_start_arrive(&v->start, -rc); /* for the writer: the reader gives up */
             atomic_store_explicit(&v->writer_done, 1, memory_order_release);
             atomic_store_explicit(&v->stop, 1, memory_order_relaxed);
         } else {

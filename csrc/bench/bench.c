@@ -12,7 +12,6 @@
 #include "bench/pyq_bench.h"
 
 #define WARMUP_TRIPS PYQ_BENCH_WARMUP_TRIPS
-#define meet pyq_bench_meet
 #define join_two pyq_bench_join_two
 
 /* ---- queue throughput ---------------------------------------------------- */
@@ -22,7 +21,7 @@ struct qrun {
     uint64_t n;
     uint32_t size;
     int32_t wcpu, rcpu;
-    struct pyq_bench_start start;
+    pyq_start_t start;
     uint64_t t0;                        /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
@@ -44,11 +43,10 @@ static int seq_check(void *ctx, const void *msg, uint32_t len)
 static void *q_reader(void *arg)
 {
     struct qrun *r = arg;
-    int rc = pyq_cpu_pin_opt(r->rcpu);
+    int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    meet(&r->start, 2);
     while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
            !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
         int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
@@ -67,10 +65,9 @@ static void *q_writer(void *arg)
     uint8_t buf[256];
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
-    if (rc)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     memset(buf, 0x5A, sizeof(buf));
-    meet(&r->start, 2);
+    if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0)
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     r->t0 = pyq_now_ns();
     for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
         memcpy(buf, &i, 8);
@@ -99,7 +96,7 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
     r.size = msg_size;
     r.wcpu = writer_cpu;
     r.rcpu = reader_cpu;
-    if ((rc = join_two(q_writer, q_reader, &r)) != 0)
+    if ((rc = join_two(q_writer, q_reader, &r, &r.start)) != 0)
         return rc;
     res->messages = r.got;
     res->elapsed_ns = r.t1 - r.t0;
@@ -153,7 +150,7 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
     h->r.n = n;
     h->r.size = msg_size;
     h->r.rcpu = cpu;
-    atomic_init(&h->r.start.ready, 1); /* nobody to meet: the writer is Python */
+    pyq_start_arrive(&h->r.start, 0); /* for the writer, which is Python: nobody to meet */
     if ((rc = pthread_create(&h->t, NULL, py_reader, &h->r)) != 0) {
         free(h);
         return -rc;
@@ -195,7 +192,7 @@ struct yring {
     uint64_t mask;
     uint64_t n;
     int32_t wcpu, rcpu;
-    struct pyq_bench_start start;
+    pyq_start_t start;
     uint64_t t0, t1, got;
     _Atomic int err;
 };
@@ -207,10 +204,9 @@ static void *y_writer(void *arg)
     struct slot32 m;
     int rc = pyq_cpu_pin_opt(y->wcpu);
 
-    if (rc)
-        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
     memset(&m, 0x5A, sizeof(m));
-    meet(&y->start, 2);
+    if ((rc = pyq_start_meet(&y->start, 2, rc)) != 0)
+        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
     y->t0 = pyq_now_ns();
     for (uint64_t i = 0; i < y->n; i++) {
         while (tail - y->head_cache > y->mask) {
@@ -234,11 +230,10 @@ static void *y_reader(void *arg)
 {
     struct yring *y = arg;
     uint64_t head = 0;
-    int rc = pyq_cpu_pin_opt(y->rcpu);
+    int rc = pyq_start_meet(&y->start, 2, pyq_cpu_pin_opt(y->rcpu));
 
     if (rc)
         atomic_store_explicit(&y->err, rc, memory_order_relaxed);
-    meet(&y->start, 2);
     while (head < y->n && !atomic_load_explicit(&y->err, memory_order_relaxed)) {
         if (head == y->tail_cache) {
             /* Acquire: pairs with the writer's release of tail. */
@@ -285,7 +280,7 @@ int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
     y->n = n;
     y->wcpu = writer_cpu;
     y->rcpu = reader_cpu;
-    rc = join_two(y_writer, y_reader, y);
+    rc = join_two(y_writer, y_reader, y, &y->start);
     res->messages = y->got;
     res->elapsed_ns = y->t1 - y->t0;
     res->error = rc ? rc : atomic_load_explicit(&y->err, memory_order_relaxed);
@@ -301,19 +296,14 @@ struct pp {
     PYQ_ALIGNED_LINE _Atomic uint64_t pong; /* written by B */
     PYQ_ALIGNED_LINE uint64_t trips;
     int32_t cpu_b;
-    _Atomic int err;
-    struct pyq_bench_start start;
+    pyq_start_t start; /* B's pinning result reaches A through it */
 };
 
 static void *pp_echo(void *arg)
 {
     struct pp *p = arg;
-    int rc = pyq_cpu_pin_opt(p->cpu_b);
 
-    if (rc)
-        atomic_store_explicit(&p->err, rc, memory_order_relaxed);
-    meet(&p->start, 2);
-    if (rc)
+    if (pyq_start_meet(&p->start, 2, pyq_cpu_pin_opt(p->cpu_b)) != 0)
         return NULL;
     for (uint64_t i = 1; i <= p->trips; i++) {
         /* Acquire/release pair with A: each trip is one line each way. */
@@ -345,8 +335,7 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
         free(p);
         return -rc;
     }
-    meet(&p->start, 2);
-    if ((rc = atomic_load_explicit(&p->err, memory_order_relaxed)) == 0) {
+    if ((rc = pyq_start_meet(&p->start, 2, 0)) == 0) {
         for (uint64_t i = 1; i <= p->trips; i++) {
             uint64_t t0 = pyq_bench_stamp(cyc);
             atomic_store_explicit(&p->ping, i, memory_order_release);

@@ -32,7 +32,7 @@ struct arun {
     uint64_t n;
     uint32_t len, burst;
     int32_t wcpu, rcpu;
-    struct pyq_bench_start start;
+    pyq_start_t start;
     PYQ_ALIGNED_LINE uint64_t t0;     /* writer's line */
     uint64_t t_wend;
     uint64_t full_retries;
@@ -71,12 +71,11 @@ static void *a_writer(void *arg)
     uint64_t fails = 0;
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
-    if (rc)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     memset(buf, 0x5A, sizeof(buf));
-    pyq_bench_meet(&r->start, 2);
-    if (rc)
+    if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0) {
+        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
         return NULL;
+    }
     r->t0 = pyq_now_ns();
     if (r->burst == 0) {
         for (uint64_t i = 0; i < r->n; i++) {
@@ -122,11 +121,10 @@ static void *a_reader(void *arg)
 {
     struct arun *r = arg;
     const pyq_adapter_t *a = r->a;
-    int rc = pyq_cpu_pin_opt(r->rcpu);
+    int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    pyq_bench_meet(&r->start, 2);
     while (r->rd.expected < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed)) {
         int64_t k = a->poll(r->h, UINT64_MAX, seq_next, &r->rd);
         if (k < 0)
@@ -159,7 +157,7 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
     r->burst = burst;
     r->wcpu = writer_cpu;
     r->rcpu = reader_cpu;
-    rc = pyq_bench_join_two(a_writer, a_reader, r);
+    rc = pyq_bench_join_two(a_writer, a_reader, r, &r->start);
     res->messages = r->rd.expected;
     res->elapsed_ns = r->rd.t_end - r->t0;
     res->end_ns = r->rd.t_end;
@@ -184,7 +182,7 @@ struct art {
     void *ab, *ba;
     uint64_t trips;
     int32_t cpu_b;
-    struct pyq_bench_start start;
+    pyq_start_t start;
     PYQ_ALIGNED_LINE _Atomic int err;
 };
 
@@ -239,11 +237,8 @@ RT_INLINE int send_seq(const pyq_adapter_t *a, void *h, uint8_t *msg, uint64_t s
 RT_INLINE void echo_loop(struct art *r, const int direct)
 {
     uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
-    int rc = pyq_cpu_pin_opt(r->cpu_b);
+    int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->cpu_b));
 
-    if (rc)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    pyq_bench_meet(&r->start, 2);
     memset(msg, 0, sizeof(msg));
     for (uint64_t i = 0; i < r->trips && !rc; i++) {
         if ((rc = recv_seq(r->a, r->ab, i, &r->err, direct)) != 0)
@@ -270,7 +265,7 @@ static void *echo_direct(void *arg)
 RT_INLINE int timed_loop(struct art *r, uint64_t *samples_ns, int cyc, const int direct)
 {
     uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
-    int rc = atomic_load_explicit(&r->err, memory_order_relaxed);
+    int rc = 0;
 
     memset(msg, 0, sizeof(msg));
     for (uint64_t i = 0; i < r->trips && !rc; i++) {
@@ -307,8 +302,9 @@ static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, 
         rc = -rc;
         goto out;
     }
-    pyq_bench_meet(&r->start, 2);
-    rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
+    /* The echo's pinning result, if it failed: then neither side runs. */
+    if ((rc = pyq_start_meet(&r->start, 2, 0)) == 0)
+        rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
     /* -1: A gave up because the echo flagged an error; keep the echo's code
      * (overwriting it turned an echo-side PYQ_EBADMSG into PYQ_EINTR). */
     if (rc && rc != -1)  /* the echo may be spinning on ab: tell it to give up */

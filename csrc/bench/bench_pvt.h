@@ -1,7 +1,8 @@
 /*
  * bench_pvt.h - private helpers shared by the benchmark loops (bench.c,
- * bench_adapter.c): the start barrier, the two-thread runner and the per-sample
- * timer.  Never installed.
+ * bench_adapter.c): the two-thread runner and the per-sample timer; their
+ * threads meet at the runtime's start barrier (runtime/start_pvt.h).  Never
+ * installed.
  */
 #ifndef PYQ_BENCH_PVT_H
 #define PYQ_BENCH_PVT_H
@@ -11,25 +12,15 @@
 #include "common/atomic.h"
 #include "runtime/pyq_runtime.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 #define PYQ_BENCH_WARMUP_TRIPS 1000
 #define PYQ_BENCH_YIELD_EVERY 1024 /* full-queue policy of every driver (SPEC §3.6) */
 
-/* Both threads pin, then meet here, so the clock starts with both running. */
-struct pyq_bench_start {
-    _Atomic int ready;
-};
-
-static inline void pyq_bench_meet(struct pyq_bench_start *s, int parties)
-{
-    /* acq_rel: each side's setup happens before the other leaves the barrier. */
-    atomic_fetch_add_explicit(&s->ready, 1, memory_order_acq_rel);
-    while (atomic_load_explicit(&s->ready, memory_order_acquire) < parties)
-        pyq_cpu_relax();
-}
-
-/* Run w and rd in two new threads over arg and join both.  0 or -errno. */
-static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), void *arg)
+/* Run w and rd in two new threads over arg, both meeting at start, and join
+ * both.  0 or -errno. */
+static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), void *arg,
+                                     pyq_start_t *start)
 {
     pthread_t wt, rt;
     int rc;
@@ -37,7 +28,7 @@ static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), vo
     if ((rc = pthread_create(&rt, NULL, rd, arg)) != 0)
         return -rc;
     if ((rc = pthread_create(&wt, NULL, w, arg)) != 0) {
-        pthread_cancel(rt);
+        pyq_start_arrive(start, -rc); /* for the writer: the reader gives up */
         pthread_join(rt, NULL);
         return -rc;
     }

@@ -1,12 +1,13 @@
 /*
- * burst_tail.c - the burst-tail study's measured loop (see pyq_burst_tail.h).
+ * burst.c - the burst-tail study's measured loop (see pyq_burst.h).
  *
  * Threads: the writer is whoever calls pyq_burst_windows() (the business
  * thread); the consumer is a pthread started per call.  Shared words:
  *   BURST-B1 `verified` release (consumer, after each poll batch) -> BURST-B2 acquire (writer:
  *      backlog = sent - verified; drain)
  *   BURST-B3 `stop` release (writer)  -> BURST-B4 acquire (consumer loop)
- *   BURST-B5 `started` release (consumer, after pinning) -> BURST-B6 acquire (writer, start)
+ *   MEET-S1/MEET-S2 `start`: the consumer pinned (or failed to) before the writer goes on
+ *      (the start barrier, runtime/start_pvt.h)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include "common/pyq_pattern.h"
 #include "runtime/pyq_runtime.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 #define MAX_MSG 256
 
@@ -44,7 +46,7 @@ struct pyq_burst {
 
     /* Control words, read-mostly. */
     PYQ_ALIGNED_LINE _Atomic int stop;
-    _Atomic int started;   /* 1 pinned and running, -1 failed to pin */
+    pyq_start_t start;     /* MEET-S1/MEET-S2: writer and consumer, once per call */
     _Atomic int error;     /* first error of either side */
     pthread_t thread;
     int running;
@@ -102,11 +104,8 @@ static void *consumer_main(void *arg)
 {
     struct pyq_burst *b = arg;
 
-    if (b->c.consumer_cpu >= 0 && pyq_cpu_pin_self(b->c.consumer_cpu) != 0) {
-        pyq_store_release(&b->started, -1); /* BURST-B5 */
+    if (pyq_start_meet(&b->start, 2, pyq_cpu_pin_opt(b->c.consumer_cpu)) != 0)
         return NULL;
-    }
-    pyq_store_release(&b->started, 1); /* BURST-B5: pinned; pairs with BURST-B6 */
     while (!pyq_load_acquire(&b->stop)) { /* BURST-B4: pairs with BURST-B3 */
         int64_t n = b->a->poll(b->h, 1024, consume, b);
         if (n < 0) {
@@ -124,15 +123,13 @@ static void *consumer_main(void *arg)
 
 static int consumer_start(struct pyq_burst *b)
 {
-    int rc, s;
+    int rc;
 
     atomic_store_explicit(&b->stop, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->started, 0, memory_order_relaxed);
+    pyq_start_reset(&b->start);
     if ((rc = pthread_create(&b->thread, NULL, consumer_main, b)) != 0)
         return -rc;
-    while ((s = pyq_load_acquire(&b->started)) == 0) /* BURST-B6: pairs with BURST-B5 */
-        pyq_cpu_relax();
-    if (s < 0) {
+    if (pyq_start_meet(&b->start, 2, 0) != 0) {
         pthread_join(b->thread, NULL);
         return PYQ_EINVAL; /* the consumer CPU is not available */
     }
@@ -151,8 +148,7 @@ static void consumer_stop(struct pyq_burst *b)
 
 static inline uint64_t backlog(struct pyq_burst *b)
 {
-    /* BURST-B2: pairs with BURST-B1; relaxed would do for an estimate, acquire
-     * keeps drain exact. */
+    /* BURST-B2: pairs with BURST-B1; relaxed would do for an estimate, acquire keeps drain exact. */
     uint64_t v = pyq_load_acquire(&b->verified);
     return b->sent > v ? b->sent - v : 0;
 }

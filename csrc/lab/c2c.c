@@ -12,7 +12,7 @@
  *   C2C-P3 B: pong release            -> C2C-P4 A: pong acquire   (two lines)
  *   C2C-X1 A: CAS 2k->2k+1 acq_rel   <-> C2C-X2 B: CAS 2k+1->2k+2 acq_rel (one line)
  *   C2C-Q: the queues' own edges (W2/A2, W3/A3 of queue_pvt.h)
- *   MEET-S1 start barrier (pyq_meet2, runtime_pvt.h); C2C-AB abort flag relaxed (no data with it)
+ *   MEET-S1/MEET-S2 start barrier (runtime/start_pvt.h); C2C-AB abort flag relaxed (no data with it)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -23,6 +23,7 @@
 #include "common/atomic.h"
 #include "lab/pyq_c2c.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 #define C2C_DEFAULT_TIMEOUT_NS 10000000000ull
 #define SLOW_CHECK_MASK 0xffffu /* check the clock / abort flag every 65,536 spins */
@@ -37,8 +38,8 @@ struct c2c {
     PYQ_ALIGNED_LINE _Atomic uint64_t pong;
     /* C2C-AB: set by a side that gives up, so the other stops spinning too. */
     PYQ_ALIGNED_LINE _Atomic int abort;
-    /* MEET-S1 */
-    PYQ_ALIGNED_LINE _Atomic int ready;
+    /* MEET-S1/MEET-S2: both pinned before either starts. */
+    PYQ_ALIGNED_LINE pyq_start_t start;
     /* Read-only once the threads run. */
     PYQ_ALIGNED_LINE pyq_c2c_config_t cfg;
     pyq_queue_t *ab, *ba;
@@ -253,11 +254,10 @@ static void *side_b(void *arg)
 
     memset(msg, 0, sizeof msg);
     c->step_b = rc ? PYQ_STEP_PIN : PYQ_STEP_NONE;
-    if (rc)
-        atomic_store_explicit(&c->abort, 1, memory_order_relaxed);
-    pyq_meet2(&c->ready);
-    for (uint64_t k = 0; k < n && !rc; k++)
-        rc = trip_b(c, k, msg);
+    /* Nothing to answer when either side failed to pin or to start. */
+    if (pyq_start_meet(&c->start, 2, rc) == 0)
+        for (uint64_t k = 0; k < n && !rc; k++)
+            rc = trip_b(c, k, msg);
     if (rc && !c->step_b)
         c->step_b = PYQ_STEP_RUN;
     c->err_b = rc;
@@ -275,10 +275,7 @@ static void *side_a(void *arg)
 
     memset(msg, 0, sizeof msg);
     c->step_a = rc ? PYQ_STEP_PIN : PYQ_STEP_NONE;
-    if (rc)
-        atomic_store_explicit(&c->abort, 1, memory_order_relaxed);
-    pyq_meet2(&c->ready);
-    if (rc)
+    if (pyq_start_meet(&c->start, 2, rc) != 0)
         goto out;
     c->res->timer_ticks = timer_ticks();
     if (cfg->mode == PYQ_C2C_CAS && (rc = cas_a(c, k++)) != 0) /* open trip 0 */
@@ -355,8 +352,7 @@ int pyq_c2c_pingpong(const pyq_c2c_config_t *cfg, uint64_t *samples_ticks,
     }
     if ((rc = -pthread_create(&ta, NULL, side_a, c)) != 0) {
         res->failed_step = PYQ_STEP_CREATE;
-        atomic_store_explicit(&c->abort, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&c->ready, 1, memory_order_acq_rel); /* release B */
+        pyq_start_arrive(&c->start, rc); /* for A: B gives up */
         pthread_join(tb, NULL);
         goto out;
     }

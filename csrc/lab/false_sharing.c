@@ -3,7 +3,7 @@
  * threads increment their own counter, on one cache line or on lines 128 B
  * apart.  See pyq_c2c.h.  The calling thread only joins them.
  *
- * Ordering: MEET-S1 start barrier (pyq_meet2, runtime_pvt.h); the counters are
+ * Ordering: MEET-S1/MEET-S2 start barrier (runtime/start_pvt.h); the counters are
  * single-writer and read after the joins.
  */
 #define _GNU_SOURCE
@@ -14,12 +14,13 @@
 #include "common/atomic.h"
 #include "lab/pyq_c2c.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 struct fs {
     /* counters[0] at byte 0; counters[1] at byte 8 (shared) or 128 (padded:
      * two lines apart, clear of the adjacent-line prefetcher's pair). */
     PYQ_ALIGNED_LINE _Atomic uint64_t counters[32];
-    PYQ_ALIGNED_LINE _Atomic int ready;
+    PYQ_ALIGNED_LINE pyq_start_t start;
     PYQ_ALIGNED_LINE uint64_t increments;
     int32_t cpu[2];
     int32_t rmw;
@@ -42,8 +43,7 @@ static void *fs_thread(void *arg)
     int rc = pyq_cpu_pin_self(f->cpu[a->side]);
 
     f->err[a->side] = rc;
-    pyq_meet2(&f->ready);
-    if (rc)
+    if (pyq_start_meet(&f->start, 2, rc) != 0)
         return NULL;
     t0 = pyq_cycles_now();
     if (f->rmw) {
@@ -92,7 +92,7 @@ int pyq_false_sharing_run(int32_t cpu_a, int32_t cpu_b, uint64_t increments, int
         args[i].side = i;
         if ((rc = -pthread_create(&t[i], NULL, fs_thread, &args[i])) != 0) {
             res->failed_step = PYQ_STEP_CREATE;
-            atomic_fetch_add_explicit(&f->ready, 1, memory_order_acq_rel); /* release the other */
+            pyq_start_arrive(&f->start, rc); /* for this one: the other gives up */
             break;
         }
         made++;

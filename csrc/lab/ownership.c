@@ -19,7 +19,8 @@
  * OWN-T1 -> OWN-H1 makes the worker's earlier node writes (its own warm-ups and
  * queries) happen before the helper's warm; OWN-H2 -> OWN-T2 makes the helper's warm
  * happen before the worker's queries.  So every node access is ordered and the
- * data has exactly one owner at a time.
+ * data has exactly one owner at a time.  Both threads pin themselves, then meet
+ * at the start barrier (MEET-S1/MEET-S2, runtime/start_pvt.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include "common/atomic.h"
 #include "lab/pyq_ownership.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 
 _Static_assert(PYQ_OWNERSHIP_NCOUNTERS == PYQ_PERF_NEVENTS, "counters per window");
 
@@ -51,7 +53,7 @@ struct handshake {
     uint64_t salt;                         /* plain: published by OWN-T1 */
     PYQ_ALIGNED_LINE _Atomic uint64_t ack; /* helper -> worker: seq of the last command done */
     int32_t helper_cpu;                    /* plain: published by OWN-H2 */
-    PYQ_ALIGNED_LINE _Atomic int32_t ready; /* helper: 0 starting, 1 pinned, -1 pin failed */
+    PYQ_ALIGNED_LINE pyq_start_t start;    /* MEET-S1/MEET-S2: both pinned (or one failed) */
 };
 
 struct slice_run {
@@ -67,7 +69,7 @@ struct slice_run {
 };
 
 _Static_assert(offsetof(struct handshake, ack) % PYQ_CACHELINE == 0, "ack on its own line");
-_Static_assert(offsetof(struct handshake, ready) % PYQ_CACHELINE == 0, "ready on its own line");
+_Static_assert(offsetof(struct handshake, start) % PYQ_CACHELINE == 0, "start on its own line");
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -118,12 +120,8 @@ static void *helper_main(void *arg)
     struct handshake *hs = &r->hs;
     uint64_t last = 0;
 
-    if (pyq_cpu_pin_self(r->o->cfg.other_cpu) != 0) {
-        /* Only tells the worker to give up; nothing else is published. */
-        atomic_store_explicit(&hs->ready, -1, memory_order_release);
-        return NULL;
-    }
-    atomic_store_explicit(&hs->ready, 1, memory_order_release); /* pairs with the worker's wait */
+    if (pyq_start_meet(&hs->start, 2, pyq_cpu_pin_self(r->o->cfg.other_cpu)) != 0)
+        return NULL; /* the worker reports which CPU failed */
     for (;;) {
         uint64_t c;
 
@@ -246,20 +244,11 @@ static void *worker_main(void *arg)
     struct slice_run *r = arg;
     pyq_ownership_slice_t *s = r->slice;
     pyq_perf_t perf;
-    int32_t ready;
+    int own = pyq_cpu_pin_self(r->o->cfg.worker_cpu);
 
-    if (pyq_cpu_pin_self(r->o->cfg.worker_cpu) != 0) {
+    if (pyq_start_meet(&r->hs.start, 2, own) != 0) {
         s->error = PYQ_EINVAL;
-        s->failed_cpu = r->o->cfg.worker_cpu;
-        command(r, OP_EXIT, 0);
-        return NULL;
-    }
-    /* Pairs with the helper's release of ready: it is pinned (or gave up). */
-    while ((ready = atomic_load_explicit(&r->hs.ready, memory_order_acquire)) == 0)
-        pyq_cpu_relax();
-    if (ready < 0) {
-        s->error = PYQ_EINVAL;
-        s->failed_cpu = r->o->cfg.other_cpu;
+        s->failed_cpu = own ? r->o->cfg.worker_cpu : r->o->cfg.other_cpu;
         return NULL;
     }
     if (r->perf_mask) {
@@ -310,7 +299,7 @@ int pyq_ownership_run(pyq_ownership_t *o, int32_t arm, uint64_t first_window, ui
     if (rc == 0) {
         rc = -pthread_create(&worker, NULL, worker_main, r);
         if (rc != 0)
-            command(r, OP_EXIT, 0); /* the caller stands in for the worker */
+            pyq_start_arrive(&r->hs.start, rc); /* for the worker: the helper gives up */
         else
             pthread_join(worker, NULL);
         pthread_join(helper, NULL);

@@ -9,12 +9,13 @@
  * went.  The loops allocate nothing; their system calls are the ones under
  * study: nanosleep / sched_yield of the idle strategy, futex waits of the mutex
  * queue, the producer's timed sleep between sends, and the receivers' CPU-budget
- * rests (their CPU clock read once per idle period).
+ * rests (their CPU clock read once per idle period).  Both hops are one queue
+ * kind, reached only through its adapter (cfg.queue).
  *
- * Ordering: messages travel through the queues (pyqueue's W2/A2 edges, or the
- * mutex); the flags of struct pipe (pipeline_pvt.h) carry no data and are
- * relaxed, except the start barrier (PIPE-B1, acq_rel/acquire) and the failure slot
- * (PIPE-F1, a CAS).
+ * Ordering: messages travel through the queues (each queue's own edges, e.g.
+ * pyqueue's W2/A2, or the mutex); the flags of struct pipe (pipeline_pvt.h)
+ * carry no data and are relaxed, except the start barrier (MEET-S1/MEET-S2,
+ * runtime/start_pvt.h) and the failure slot (PIPE-F1, a CAS).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -27,7 +28,8 @@
 #include "lab/pipeline_pvt.h"
 #include "runtime/runtime_pvt.h"
 
-#define PIPE_SLICE_NS 10000000   /* blocking calls wait at most this long, then look at stop */
+#define PIPE_SLICE_NS 10000000   /* wait_readable waits at most this long, then look at stop */
+#define PIPE_YIELD_EVERY 1024    /* a sender on a full hop: sched_yield() per this many retries */
 #define PIPE_POLL_BATCH 64
 #define PIPE_CHECK UINT64_C(0x9e3779b97f4a7c15)
 #define PIPE_REST_WINDOW_NS 10000000 /* rest_share: the CPU budget is kept per 10 ms window */
@@ -90,21 +92,32 @@ static int msg_check(const void *msg, uint32_t len, uint32_t size, uint64_t want
 
 /* ---- sending into a hop, with the stop checks -------------------------- */
 
+/* Write one message and make it visible at once, whatever the queue's publish
+ * rule.  A full hop (the run is then far behind its schedule) is retried the
+ * way every driver retries (relax, a sched_yield() every PIPE_YIELD_EVERY),
+ * for every queue alike, the mutex queue included: the experiment compares
+ * how receivers wait for work, so the adapter interface needs no wait for
+ * room (the wait for work is its optional wait_readable).
+ * @return 0, PYQ_EINTR (stopped), or the queue's error. */
 static int hop_send(struct pipe_thread *t, int hop, const void *msg)
 {
     struct pipe *p = t->p;
+    const pyq_adapter_t *a = p->cfg.queue;
+    uint64_t fails = 0;
     int rc;
 
-    for (;;) {
-        if (p->cfg.kind == PYQ_PIPE_MUTEX)
-            rc = pyq_mutexq_push(p->mq[hop], msg, PIPE_SLICE_NS);
-        else
-            rc = pyq_writer_write(p->pq[hop], msg, p->cfg.msg_size, PIPE_SLICE_NS);
-        if (rc != PYQ_EAGAIN)
-            return rc;
+    while ((rc = a->try_write(p->hop[hop], msg, p->cfg.msg_size)) == PYQ_EAGAIN) {
+        if (++fails % PIPE_YIELD_EVERY != 0) {
+            pyq_cpu_relax();
+            continue;
+        }
         if (stopping(p))
             return PYQ_EINTR;
+        sched_yield();
     }
+    if (rc == 0)
+        a->flush(p->hop[hop]);
+    return rc;
 }
 
 /* ---- the three loops ---------------------------------------------------- */
@@ -118,12 +131,11 @@ static void producer_loop(struct pipe_thread *t)
     int rc;
 
     pyq_pacer_init(&pacer, cfg->rate, 1, cfg->pacer_spin_ns);
-    /* PIPE-B1: acquire pairs with the other threads' acq_rel increments.  Sleep, not
-     * sched_yield(): a SCHED_FIFO producer yields only to its own priority, so
-     * it would starve a receiver that shares its CPU and has not counted itself
-     * in yet, until RT throttling stops it (up to 0.95 s, and the rest of that
-     * RT period's budget gone). */
-    while (atomic_load_explicit(&p->ready, memory_order_acquire) < PYQ_PIPE_THREADS) {
+    /* MEET-S2.  Sleep, not pyq_start_meet()'s sched_yield(): a SCHED_FIFO producer
+     * yields only to its own priority, so it would starve a receiver that shares
+     * its CPU and has not counted itself in yet, until RT throttling stops it
+     * (up to 0.95 s, and the rest of that RT period's budget gone). */
+    while (!pyq_start_ready(&p->start, PYQ_PIPE_THREADS)) {
         struct timespec nap = {.tv_sec = 0, .tv_nsec = 50000};
 
         if (stopping(p))
@@ -226,18 +238,35 @@ static void receiver_idle(struct pipe_thread *t)
     pyq_idle_wait(&t->idle);
 }
 
+/* A receiver's empty poll of handle h.  A queue that can block (wait_readable:
+ * the mutex queue's condition variable) puts the thread to sleep until a writer
+ * signals, so the kernel wakes it: the textbook consumer this experiment
+ * compares with polling.  Any other queue is polled again after receiver_idle(). */
+static void receiver_wait(struct pipe_thread *t, void *h)
+{
+    const pyq_adapter_t *a = t->p->cfg.queue;
+
+    if (a->wait_readable) {
+        a->wait_readable(h, PIPE_SLICE_NS); /* then the loop looks at stop */
+        t->waits++;
+    } else {
+        receiver_idle(t);
+    }
+}
+
 /* combine: the stage's thread also consumes hop 1 (state kept in the consumer's
  * pipe_thread), so two busy pollers never share one CPU.  Both hops still go
- * through a pyqueue; hop 1 is written and read by the same thread. */
+ * through the queue; hop 1 is written and read by the same thread. */
 static void combined_loop(struct pipe_thread *t)
 {
     struct pipe *p = t->p;
+    const pyq_adapter_t *a = p->cfg.queue;
     struct pipe_thread *c = &p->t[PYQ_PIPE_CONSUMER];
     int64_t n0, n1;
 
     while (c->expect < p->cfg.count && !stopping(p)) {
-        n0 = pyq_reader_poll(p->pq[0], PIPE_POLL_BATCH, stage_msg, t);
-        n1 = n0 < 0 ? 0 : pyq_reader_poll(p->pq[1], PIPE_POLL_BATCH, consumer_msg, c);
+        n0 = a->poll(p->hop[0], PIPE_POLL_BATCH, stage_msg, t);
+        n1 = n0 < 0 ? 0 : a->poll(p->hop[1], PIPE_POLL_BATCH, consumer_msg, c);
         if (n0 < 0 || n1 < 0) {
             if (!t->err && !c->err && (n0 < 0 ? n0 : n1) != PYQ_EINTR)
                 fail(n0 < 0 ? t : c, PYQ_STEP_RUN, (int)(n0 < 0 ? n0 : n1),
@@ -265,29 +294,16 @@ static void receiver_loop(struct pipe_thread *t)
         return;
     }
     while (t->expect < cfg->count && !stopping(p)) {
-        if (cfg->kind == PYQ_PIPE_MUTEX) {
-            int rc = pyq_mutexq_pop(p->mq[hop], t->msg, PIPE_SLICE_NS);
-
-            if (rc == PYQ_EAGAIN)
-                continue;
-            if (rc != 0) {
-                fail(t, PYQ_STEP_RUN, rc, t->expect);
-                break;
-            }
-            if (fn(t, t->msg, cfg->msg_size) != 0)
-                break;
-        } else {
-            n = pyq_reader_poll(p->pq[hop], PIPE_POLL_BATCH, fn, t);
-            if (n < 0) {
-                if (!t->err && n != PYQ_EINTR)
-                    fail(t, PYQ_STEP_RUN, (int)n, t->expect);
-                break;
-            }
-            if (n == 0)
-                receiver_idle(t);
-            else
-                pyq_idle_reset(&t->idle);
+        n = cfg->queue->poll(p->hop[hop], PIPE_POLL_BATCH, fn, t);
+        if (n < 0) {
+            if (!t->err && n != PYQ_EINTR)
+                fail(t, PYQ_STEP_RUN, (int)n, t->expect);
+            break;
         }
+        if (n == 0)
+            receiver_wait(t, p->hop[hop]);
+        else
+            pyq_idle_reset(&t->idle);
     }
 }
 
@@ -314,7 +330,7 @@ static int setup(struct pipe_thread *t)
      * the kernel ignores slack for SCHED_FIFO threads. */
     if (t->index != PYQ_PIPE_PRODUCER && cfg->receiver_slack_ns > 0)
         prctl(PR_SET_TIMERSLACK, (unsigned long)cfg->receiver_slack_ns, 0, 0, 0);
-    if (t->index != PYQ_PIPE_PRODUCER && cfg->kind == PYQ_PIPE_PYQUEUE) {
+    if (t->index != PYQ_PIPE_PRODUCER && !cfg->queue->wait_readable) {
         pyq_idle_config_t ic;
 
         pyq_idle_config_init(&ic, cfg->idle_strategy);
@@ -343,8 +359,9 @@ void *pyq_pipe_thread_main(void *arg)
 
     st->cpu_start = pyq_cpu_current();
     st->policy = pyq_cpu_policy_self(NULL);
-    /* PIPE-B1: count this thread in even when it failed, so nobody waits for it. */
-    atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    /* MEET-S1: count this thread in even when it failed, so nobody waits for it;
+     * receivers do not wait (they poll until the producer sends). */
+    pyq_start_arrive(&p->start, rc);
     if (rc)
         return NULL;
     pyq_perf_open(&perf, PYQ_PERF_SOFTWARE);
@@ -380,8 +397,9 @@ void *pyq_pipe_thread_main(void *arg)
         st->perf_migrations = pv[PYQ_PERF_CPU_MIGRATIONS];
     }
     pyq_perf_close(&perf);
-    if (t->index != PYQ_PIPE_PRODUCER && p->cfg.kind == PYQ_PIPE_PYQUEUE)
-        st->waits = t->idle.stats.yields + t->idle.stats.sleeps;
+    if (t->index != PYQ_PIPE_PRODUCER)
+        st->waits = p->cfg.queue->wait_readable ? t->waits
+                                                : t->idle.stats.yields + t->idle.stats.sleeps;
     st->rests = t->rests;
     st->rest_ns = t->rest_total_ns;
     st->cpu_end = pyq_cpu_current();

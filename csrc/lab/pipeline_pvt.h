@@ -12,6 +12,7 @@
 #include "common/private.h"
 #include "lab/pyq_pipeline.h"
 #include "runtime/pyq_runtime.h"
+#include "runtime/start_pvt.h"
 
 struct pipe;
 
@@ -30,19 +31,19 @@ struct pipe_thread {
     uint64_t checked_ns;       /* ... last budget check */
     uint64_t rests;
     uint64_t rest_total_ns;
+    uint64_t waits;            /* receiver: wait_readable calls (a queue that blocks) */
     int err;
 };
 
 struct pipe {
-    /* PIPE-B1: threads ready to run; the producer starts the schedule at 3. */
-    PYQ_ALIGNED_LINE _Atomic int ready;
+    /* MEET-S1/MEET-S2: every thread set up (or failed); the producer then starts the schedule. */
+    PYQ_ALIGNED_LINE pyq_start_t start;
     /* Set by the main thread (timeout) or a failing thread; read by all loops. */
     PYQ_ALIGNED_LINE _Atomic int stop;
     /* PIPE-F1: index of the first thread that failed, -1 while none did. */
     PYQ_ALIGNED_LINE _Atomic int failed;
     PYQ_ALIGNED_LINE pyq_pipeline_config_t cfg;
-    pyq_queue_t *pq[2];        /* hop 0: producer -> stage, hop 1: stage -> consumer */
-    pyq_mutexq_t *mq[2];
+    void *hop[2];              /* cfg.queue handles; 0: producer -> stage, 1: stage -> consumer */
     pyq_pipeline_result_t *res;
     struct pipe_thread t[PYQ_PIPE_THREADS];
 };

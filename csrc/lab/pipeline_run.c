@@ -16,7 +16,7 @@
 void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->kind = PYQ_PIPE_PYQUEUE;
+    (void)pyq_adapter_get("pyqueue", NULL, &cfg->queue); /* built in: never fails */
     for (int i = 0; i < PYQ_PIPE_THREADS; i++)
         cfg->cpu[i] = -1;
     cfg->idle_strategy = PYQ_IDLE_BACKOFF;
@@ -27,7 +27,7 @@ void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg)
     cfg->rate = 10000;
     cfg->count = 10000;
     cfg->msg_size = PYQ_PIPE_MIN_MSG;
-    cfg->mutex_slots = 65536;
+    cfg->slots = 65536;
     cfg->queue_spill_blocks = 1024;
     cfg->producer_slack_ns = 1;
     cfg->pacer_spin_ns = 20000;
@@ -37,12 +37,11 @@ void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg)
 
 static int check_config(const pyq_pipeline_config_t *cfg)
 {
-    if (cfg->kind != PYQ_PIPE_MUTEX && cfg->kind != PYQ_PIPE_PYQUEUE)
+    if (!cfg->queue)
         return PYQ_EINVAL;
     if (!(cfg->rate > 0) || cfg->rate > 1e9 || cfg->count == 0 || !cfg->latency_ns)
         return PYQ_EINVAL;
-    if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > PYQ_PIPE_MAX_MSG ||
-        cfg->mutex_slots == 0)
+    if (cfg->msg_size < PYQ_PIPE_MIN_MSG || cfg->msg_size > PYQ_PIPE_MAX_MSG || cfg->slots == 0)
         return PYQ_EINVAL;
     if (cfg->fifo_priority < 0 || cfg->fifo_priority > 99 || cfg->timeout_ns == 0 ||
         cfg->producer_fifo_priority < 0 || cfg->producer_fifo_priority > 99)
@@ -50,28 +49,27 @@ static int check_config(const pyq_pipeline_config_t *cfg)
     if (!(cfg->rest_share >= 0 && cfg->rest_share < 1) || cfg->receiver_slack_ns < 0 ||
         (cfg->rest_share > 0 && (cfg->rest_ns == 0 || cfg->rest_ns > 1000000000u)))
         return PYQ_EINVAL;
-    if (cfg->combine != 0 && (cfg->combine != 1 || cfg->kind != PYQ_PIPE_PYQUEUE))
+    /* One thread cannot sleep on hop 0 while it owes hop 1 a poll. */
+    if (cfg->combine != 0 && (cfg->combine != 1 || cfg->queue->wait_readable))
         return PYQ_EINVAL;
     return 0;
 }
 
+/* Both hops: cfg.slots messages for a slot queue; pyqueue takes its own
+ * configuration (publish each: every message visible at once). */
 static int make_queues(struct pipe *p)
 {
-    pyq_config_t qc;
+    pyq_adapter_params_t ap;
     int rc;
 
-    for (int hop = 0; hop < 2; hop++) {
-        if (p->cfg.kind == PYQ_PIPE_MUTEX) {
-            rc = pyq_mutexq_create(p->cfg.mutex_slots, p->cfg.msg_size, &p->mq[hop]);
-        } else {
-            pyq_config_init(&qc);
-            qc.publish = PYQ_PUBLISH_EACH;
-            qc.spill_blocks = p->cfg.queue_spill_blocks;
-            rc = pyq_queue_create(&qc, &p->pq[hop]);
-        }
-        if (rc)
+    pyq_adapter_params_init(&ap);
+    ap.msg_size = p->cfg.msg_size;
+    ap.capacity_bytes = (uint64_t)p->cfg.slots * p->cfg.msg_size;
+    ap.queue.publish = PYQ_PUBLISH_EACH;
+    ap.queue.spill_blocks = p->cfg.queue_spill_blocks;
+    for (int hop = 0; hop < 2; hop++)
+        if ((rc = p->cfg.queue->create(&ap, &p->hop[hop])) != 0)
             return rc;
-    }
     return 0;
 }
 
@@ -102,8 +100,8 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
         p->t[i].index = i;
     }
     last = cfg->combine ? PYQ_PIPE_STAGE : PYQ_PIPE_CONSUMER;
-    if (cfg->combine) /* PIPE-B1: the consumer thread that is not started counts as ready */
-        atomic_fetch_add_explicit(&p->ready, 1, memory_order_acq_rel);
+    if (cfg->combine) /* MEET-S1: for the consumer thread that is not started */
+        pyq_start_arrive(&p->start, 0);
     for (int k = last; k >= 0; k--) {
         /* consumer first, producer last: receivers are polling before data flows */
         if ((rc = -pthread_create(&tid[k], NULL, pyq_pipe_thread_main, &p->t[k])) != 0) {
@@ -145,13 +143,9 @@ int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *re
     if (!rc && res->delivered != cfg->count)
         rc = PYQ_EAGAIN;
 out:
-    for (int hop = 0; hop < 2; hop++) {
-        if (p->mq[hop]) {
-            res->thread[hop + 1].waits = pyq_mutexq_waits(p->mq[hop]);
-            pyq_mutexq_destroy(p->mq[hop]);
-        }
-        pyq_queue_destroy(p->pq[hop]);
-    }
+    for (int hop = 0; hop < 2; hop++)
+        if (p->hop[hop])
+            cfg->queue->destroy(p->hop[hop]);
     free(p);
     return res->error = rc;
 }

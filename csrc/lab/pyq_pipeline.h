@@ -1,6 +1,7 @@
 /*
- * pyq_pipeline.h - the producer -> stage -> consumer pipeline of SPEC §6.4
- * (seed 003), and the mutex + condition-variable queue it is compared with.
+ * pyq_pipeline.h - the producer -> stage -> consumer pipeline, over any queue
+ * behind the adapter interface (adapters/pyq_adapter.h): pyqueue, the mutex +
+ * condition-variable queue it is compared with, or a peer.
  *
  * The producer sends fixed-size messages on a token-bucket schedule (open
  * loop: each message carries its *scheduled* send time, so a late producer or a
@@ -10,6 +11,14 @@
  * consumer check every sequence number: a pipeline run that loses, duplicates
  * or reorders a message ends with PYQ_EBADMSG.  With `combine` the stage's thread
  * also plays the consumer (two threads, both hops still through a queue).
+ *
+ * Receivers poll; when a poll finds nothing, a queue with a blocking wait
+ * (wait_readable: the mutex queue's condition variable) puts the receiver to
+ * sleep until a writer signals, so the kernel wakes it; any other queue is
+ * polled again after the idle strategy (spin, yield, backoff).  What each way
+ * costs (context switches, CPU time) is in the result.  A sender that finds its
+ * hop full retries the same way for every queue (see hop_send in pipeline.c).
+ *
  * Plain declarations only: this header is also the cffi cdef.
  */
 #ifndef PYQ_PIPELINE_H
@@ -18,40 +27,9 @@
 #include <stdint.h>
 
 #include "pyqueue.h"
-
-/* ---- pipeline_mutexq.c: a bounded queue under one mutex ------------------ */
-
-/* Fixed-size slots in a ring under one pthread mutex; a waiting side sleeps
- * on a condition variable (futex), the classic design seed 003 started from. */
-typedef struct pyq_mutexq pyq_mutexq_t;
-
-/* Any thread.  slots >= 1, msg_size 1..65536.
- * @return 0 and *out, PYQ_EINVAL, PYQ_ENOMEM. */
-int pyq_mutexq_create(uint32_t slots, uint32_t msg_size, pyq_mutexq_t **out);
-
-/* Any thread, once no other thread uses q.  NULL is ok. */
-void pyq_mutexq_destroy(pyq_mutexq_t *q);
-
-/* Producer thread.  Copy msg_size bytes in, sleeping while full for at most
- * timeout_ns (PYQ_WAIT_FOREVER: no limit).  Blocking: takes the mutex.
- * @return 0, PYQ_EAGAIN (still full at the timeout), PYQ_ECLOSED. */
-int pyq_mutexq_push(pyq_mutexq_t *q, const void *msg, int64_t timeout_ns);
-
-/* Consumer thread.  Copy the oldest message out, sleeping while empty for at
- * most timeout_ns.  Blocking: takes the mutex.
- * @return 0, PYQ_EAGAIN (still empty at the timeout), PYQ_ECLOSED (closed and drained). */
-int pyq_mutexq_pop(pyq_mutexq_t *q, void *out, int64_t timeout_ns);
-
-/* Any thread.  Wake every waiter; later pushes fail, pops drain then fail. */
-void pyq_mutexq_close(pyq_mutexq_t *q);
-
-/* Any thread.  Times a push or pop had to sleep on the condition variable. */
-uint64_t pyq_mutexq_waits(const pyq_mutexq_t *q);
+#include "adapters/pyq_adapter.h"
 
 /* ---- pipeline.c, pipeline_run.c: the three threads and the run ---------- */
-
-#define PYQ_PIPE_MUTEX 0    /* both hops through pyq_mutexq (condvar waits) */
-#define PYQ_PIPE_PYQUEUE 1  /* both hops through pyqueue, publish each, idle strategy */
 
 #define PYQ_PIPE_PRODUCER 0 /* index of each thread in cpu[] and thread[] */
 #define PYQ_PIPE_STAGE 1
@@ -61,12 +39,14 @@ uint64_t pyq_mutexq_waits(const pyq_mutexq_t *q);
 #define PYQ_PIPE_MAX_MSG 4096
 
 typedef struct pyq_pipeline_config {
-    int32_t kind;            /* PYQ_PIPE_* */
+    const pyq_adapter_t *queue; /* both hops' queue, from pyq_adapter_get(): "pyqueue"
+                              * (publish each), "mutex", a peer ("ck", "dpdk", ...) */
     int32_t cpu[3];          /* producer, stage, consumer: CPU or -1 (not pinned) */
     int32_t fifo_priority;   /* stage and consumer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
     int32_t producer_fifo_priority; /* producer: 0 = SCHED_OTHER, 1..99 = SCHED_FIFO */
     int32_t pad0;
-    int32_t idle_strategy;   /* PYQUEUE kind: PYQ_IDLE_* of stage and consumer */
+    int32_t idle_strategy;   /* PYQ_IDLE_* of stage and consumer (queues without
+                              * wait_readable) */
     uint32_t idle_spins;     /* BACKOFF: relaxed polls before the first sleep */
     uint32_t idle_yield_every; /* YIELD: empty polls per sched_yield() */
     uint64_t idle_sleep_min_ns; /* BACKOFF: first sleep */
@@ -74,17 +54,18 @@ typedef struct pyq_pipeline_config {
     double rate;             /* offered messages per second (> 0) */
     uint64_t count;          /* messages (>= 1) */
     uint32_t msg_size;       /* bytes, PYQ_PIPE_MIN_MSG..PYQ_PIPE_MAX_MSG */
-    uint32_t mutex_slots;    /* MUTEX kind: ring slots per hop */
-    uint32_t queue_spill_blocks; /* PYQUEUE kind: tier-2 blocks per hop (backlog room) */
+    uint32_t slots;          /* every queue but pyqueue: messages per hop (its
+                              * capacity_bytes = slots * msg_size) */
+    uint32_t queue_spill_blocks; /* pyqueue: tier-2 blocks per hop (backlog room) */
     int32_t producer_slack_ns; /* producer's PR_SET_TIMERSLACK (0: leave the default) */
     uint64_t pacer_spin_ns;  /* producer spins (not sleeps) this close to a send time */
-    double rest_share;       /* PYQUEUE receivers: when an empty poll finds the thread's own
+    double rest_share;       /* polling receivers: when an empty poll finds the thread's own
                               * CPU time above (1 - rest_share) of the current 10 ms, it
                               * sleeps rest_ns first (0: never), so a SCHED_FIFO poller
                               * stays inside the RT budget (sched_rt_runtime_us); [0, 1) */
     uint64_t rest_ns;        /* length asked for one rest, 1..1e9 ns when rest_share > 0 */
     int32_t receiver_slack_ns; /* stage and consumer: PR_SET_TIMERSLACK (0: leave the default) */
-    int32_t combine;         /* PYQUEUE kind: 1 = one thread (the stage's, on cpu[STAGE])
+    int32_t combine;         /* no wait_readable: 1 = one thread (the stage's, on cpu[STAGE])
                               * runs stage and consumer, polling hop 0 then hop 1; no
                               * consumer thread, its result row has messages only */
     uint64_t stage_work_ns;  /* stage spins this long per message (0: forward only) */
@@ -106,7 +87,8 @@ typedef struct pyq_pipeline_thread {
     uint64_t involuntary_cs; /* ... ru_nivcsw */
     uint64_t perf_cs;        /* software perf counter context-switches */
     uint64_t perf_migrations; /* software perf counter cpu-migrations */
-    uint64_t waits;          /* yields + sleeps (PYQUEUE idle) or condvar sleeps of its pops */
+    uint64_t waits;          /* receivers: yields + sleeps of the idle strategy, or
+                              * wait_readable calls (a queue that blocks) */
     uint64_t rests;          /* sleeps forced by rest_share (not in waits) */
     uint64_t rest_ns;        /* wall time they took */
 } pyq_pipeline_thread_t;
@@ -123,9 +105,9 @@ typedef struct pyq_pipeline_result {
     pyq_pipeline_thread_t thread[3];
 } pyq_pipeline_result_t;
 
-/* Any thread.  Defaults: PYQUEUE kind, unpinned, SCHED_OTHER, idle BACKOFF with
- * the runtime's default stages, 10,000 msg/s, 10,000 messages of 32 B, 65,536
- * mutex slots, 1,024 spill blocks, producer timer slack 1 ns, pacer spin 20 µs,
+/* Any thread.  Defaults: the pyqueue adapter, unpinned, SCHED_OTHER, idle BACKOFF
+ * with the runtime's default stages, 10,000 msg/s, 10,000 messages of 32 B,
+ * 65,536 slots, 1,024 spill blocks, producer timer slack 1 ns, pacer spin 20 µs,
  * no rests, receivers' timer slack left alone, three threads (combine 0),
  * start 2 ms after ready, timeout 60 s. */
 void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg);
@@ -133,7 +115,8 @@ void pyq_pipeline_config_init(pyq_pipeline_config_t *cfg);
 /* Any thread (not pinned itself: it starts three pinned threads and joins
  * them).  Run the whole pipeline once.
  * @return 0 (every message delivered in order, latency_ns filled); PYQ_EINVAL
- *         (bad config or a CPU not allowed: failed_step PIN); PYQ_EPERM
+ *         (bad config, msg_size or slots the queue does not take, or a CPU not
+ *         allowed: failed_step PIN); another code of the queue's create; PYQ_EPERM
  *         (SCHED_FIFO refused); PYQ_ENOMEM; PYQ_EBADMSG (a sequence check
  *         failed: error_seq); PYQ_EAGAIN (timeout). */
 int pyq_pipeline_run(const pyq_pipeline_config_t *cfg, pyq_pipeline_result_t *res);

@@ -1,7 +1,7 @@
 /*
  * runtime_pvt.h - private inline helpers of the runtime (never installed):
- * the cycle counter read for hot loops and the calibration it needs, and the
- * two-thread start barrier of the lab's C loops, and optional pinning.
+ * the cycle counter read for hot loops and the calibration it needs, and
+ * optional pinning.  The start barrier of the multi-thread loops is start_pvt.h.
  */
 #ifndef PYQ_RUNTIME_PVT_H
 #define PYQ_RUNTIME_PVT_H
@@ -51,21 +51,6 @@ static inline uint64_t pyq_cycles_fenced(void)
 static inline uint64_t pyq_cycles_now(void) { return 0; }
 static inline uint64_t pyq_cycles_fenced(void) { return 0; }
 #endif
-
-/* MEET-S1 of c2c.c and false_sharing.c: both threads pinned before either starts;
- * acq_rel so each side's setup happens before the other leaves.  Yields when
- * the partner shares the CPU. */
-static inline void pyq_meet2(_Atomic int *ready)
-{
-    uint32_t spins = 0;
-
-    atomic_fetch_add_explicit(ready, 1, memory_order_acq_rel);
-    while (atomic_load_explicit(ready, memory_order_acquire) < 2) {
-        if ((++spins & 0x3ff) == 0)
-            sched_yield();
-        pyq_cpu_relax();
-    }
-}
 
 /* The seed's per-message consumer work (SPEC §6.1): 64 dependent multiply-adds.
  * The empty asm makes x opaque each round, so the compiler cannot fold the loop

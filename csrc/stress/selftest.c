@@ -10,6 +10,7 @@
 
 #include "common/atomic.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 #include "common/pyq_pattern.h"
 #include "stress/pyq_selftest.h"
 
@@ -18,6 +19,7 @@ struct stress {
     const pyq_stress_params_t *p;
     pyq_stress_result_t res;
     _Atomic int failed;  /* either side saw an error: the other stops */
+    pyq_start_t start;   /* MEET-S1/MEET-S2: both pinned before either moves a message */
     uint64_t t0, t1;
 };
 
@@ -45,10 +47,10 @@ static void *writer_main(void *arg)
     static _Thread_local uint8_t buf[PYQ_MAX_BLOCK_SIZE];
     int rc = pyq_cpu_pin_opt(p->writer_cpu);
 
-    if (rc) {
+    if (rc)
         fail(s, 1, rc, 0);
+    if (pyq_start_meet(&s->start, 2, rc) != 0)
         return NULL;
-    }
     for (uint64_t seq = 0; seq < p->messages; seq++) {
         uint32_t len = pyq_pattern_len(seq, p->min_len, p->max_len, p->salt);
         int aborted = 0;
@@ -122,10 +124,10 @@ static void *reader_main(void *arg)
     uint64_t batch = p->reader_batch ? p->reader_batch : UINT64_MAX;
     int rc = pyq_cpu_pin_opt(p->reader_cpu);
 
-    if (rc) {
+    if (rc)
         fail(s, 2, rc, 0);
+    if (pyq_start_meet(&s->start, 2, rc) != 0)
         return NULL;
-    }
     while (c.next < p->messages) {
         int64_t n = pyq_reader_poll(s->q, batch, check_message, &c);
         if (n < 0) {
@@ -171,12 +173,13 @@ int pyq_stress_run(pyq_queue_t *q, const pyq_stress_params_t *p, pyq_stress_resu
         return -rc;
     if ((rc = pthread_create(&wt, NULL, writer_main, &s)) != 0) {
         fail(&s, 1, -rc, 0);
+        pyq_start_arrive(&s.start, -rc); /* for the writer: the reader gives up */
         pthread_join(rt, NULL);
         return -rc;
     }
     pthread_join(wt, NULL);
     pthread_join(rt, NULL);
-    s.res.elapsed_ns = s.t1 - s.t0;
+    s.res.elapsed_ns = s.t1 > s.t0 ? s.t1 - s.t0 : 0; /* t1 is 0 if the reader never ran */
     *r = s.res;
     return r->error;
 }

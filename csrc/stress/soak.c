@@ -12,6 +12,7 @@
 
 #include "common/atomic.h"
 #include "runtime/runtime_pvt.h"
+#include "runtime/start_pvt.h"
 #include "common/pyq_pattern.h"
 #include "stress/pyq_soak.h"
 
@@ -23,6 +24,7 @@ struct soak {
     uint64_t stall_ns;
     uint32_t max_poll;
     _Atomic int failed;        /* either side failed: the other stops */
+    pyq_start_t start;         /* MEET-S1/MEET-S2: both pinned before the clock starts */
     _Atomic int writer_done;   /* SOAK-D1: written is final; pairs with SOAK-D2 in the reader */
     uint64_t written;          /* writer's; read by the reader after SOAK-D2 */
     pyq_soak_result_t res;     /* each side fills its own fields */
@@ -172,12 +174,12 @@ static void *writer_main(void *arg)
     uint64_t rng = p->seed * 0x9E3779B97F4A7C15ull + p->first_seq + 1;
     uint64_t seq = p->first_seq, n = 0, t0;
     uint8_t *buf = malloc(((size_t)p->max_len + 1) * PYQ_SOAK_BATCH_MAX);
-    int rc = pyq_cpu_pin_opt(p->writer_cpu);
+    int rc = buf ? pyq_cpu_pin_opt(p->writer_cpu) : PYQ_ENOMEM;
 
-    if (!buf || rc) {
-        fail(s, 1, buf ? rc : PYQ_ENOMEM, seq);
+    if (rc)
+        fail(s, 1, rc, seq);
+    if (pyq_start_meet(&s->start, 2, rc) != 0)
         goto out;
-    }
     t0 = pyq_now_ns();
     while (!failed(s)) {
         uint32_t len;
@@ -256,10 +258,10 @@ static void *reader_main(void *arg)
     uint64_t idle_since = 0, empty = 0;
     int rc = pyq_cpu_pin_opt(p->reader_cpu);
 
-    if (rc) {
+    if (rc)
         fail(s, 2, rc, c.next);
+    if (pyq_start_meet(&s->start, 2, rc) != 0)
         return NULL;
-    }
     for (;;) {
         int64_t n = pyq_reader_poll(s->q, 1 + rnd(&rng) % s->max_poll, check_message, &c);
 
@@ -332,7 +334,9 @@ int pyq_soak_run(pyq_queue_t *q, const pyq_soak_params_t *p, pyq_soak_result_t *
         return rc == ENOMEM ? PYQ_ENOMEM : PYQ_EAGAIN;
     }
     if ((rc = pthread_create(&wt, NULL, writer_main, s)) != 0) {
-        fail(s, 1, rc == ENOMEM ? PYQ_ENOMEM : PYQ_EAGAIN, p->first_seq);
+        rc = rc == ENOMEM ? PYQ_ENOMEM : PYQ_EAGAIN;
+        fail(s, 1, rc, p->first_seq);
+        pyq_start_arrive(&s->start, rc); /* for the writer: the reader gives up */
         atomic_store_explicit(&s->writer_done, 1, memory_order_release);
     } else {
         pthread_join(wt, NULL);

@@ -5,6 +5,7 @@ import shlex
 import sys
 import textwrap
 
+from .._errors import UnsupportedError
 from ..lab.common import status as _status
 
 __all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_CODES",
@@ -23,8 +24,9 @@ EXIT_CODES = {
                       "a valid partial output folder; a second aborts)",
 }
 # What the lab raises for a request it cannot run (a bad value, a CPU it may not
-# use, a non-empty output folder, SCHED_FIFO without the right): exit 2, no traceback.
-USAGE_ERRORS = (ValueError, FileExistsError, PermissionError)
+# use, a non-empty output folder, SCHED_FIFO without the right, a peer that is not
+# installed): exit 2, no traceback.
+USAGE_ERRORS = (ValueError, FileExistsError, PermissionError, UnsupportedError)
 
 
 def exit_code(status, ok=True):

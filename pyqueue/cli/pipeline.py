@@ -9,6 +9,9 @@ def add_arguments(parser):
     from ..lab.experiments.pipeline import DEFAULT_PLACEMENT, VARIANTS
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="comma-separated subset of %s" % ", ".join(VARIANTS))
+    parser.add_argument("--queues", default="", metavar="PEERS",
+                        help="comma-separated peers (ck, dpdk, rwq, boost) that also run each "
+                             "selected pyqueue variant, e.g. ck_pinned_spin (default: none)")
     parser.add_argument("--rate", type=float, default=20_000, help="messages/s (default 20000)")
     parser.add_argument("--messages", type=int, default=20_000,
                         help="messages per slice (default 20000)")
@@ -56,6 +59,7 @@ def run(args):
                  rest_share=args.rest_share, rest_ns=args.rest_ns,
                  receiver_slack_ns=args.timer_slack_ns, pacer_spin_ns=args.pacer_spin_ns,
                  out=args.out, overwrite=args.overwrite,
-                 progress=not args.quiet)
+                 progress=not args.quiet,
+                 queues=[q.strip() for q in args.queues.split(",") if q.strip()])
     print(r.summary)
     return exit_code(r.status)

@@ -1,4 +1,4 @@
-"""Pipeline: every variant delivers every message, in order; mutex queue basics.
+"""Pipeline: every variant, and every built peer, delivers every message, in order.
 
 The C stage and consumer check each message's sequence number and check word,
 so a run that returns has delivered 0..n-1 in order.  No timing assertions.
@@ -7,6 +7,7 @@ so a run that returns has delivered 0..n-1 in order.  No timing assertions.
 import pytest
 
 import pyqueue.lab as lab
+import pyqueue.peers as peers
 from pyqueue._pyq import ffi, lib
 from pyqueue.lab.experiments import pipeline as pl
 from pyqueue.lab.common.output import load, verify
@@ -15,6 +16,7 @@ import support
 
 ALLOWED = support.ALLOWED_CPUS
 PLACEMENT = (ALLOWED[0], ALLOWED[-1], ALLOWED[0])
+PEER_STATUS = peers.available()
 
 
 @pytest.mark.parametrize("variant", list(pl.VARIANTS))
@@ -151,25 +153,97 @@ def test_fifo_bounded_run():
     assert "one thread" in r.summary
 
 
-def test_mutex_queue_fifo_order_and_close():
-    q = ffi.new("pyq_mutexq_t **")
-    assert lib.pyq_mutexq_create(4, 8, q) == 0
-    q = q[0]
-    buf = ffi.new("uint64_t *")
-    for i in range(4):
-        buf[0] = i
-        assert lib.pyq_mutexq_push(q, buf, 0) == 0
-    assert lib.pyq_mutexq_push(q, buf, 0) == lib.PYQ_EAGAIN          # full, no wait
-    assert lib.pyq_mutexq_push(q, buf, 1_000_000) == lib.PYQ_EAGAIN  # full after 1 ms
-    for i in range(4):
-        assert lib.pyq_mutexq_pop(q, buf, 0) == 0 and buf[0] == i
-    assert lib.pyq_mutexq_pop(q, buf, 1_000_000) == lib.PYQ_EAGAIN
-    buf[0] = 7
-    assert lib.pyq_mutexq_push(q, buf, 0) == 0
-    lib.pyq_mutexq_close(q)
-    assert lib.pyq_mutexq_push(q, buf, 0) == lib.PYQ_ECLOSED
-    assert lib.pyq_mutexq_pop(q, buf, 0) == 0 and buf[0] == 7          # drains
-    assert lib.pyq_mutexq_pop(q, buf, -1) == lib.PYQ_ECLOSED
-    assert lib.pyq_mutexq_waits(q) >= 2
-    lib.pyq_mutexq_destroy(q)
-    assert lib.pyq_mutexq_create(0, 8, ffi.new("pyq_mutexq_t **")) == lib.PYQ_EINVAL
+def test_mutex_receivers_sleep_on_the_condvar_and_pollers_never_wait():
+    """The seed's contrast stays observable: the mutex queue's receivers block in
+    wait_readable (counted, and each wake-up is a context switch); busy pollers
+    never wait."""
+    _, _, info = pl.run_once("mutex", None, (-1, -1, -1), rate=20_000, messages=1000, timeout=30)
+    for t in ("stage", "consumer"):
+        assert info["threads"][t]["waits"] > 0 and info["threads"][t]["voluntary_cs"] > 0
+    _, _, info = pl.run_once("pyqueue", "spin", PLACEMENT, rate=20_000, messages=1000, timeout=30)
+    assert info["threads"]["stage"]["waits"] == 0 == info["threads"]["consumer"]["waits"]
+
+
+def test_c_config_names_its_queue_by_adapter():
+    cfg = ffi.new("pyq_pipeline_config_t *")
+    lib.pyq_pipeline_config_init(cfg)
+    assert ffi.string(cfg.queue.name) == b"pyqueue"
+    res = ffi.new("pyq_pipeline_result_t *")
+    latency = ffi.new("uint64_t[]", 10)
+    cfg.latency_ns, cfg.count = latency, 10
+    cfg.queue = ffi.NULL
+    assert lib.pyq_pipeline_run(cfg, res) == lib.PYQ_EINVAL
+    cfg.queue, cfg.combine = peers.get("mutex"), 1       # one thread cannot sleep on hop 0
+    assert lib.pyq_pipeline_run(cfg, res) == lib.PYQ_EINVAL
+    cfg.combine, cfg.slots = 0, 0
+    assert lib.pyq_pipeline_run(cfg, res) == lib.PYQ_EINVAL
+
+
+# --- peers enter the pipeline through the adapter interface ---------------------
+
+def _need_peer(name):
+    status = PEER_STATUS[name]
+    if status == "built":
+        return
+    if os.environ.get("PYQ_REQUIRE_PEERS") == "1":
+        pytest.fail("PYQ_REQUIRE_PEERS=1 but %s is %s" % (name, status))
+    pytest.skip("%s: %s" % (name, status))
+
+
+@pytest.mark.parametrize("peer", peers.PEERS)
+def test_peer_delivers_every_message_in_order(peer):
+    _need_peer(peer)
+    lat, _, info = pl.run_once(peer, "spin", PLACEMENT, rate=50_000, messages=2000, timeout=30)
+    assert info["delivered"] == 2000 and (lat > 0).all()
+    assert info["threads"]["stage"]["cpu_end"] == PLACEMENT[1]
+    lat, _, info = pl.run_once(peer, "backoff", (-1, -1, -1), rate=50_000, messages=1000,
+                               timeout=30)
+    assert info["delivered"] == 1000
+
+
+@pytest.mark.two_cpus
+@pytest.mark.parametrize("peer", peers.PEERS)
+def test_peer_in_combined_pipeline(peer):
+    _need_peer(peer)
+    lat, _, info = pl.run_once(peer, "spin", (ALLOWED[0], ALLOWED[-1], ALLOWED[-1]),
+                               rate=50_000, messages=2000, combine=True, timeout=30)
+    assert info["delivered"] == 2000 and (lat > 0).all()
+
+
+def test_pipeline_runs_peers_beside_the_variants(tmp_path):
+    peer = next((q for q in peers.PEERS if PEER_STATUS[q] == "built"), None)
+    if peer is None:
+        _need_peer(peers.PEERS[0])
+    r = lab.pipeline(variants=("mutex_condvar", "pinned_spin", "pinned_backoff"), rate=50_000,
+                     messages=500, slices=1, placement=PLACEMENT, out=tmp_path / "pipe",
+                     progress=False, queues=(peer,))
+    assert r.status == "complete"
+    assert list(r.table) == ["mutex_condvar", "pinned_spin", "pinned_backoff",
+                             peer + "_pinned_spin", peer + "_pinned_backoff"]
+    assert r.params["variant_specs"][peer + "_pinned_spin"]["kind"] == peer
+    assert r.latency_ns[peer + "_pinned_backoff"].size == 500
+    assert (peer + "_pinned_spin") in r.summary
+    assert verify(tmp_path / "pipe") == []
+
+
+def test_bad_queues():
+    with pytest.raises(ValueError, match="queues must be peers"):
+        lab.pipeline(queues=("nope",))
+    with pytest.raises(ValueError, match="queues must be peers"):
+        lab.pipeline(queues=("pyqueue",))
+    with pytest.raises(ValueError, match="name at least one"):
+        lab.pipeline(variants=("mutex_condvar",), queues=(peers.PEERS[0],))
+    with pytest.raises(ValueError, match="unknown adapter"):
+        pl.run_once(kind="nope")
+
+
+def test_cli_queues(capsys):
+    from pyqueue.__main__ import main
+    assert main(["pipeline", "--queues", "nope", "--quiet"]) == 2
+    peer = next((q for q in peers.PEERS if PEER_STATUS[q] == "built"), None)
+    if peer is None:
+        _need_peer(peers.PEERS[0])
+    assert main(["pipeline", "--variants", "pinned_backoff", "--queues", peer, "--rate", "50000",
+                 "--messages", "300", "--slices", "1", "--placement",
+                 ",".join(map(str, PLACEMENT)), "--quiet"]) == 0
+    assert (peer + "_pinned_backoff") in capsys.readouterr().out

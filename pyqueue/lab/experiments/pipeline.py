@@ -16,6 +16,11 @@ Variants (seed 003 §3.1, §3.2, §5.2):
   pinned_spin     pyqueue, pinned per ``placement``, idle = busy poll
   pinned_backoff  pyqueue, pinned per ``placement``, idle = spin then nanosleep to 50 µs
 
+``queues=("ck", ...)`` adds, for each peer, every selected pyqueue variant run
+over that peer instead ("ck_pinned_spin", ...); each queue is reached through
+its adapter (``pyqueue.peers``), a peer that is not installed raises
+UnsupportedError before anything runs.
+
 Placement: three threads on a 2-CPU machine must share.  The default
 (producer, stage, consumer) = (0, 1, 0) puts the stage alone on CPU 1 and the
 consumer with the producer, which sleeps between sends; pass another triple
@@ -67,6 +72,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import peers as _peers
 from ..._pyq import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
@@ -201,10 +207,11 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     ``combine``, ``rest_share`` (None: 0), ``rest_ns`` and ``receiver_slack_ns``: see
     the module doc; with ``combine`` the consumer's row reports messages only.
 
+    ``kind`` names the queue of both hops: "pyqueue", "mutex" or a peer (``pyqueue.peers``).
+
     Raises RuntimeError when a message was lost, duplicated, reordered or damaged."""
-    if kind not in ("pyqueue", "mutex"):
-        raise ValueError("kind must be 'pyqueue' or 'mutex', got %r" % (kind,))
-    if kind == "pyqueue" and idle not in IDLE:
+    queue = _peers.get(kind)           # ValueError / UnsupportedError for a bad or missing one
+    if kind != "mutex" and idle not in IDLE:
         raise ValueError("idle must be one of %s, got %r" % (", ".join(IDLE), idle))
     if not (isinstance(rate, (int, float)) and 0 < rate <= 1e8):
         raise ValueError("rate must be in (0, 1e8] messages/s, got %r" % (rate,))
@@ -216,18 +223,18 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     cpus = _check_placement(cpus)
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
     _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
-    if combine and kind != "pyqueue":
-        raise ValueError("combine needs kind 'pyqueue' (the mutex queue's pops block)")
+    if combine and kind == "mutex":
+        raise ValueError("combine needs kind 'pyqueue' or a peer (the mutex queue's pops block)")
     if combine and cpus[1] != cpus[2]:
         raise ValueError("combine: the stage's thread also runs the consumer, so cpus must give "
                          "stage and consumer the same CPU, got %r" % (cpus,))
     cfg = ffi.new("pyq_pipeline_config_t *")
     lib.pyq_pipeline_config_init(cfg)
-    cfg.kind = lib.PYQ_PIPE_MUTEX if kind == "mutex" else lib.PYQ_PIPE_PYQUEUE
+    cfg.queue = queue
     cfg.cpu = list(cpus)
     cfg.fifo_priority = int(fifo_priority)
     cfg.producer_fifo_priority = int(producer_fifo)
-    cfg.idle_strategy = IDLE[idle] if kind == "pyqueue" else lib.PYQ_IDLE_BACKOFF
+    cfg.idle_strategy = IDLE[idle] if kind != "mutex" else lib.PYQ_IDLE_BACKOFF
     cfg.idle_spins, cfg.idle_yield_every = int(idle_spins), int(idle_yield_every)
     cfg.idle_sleep_min_ns, cfg.idle_sleep_cap_ns = int(idle_sleep_min_ns), int(idle_sleep_cap_ns)
     cfg.rate, cfg.count, cfg.msg_size = float(rate), int(messages), int(msg_size)
@@ -316,6 +323,23 @@ def _figures(name, lat_slices, late_slices, infos):
                                        for t in ("stage", "consumer")) / wall)
 
 
+def _peer_variants(variants, queues):
+    """Every variant to run: the named ones, then each peer running every named
+    pyqueue variant ("ck_pinned_spin" is pinned_spin over ck)."""
+    queues = (queues,) if isinstance(queues, str) else tuple(queues)
+    if any(q not in _peers.PEERS for q in queues):
+        raise ValueError("queues must be peers among %s, got %r" % (", ".join(_peers.PEERS), queues))
+    base = [v for v in variants if VARIANTS[v]["kind"] == "pyqueue"]
+    if queues and not base:
+        raise ValueError("queues: a peer runs as a pyqueue variant; name at least one of %s"
+                         % ", ".join(v for v in VARIANTS if VARIANTS[v]["kind"] == "pyqueue"))
+    specs = {v: VARIANTS[v] for v in variants}
+    for q in queues:
+        _peers.get(q)                  # UnsupportedError now, not after the first slices
+        specs.update(("%s_%s" % (q, v), dict(VARIANTS[v], kind=q)) for v in base)
+    return specs
+
+
 def _summary(res):
     rows = {n: f["latency_us"] for n, f in res.table.items()}
     lines = ["Pipeline producer -> stage -> consumer at %g msg/s, %d-byte messages, %d messages "
@@ -323,12 +347,13 @@ def _summary(res):
              % (res.params["rate"], res.params["msg_size"], res.params["messages"]), ""]
     lines.append(format_table(rows, unit="µs", digits=1, label="variant"))
     lines.append("")
-    lines.append("%-16s %12s %16s %10s  %-34s %s" % (
-        "variant", "ctx switches", "per 1k messages", "CPUs used",
+    w = max([16] + [len(n) for n in res.table])
+    lines.append("%-*s %12s %16s %10s  %-34s %s" % (
+        w, "variant", "ctx switches", "per 1k messages", "CPUs used",
         "CPU share producer/stage/consumer", "other load (CPUs)"))
     for n, f in res.table.items():
-        lines.append("%-16s %12d %16.1f %10.2f  %-34s %s" % (
-            n, f["context_switches"], f["cs_per_1k_messages"], f["cpus_used"],
+        lines.append("%-*s %12d %16.1f %10.2f  %-34s %s" % (
+            w, n, f["context_switches"], f["cs_per_1k_messages"], f["cpus_used"],
             " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS),
             "-" if f["others_cpus"] is None else "%.2f" % f["others_cpus"]))
     lines.append("")
@@ -357,14 +382,17 @@ def _summary(res):
 def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
              placement=DEFAULT_PLACEMENT, fifo_priority=0, msg_size=32, stage_work_ns=0,
              pacer_spin_ns=10_000, timeout=60.0, producer_fifo=0, combine=False, rest_share=None,
-             rest_ns=20_000, receiver_slack_ns=0, out=None, overwrite=False, progress=True):
+             rest_ns=20_000, receiver_slack_ns=0, out=None, overwrite=False, progress=True,
+             queues=()):
     """Run every variant ``slices`` times (interleaved, order rotated), each slice a
     full pipeline of ``messages`` at ``rate`` msg/s; see the module doc for the
-    options (``combine`` applies to the pinned variants only)."""
+    options (``combine`` applies to the pinned variants only) and ``queues``."""
     variants = tuple(variants)
     if not variants or any(v not in VARIANTS for v in variants):
         raise ValueError("variants must be a non-empty subset of %s, got %r"
                          % (", ".join(VARIANTS), variants))
+    specs = _peer_variants(variants, queues)
+    variants = tuple(specs)
     if not isinstance(slices, int) or slices < 1:
         raise ValueError("slices must be an integer >= 1, got %r" % (slices,))
     placement = _check_placement(placement)
@@ -376,11 +404,11 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
         raise ValueError("combine: the stage's thread also runs the consumer, so placement must "
                          "give stage and consumer the same CPU (e.g. 0,1,1), got %r"
                          % (placement,))
-    cpus_of = {v: placement if VARIANTS[v]["pinned"] else (-1, -1, -1) for v in variants}
-    combine_of = {v: combine and VARIANTS[v]["pinned"] for v in variants}
-    rest_of = {v: _rest_share_for(VARIANTS[v], fifo_priority, rest_share) for v in variants}
+    cpus_of = {v: placement if specs[v]["pinned"] else (-1, -1, -1) for v in variants}
+    combine_of = {v: combine and specs[v]["pinned"] for v in variants}
+    rest_of = {v: _rest_share_for(specs[v], fifo_priority, rest_share) for v in variants}
     for v in variants:
-        _check_fifo(v, VARIANTS[v], cpus_of[v], fifo_priority, combine_of[v], rest_of[v])
+        _check_fifo(v, specs[v], cpus_of[v], fifo_priority, combine_of[v], rest_of[v])
     try:
         load = open("/proc/loadavg").read().split()[:3]
     except OSError:
@@ -390,7 +418,7 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                   stage_work_ns=stage_work_ns, pacer_spin_ns=pacer_spin_ns,
                   producer_fifo=producer_fifo, combine=combine, rest_share=rest_share,
                   rest_ns=rest_ns, receiver_slack_ns=receiver_slack_ns,
-                  variant_specs={v: dict(VARIANTS[v], cpus=list(cpus_of[v]), combine=combine_of[v],
+                  variant_specs={v: dict(specs[v], cpus=list(cpus_of[v]), combine=combine_of[v],
                                          rest_share=rest_of[v]) for v in variants},
                   loadavg_start=load)
     lat = {v: [] for v in variants}
@@ -429,7 +457,7 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
             for v in order:
                 if session.stopping:
                     break
-                spec = VARIANTS[v]
+                spec = specs[v]
                 a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
                                       rate, messages, msg_size, fifo_priority,
                                       stage_work_ns, pacer_spin_ns, timeout=timeout,
