@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "common/atomic.h"
+#include "common/join2_pvt.h"
 #include "runtime/pyq_runtime.h"
 #include "runtime/runtime_pvt.h"
 
@@ -31,19 +32,7 @@ static inline void pyq_bench_meet(struct pyq_bench_start *s, int parties)
 /* Run w and rd in two new threads over arg and join both.  0 or -errno. */
 static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), void *arg)
 {
-    pthread_t wt, rt;
-    int rc;
-
-    if ((rc = pthread_create(&rt, NULL, rd, arg)) != 0)
-        return -rc;
-    if ((rc = pthread_create(&wt, NULL, w, arg)) != 0) {
-        pthread_cancel(rt);
-        pthread_join(rt, NULL);
-        return -rc;
-    }
-    pthread_join(wt, NULL);
-    pthread_join(rt, NULL);
-    return 0;
+    return pyq_join2(w, rd, arg);
 }
 
 /* The per-sample timer of every latency loop (floor, probe and queues alike):
