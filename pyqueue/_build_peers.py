@@ -64,6 +64,12 @@ PEERS = [
          "int main() { boost::lockfree::spsc_queue<int> q(4); int v; "
          "return !(q.push(1) && q.pop(v)); }\n",
          lang="c++"),
+    Peer("atomic_queue", "atomic_queue.cpp", "libatomic-queue-dev",
+         "max0x7ba atomic_queue (AtomicQueue2, SPSC)",
+         "#include <atomic_queue/atomic_queue.h>\n"
+         "int main() { atomic_queue::AtomicQueueB2<int, std::allocator<int>, false, false, true> q(4096); "
+         "int v; return !(q.try_push(1) && q.try_pop(v)); }\n",
+         lang="c++"),
 ]
 PEER_NAMES = [p.name for p in PEERS]
 APT_PACKAGES = [p.package for p in PEERS]
