@@ -76,7 +76,7 @@ uint64_t aq_capacity(void *h)
     return static_cast<Handle *>(h)->q.apply([](auto &q) { return q.capacity(); });
 }
 
-int aq_try_write(void *p, const void *msg, uint32_t)
+PYQ_PEER_OP int aq_try_write(void *p, const void *msg, uint32_t)
 {
     Handle *h = static_cast<Handle *>(p);
     Msg32 m;
@@ -90,7 +90,7 @@ void aq_flush(void *)
     // each push is visible when it returns
 }
 
-int64_t aq_poll(void *p, uint64_t max, pyq_message_fn fn, void *ctx)
+PYQ_PEER_OP int64_t aq_poll(void *p, uint64_t max, pyq_message_fn fn, void *ctx)
 {
     Handle *h = static_cast<Handle *>(p);
 

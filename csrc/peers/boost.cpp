@@ -73,7 +73,7 @@ uint64_t boost_capacity(void *h)
     return static_cast<Handle *>(h)->slots;
 }
 
-int boost_try_write(void *p, const void *msg, uint32_t)
+PYQ_PEER_OP int boost_try_write(void *p, const void *msg, uint32_t)
 {
     Handle *h = static_cast<Handle *>(p);
     Msg32 m;
@@ -82,7 +82,7 @@ int boost_try_write(void *p, const void *msg, uint32_t)
     return h->q.apply([&](auto &q) { return q.push(m); }) ? 0 : PYQ_EAGAIN;
 }
 
-int64_t boost_try_write_burst(void *p, const void *msgs, uint32_t n, uint32_t)
+PYQ_PEER_OP int64_t boost_try_write_burst(void *p, const void *msgs, uint32_t n, uint32_t)
 {
     Handle *h = static_cast<Handle *>(p);
     const Msg32 *m = static_cast<const Msg32 *>(msgs);
@@ -95,7 +95,7 @@ void boost_flush(void *)
     // each push is visible when it returns
 }
 
-int64_t boost_poll(void *p, uint64_t max, pyq_message_fn fn, void *ctx)
+PYQ_PEER_OP int64_t boost_poll(void *p, uint64_t max, pyq_message_fn fn, void *ctx)
 {
     Handle *h = static_cast<Handle *>(p);
     uint64_t n = 0;

@@ -60,7 +60,7 @@ uint64_t rwq_capacity(void *h)
     return static_cast<Queue *>(h)->max_capacity();
 }
 
-int rwq_try_write(void *h, const void *msg, uint32_t)
+PYQ_PEER_OP int rwq_try_write(void *h, const void *msg, uint32_t)
 {
     Msg32 m;
 
@@ -73,7 +73,7 @@ void rwq_flush(void *)
     // each enqueue is visible when it returns
 }
 
-int64_t rwq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
+PYQ_PEER_OP int64_t rwq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
 {
     Queue *q = static_cast<Queue *>(h);
 
