@@ -40,7 +40,9 @@ int pyq_bench_warm(const pyq_adapter_t *a, void *h);
  * busy-waits gap_ticks cycle-counter ticks (try_write_burst: n * gap_ticks),
  * everything else passed through: pyq_bench_adapter_throughput() over it runs
  * the adapter row paced like a twin with the same gap_ticks (the chasing
- * regime).  The pacing costs one more indirect call per write, inside the gap.
+ * regime).  The pacing costs one more indirect call per write, inside the gap,
+ * and a retry after a full queue waits the gap again (the twins wait after each
+ * message written: the same in the chasing regime, where the queue is never full).
  * Free *out_h with (*out_a)->destroy(*out_h), which leaves h alone.
  * @return 0, PYQ_EINVAL (a or h NULL), PYQ_ENOMEM. */
 int pyq_bench_paced(const pyq_adapter_t *a, void *h, uint64_t gap_ticks,
