@@ -19,12 +19,12 @@ PYQ_RUNTIME  := runtime/clock.c runtime/cpu.c runtime/perf.c runtime/idle.c \
                 runtime/pacer.c runtime/threads.c runtime/producer.c runtime/consumer.c
 # One interface in front of every queue the lab compares, and its validator.
 PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
-                adapters/ring_floor.c adapters/verify.c
+                adapters/ring_floor.c adapters/verify.c adapters/twin_registry.c
 # The experiments' measured loops.
 PYQ_LAB      := lab/business.c lab/burst_tail.c lab/ownership.c lab/c2c.c \
                 lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c
 # The benchmark drivers.
-PYQ_BENCH    := bench/bench.c bench/bench_adapter.c
+PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c bench/paced.c
 # Stress harnesses: the two-thread self-test and the soak.
 PYQ_STRESS   := stress/selftest.c stress/soak.c
 
@@ -33,6 +33,7 @@ PYQ_ALL      := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_L
                 $(PYQ_BENCH) $(PYQ_STRESS)
 # The public headers the extension's cdef is made of, in include order.
 PYQ_CDEF     := include/pyqueue.h common/pyq_pattern.h runtime/pyq_runtime.h \
-                adapters/pyq_adapter.h lab/pyq_business.h lab/pyq_burst_tail.h \
+                adapters/pyq_adapter.h adapters/pyq_twin.h lab/pyq_business.h lab/pyq_burst_tail.h \
                 lab/pyq_ownership.h lab/pyq_c2c.h lab/pyq_pipeline.h bench/pyq_bench.h \
+                bench/pyq_twins.h \
                 stress/pyq_selftest.h stress/pyq_soak.h

@@ -42,8 +42,12 @@ PEERS = (
          "int main() { boost::lockfree::spsc_queue<int> q(4); int v; "
          "return !(q.push(1) && q.pop(v)); }\n",
          lang="c++"),
-    # TODO(twins): max0x7ba's atomic_queue (Debian libatomic-queue-dev) enters as one
-    # entry here once csrc/peers/ has its adapter.
+    Peer("atomic_queue", "atomic_queue.cpp", "libatomic-queue-dev",
+         "max0x7ba atomic_queue (AtomicQueue2, SPSC)",
+         "#include <atomic_queue/atomic_queue.h>\n"
+         "int main() { atomic_queue::AtomicQueueB2<int, std::allocator<int>, false, false, true> q(4096); "
+         "int v; return !(q.try_push(1) && q.try_pop(v)); }\n",
+         lang="c++"),
 )
 
 # The Debian packages of every peer, in table order.

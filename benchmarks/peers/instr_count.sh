@@ -1,8 +1,9 @@
 #!/bin/sh
 # Instructions per message (write path, read path) of pyqueue and each peer,
 # counted by callgrind: there are no hardware counters on these VMs.
-# Usage: benchmarks/peers/instr_count.sh   (from anywhere, after the build)
+# Usage: benchmarks/peers/instr_count.sh [peer_dir]   (from anywhere, after the build)
 set -e
+peers=$(realpath "${1:-$(dirname "$0")/../../pyqueue/peers}")
 cd "$(dirname "$0")/../.."
 out=${TMPDIR:-/tmp}/pyq_instr
 mkdir -p "$out"
@@ -13,11 +14,11 @@ cc -std=gnu11 -O2 -pthread -Icsrc/include -Icsrc -o "$out/instr_count" \
 rounds=200
 msgs=$((rounds * 512))
 printf '%-14s %12s %12s\n' queue "write Ir/msg" "read Ir/msg"
-for spec in pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 pyqueue:32; do
+for spec in pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32; do
     name=${spec%:*}; burst=${spec#*:}
     cg="$out/cg.$name.$burst"
     if ! valgrind --tool=callgrind --callgrind-out-file="$cg" \
-         "$out/instr_count" "$name" pyqueue/peers "$burst" "$rounds" >/dev/null 2>&1; then
+         "$out/instr_count" "$name" "$peers" "$burst" "$rounds" >/dev/null 2>&1; then
         printf '%-14s %s\n' "$name/$burst" "not installed or failed"; continue
     fi
     w=$(callgrind_annotate --inclusive=yes "$cg" 2>/dev/null | awk '/run_writes/ {gsub(",","",$1); print $1; exit}')

@@ -158,3 +158,15 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .poll = mq_poll,
     .wait_readable = mq_wait_readable,
 };
+
+/* The twin: the same operations called directly (adapters/twin_pvt.h). */
+#include "adapters/twin_pvt.h"
+
+PYQ_TWIN_DEFINE(mq, pyq_adapter_mutex, mq_try_write, NULL, mq_poll, mq_flush)
+
+static const pyq_twin_t mq_twins[] = {
+    {"mutex", "mq_try_write / mq_poll inlined: lock, copy, unlock, signal", 0, 0,
+     mq_twin_throughput, mq_twin_roundtrip},
+};
+
+PYQ_PRIVATE const pyq_twin_table_t pyq_twin_mutex = {PYQ_TWIN_ABI, 1, mq_twins};

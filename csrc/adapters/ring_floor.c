@@ -18,6 +18,7 @@
  * messages; PYQ_RING_FLOOR_SLOTS slots, fewer when capacity_bytes is smaller.
  * Ordering labels: RF-P<n> on the producer (writer) side, RF-C<n> on the
  * consumer's; one number, one edge. */
+#define _GNU_SOURCE /* the twin's pinning (adapters/twin_pvt.h) */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,3 +150,15 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor = {
     .poll = rf_poll,
     .wait_readable = NULL,
 };
+
+/* The twin: the same operations called directly (adapters/twin_pvt.h). */
+#include "adapters/twin_pvt.h"
+
+PYQ_TWIN_DEFINE(rf, pyq_adapter_ring_floor, rf_try_write, NULL, rf_poll, rf_flush)
+
+static const pyq_twin_t rf_twins[] = {
+    {"ring_floor", "rf_try_write / rf_poll inlined: a 64-byte slot per message", 0, 0,
+     rf_twin_throughput, rf_twin_roundtrip},
+};
+
+PYQ_PRIVATE const pyq_twin_table_t pyq_twin_ring_floor = {PYQ_TWIN_ABI, 1, rf_twins};

@@ -24,6 +24,7 @@ struct qrun {
     pyq_start_t start;
     uint64_t t0;                        /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
+    uint64_t polls, empty_polls;        /* the regime */
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
     _Atomic int stop;
 };
@@ -50,10 +51,13 @@ static void *q_reader(void *arg)
     while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
            !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
         int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
+        r->polls++;
         if (k < 0)
             atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-        else if (k == 0)
+        else if (k == 0) {
+            r->empty_polls++;
             pyq_cpu_relax();
+        }
     }
     r->t1 = pyq_now_ns();
     return NULL;
@@ -101,6 +105,8 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
     res->messages = r.got;
     res->elapsed_ns = r.t1 - r.t0;
     res->end_ns = r.t1;
+    res->polls = r.polls;
+    res->empty_polls = r.empty_polls;
     res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
     return res->error;
 }
@@ -194,6 +200,7 @@ struct yring {
     int32_t wcpu, rcpu;
     pyq_start_t start;
     uint64_t t0, t1, got;
+    uint64_t polls, empty_polls; /* the regime (reader-local) */
     _Atomic int err;
 };
 
@@ -234,11 +241,15 @@ static void *y_reader(void *arg)
 
     if (rc)
         atomic_store_explicit(&y->err, rc, memory_order_relaxed);
+    uint64_t polls = 0, empty = 0;
+
     while (head < y->n && !atomic_load_explicit(&y->err, memory_order_relaxed)) {
         if (head == y->tail_cache) {
             /* Acquire: pairs with the writer's release of tail. */
             y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
+            polls++;
             if (head == y->tail_cache) {
+                empty++;
                 pyq_cpu_relax();
                 continue;
             }
@@ -253,6 +264,8 @@ static void *y_reader(void *arg)
         atomic_store_explicit(&y->head, head, memory_order_release);
     }
     y->got = head;
+    y->polls = polls;
+    y->empty_polls = empty;
     y->t1 = pyq_now_ns();
     return NULL;
 }
@@ -283,6 +296,8 @@ int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
     rc = join_two(y_writer, y_reader, y, &y->start);
     res->messages = y->got;
     res->elapsed_ns = y->t1 - y->t0;
+    res->polls = y->polls;
+    res->empty_polls = y->empty_polls;
     res->error = rc ? rc : atomic_load_explicit(&y->err, memory_order_relaxed);
     free(y->slots);
     free(y);

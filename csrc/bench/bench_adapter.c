@@ -24,6 +24,7 @@
 struct seq_ctx {
     PYQ_ALIGNED_LINE uint64_t expected;
     uint64_t t_end;
+    uint64_t polls, empty_polls; /* the regime (reader-local) */
 };
 
 struct arun {
@@ -127,10 +128,13 @@ static void *a_reader(void *arg)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     while (r->rd.expected < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed)) {
         int64_t k = a->poll(r->h, UINT64_MAX, seq_next, &r->rd);
+        r->rd.polls++;
         if (k < 0)
             atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-        else if (k == 0)
+        else if (k == 0) {
+            r->rd.empty_polls++;
             pyq_cpu_relax();
+        }
     }
     r->rd.t_end = pyq_now_ns();
     return NULL;
@@ -163,6 +167,8 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
     res->end_ns = r->rd.t_end;
     res->writer_ns = r->t_wend - r->t0;
     res->full_retries = r->full_retries;
+    res->polls = r->rd.polls;
+    res->empty_polls = r->rd.empty_polls;
     res->error = rc ? rc : atomic_load_explicit(&r->err, memory_order_relaxed);
     free(r);
     return res->error;

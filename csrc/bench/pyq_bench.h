@@ -24,6 +24,9 @@ typedef struct pyq_bench_result {
     uint64_t writer_ns;   /* writer start to its last write returned (0 if not measured):
                              beside elapsed_ns it tells which side limited the run */
     uint64_t full_retries; /* writer attempts that found the queue full */
+    uint64_t polls;       /* reader polls, and those that found nothing: with
+                             full_retries, the run's throughput regime */
+    uint64_t empty_polls;
 } pyq_bench_result_t;
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;

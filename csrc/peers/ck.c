@@ -1,8 +1,13 @@
-/* ck.c - Concurrency Kit ck_ring (SPSC) behind the adapter interface (SPEC §7).
+/* ck.c - Concurrency Kit ck_ring (SPSC) behind the adapter interface,
+ * and its inline twin.
  *
- * Messages travel by value through the typed interface: CK_RING_PROTOTYPE makes
- * ck_ring_enqueue_spsc_msg32 / ck_ring_dequeue_spsc_msg32 over a buffer of
- * 32-byte structs.  The orderings are ck_ring's own (ck_pr fences). */
+ * At its best for 32-byte messages: messages travel by value through the typed
+ * interface -- CK_RING_PROTOTYPE makes ck_ring_enqueue_spsc_msg32 /
+ * ck_ring_dequeue_spsc_msg32 over a buffer of 32-byte structs, the element
+ * size a compile-time constant -- as ck's own regressions (ck_ring/validate,
+ * ck_ring/benchmark) call enqueue / dequeue one entry at a time.  ck_ring has
+ * no burst call for SPSC, and its capacity is a run-time power of two.  The
+ * orderings are ck_ring's own (ck_pr fences). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +16,7 @@
 #include <ck_ring.h>
 
 #include "adapters/pyq_adapter.h"
+#include "adapters/twin_pvt.h"
 
 struct msg32 {
     unsigned char b[PYQ_ADAPTER_MSG_SIZE];
@@ -113,3 +119,13 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 {
     return &adapter;
 }
+
+/* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
+PYQ_TWIN_DEFINE(ck, adapter, ck_try_write, NULL, ck_poll, ck_flush)
+
+static const pyq_twin_t twins[] = {
+    {"ck", "ck_ring_enqueue_spsc_msg32 / ck_ring_dequeue_spsc_msg32: typed, by value, one "
+     "entry per call (ck has no SPSC burst)", 0, 0, ck_twin_throughput, ck_twin_roundtrip},
+};
+
+PYQ_TWIN_PEER_TABLE(twins)

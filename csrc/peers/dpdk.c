@@ -1,11 +1,21 @@
 /* dpdk.c - DPDK rte_ring (single producer / single consumer, 32-byte elements)
- * behind the adapter interface (SPEC §7).
+ * behind the adapter interface, and its inline twin.
  *
  * No EAL: rte_ring_create_elem() needs EAL memzones, but a ring is just memory,
  * so we size it with rte_ring_get_memsize_elem(), map it ourselves and set it up
  * with rte_ring_init(), which only fills the header (size, mask, sync types).
  * The *_elem functions take the element size per call, so the same ring carries
- * 32-byte elements.  Orderings are rte_ring's own. */
+ * 32-byte elements.  Orderings are rte_ring's own.
+ *
+ * At its best, as DPDK's ring_perf_autotest (app/test/test_ring_perf.c) runs it:
+ * the elem API with RING_F_SP_ENQ | RING_F_SC_DEQ, the element size a
+ * compile-time constant at the call (that test passes a literal esize through
+ * __rte_always_inline helpers, so the inline copy loops specialise on it: here
+ * every call has a branch for the 32-byte message the rows carry), and bursts
+ * of 32 (its MAX_BURST): the reader always dequeues bursts of up to 32, the
+ * writer enqueues one element per call or, for the burst rows, bursts through
+ * rte_ring_sp_enqueue_burst_elem.  The ring's size is a run-time power of two
+ * (rte_ring has no compile-time capacity). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +25,7 @@
 #include <rte_ring_elem.h>
 
 #include "adapters/pyq_adapter.h"
+#include "adapters/twin_pvt.h"
 
 #define DPDK_BURST 32  /* elements per dequeue; the classic DPDK burst */
 
@@ -93,14 +104,22 @@ static int dpdk_try_write(void *h, const void *msg, uint32_t len)
 {
     struct dpdk_handle *d = h;
 
-    /* 0, or -ENOBUFS when full. */
-    return rte_ring_sp_enqueue_elem(d->r, (void *)msg, d->esize) == 0 ? 0 : PYQ_EAGAIN;
+    int rc;
+
+    /* Two calls so the 32-byte one is inlined with a constant element size. */
+    if (d->esize == PYQ_ADAPTER_MSG_SIZE)
+        rc = rte_ring_sp_enqueue_elem(d->r, (void *)msg, PYQ_ADAPTER_MSG_SIZE);
+    else
+        rc = rte_ring_sp_enqueue_elem(d->r, (void *)msg, d->esize);
+    return rc == 0 ? 0 : PYQ_EAGAIN; /* 0, or -ENOBUFS when full */
 }
 
 static int64_t dpdk_try_write_burst(void *h, const void *msgs, uint32_t n, uint32_t len)
 {
     struct dpdk_handle *d = h;
 
+    if (d->esize == PYQ_ADAPTER_MSG_SIZE)
+        return rte_ring_sp_enqueue_burst_elem(d->r, msgs, PYQ_ADAPTER_MSG_SIZE, n, NULL);
     return rte_ring_sp_enqueue_burst_elem(d->r, msgs, d->esize, n, NULL);
 }
 
@@ -121,8 +140,12 @@ static int64_t dpdk_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
             uint64_t want = max - n < DPDK_BURST ? max - n : DPDK_BURST;
 
             d->stash_pos = 0;
-            d->stash_n = rte_ring_sc_dequeue_burst_elem(d->r, d->stash, d->esize,
-                                                        (unsigned int)want, NULL);
+            if (d->esize == PYQ_ADAPTER_MSG_SIZE)
+                d->stash_n = rte_ring_sc_dequeue_burst_elem(d->r, d->stash, PYQ_ADAPTER_MSG_SIZE,
+                                                            (unsigned int)want, NULL);
+            else
+                d->stash_n = rte_ring_sc_dequeue_burst_elem(d->r, d->stash, d->esize,
+                                                            (unsigned int)want, NULL);
             if (d->stash_n == 0)
                 break;
         }
@@ -151,3 +174,14 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 {
     return &adapter;
 }
+
+/* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
+PYQ_TWIN_DEFINE(dpdk, adapter, dpdk_try_write, dpdk_try_write_burst, dpdk_poll, dpdk_flush)
+
+static const pyq_twin_t twins[] = {
+    {"dpdk", "rte_ring_sp_enqueue_elem (burst rows: rte_ring_sp_enqueue_burst_elem) / "
+     "rte_ring_sc_dequeue_burst_elem of up to 32, esize a constant 32", PYQ_TWIN_HAS_BURST, 0,
+     dpdk_twin_throughput, dpdk_twin_roundtrip},
+};
+
+PYQ_TWIN_PEER_TABLE(twins)

@@ -1,8 +1,22 @@
-// rwq.cpp - moodycamel::ReaderWriterQueue behind the adapter interface (SPEC §7).
+// rwq.cpp - moodycamel::ReaderWriterQueue behind the adapter interface,
+// and its inline twin.
 //
 // try_enqueue / try_dequeue only: enqueue() would allocate a new block when
 // full, and the lab compares bounded queues of one memory budget.  All blocks
 // are allocated by the constructor.  Orderings are the library's own.
+//
+// At its best for 32-byte messages: by value, one element per call, with the
+// default MAX_BLOCK_SIZE of 512, as moodycamel's own benchmark
+// (benchmarks/bench.cpp: ReaderWriterQueue<int>, enqueue / try_dequeue in
+// loops) runs it.  ReaderWriterQueue has no bulk calls (try_enqueue_bulk is
+// ConcurrentQueue's) and no compile-time capacity.
+// A release build of the library, as its benchmarks are compiled: without
+// NDEBUG, moodycamel's queue keeps re-entrancy flags for the producer and the
+// consumer side by side in one cache line and writes them on every call: the
+// writer and the reader then share a line on every message.
+#ifndef NDEBUG
+#define NDEBUG 1
+#endif
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -11,7 +25,10 @@
 
 extern "C" {
 #include "adapters/pyq_adapter.h"
+#include "adapters/pyq_twin.h"
 }
+#include "adapters/twin_pvt.h"
+#include "peers/peer.hpp"
 
 namespace {
 
@@ -43,7 +60,7 @@ uint64_t rwq_capacity(void *h)
     return static_cast<Queue *>(h)->max_capacity();
 }
 
-int rwq_try_write(void *h, const void *msg, uint32_t)
+PYQ_PEER_OP int rwq_try_write(void *h, const void *msg, uint32_t)
 {
     Msg32 m;
 
@@ -56,19 +73,12 @@ void rwq_flush(void *)
     // each enqueue is visible when it returns
 }
 
-int64_t rwq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
+PYQ_PEER_OP int64_t rwq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
 {
     Queue *q = static_cast<Queue *>(h);
-    Msg32 m;
-    uint64_t n = 0;
 
-    while (n < max && q->try_dequeue(m)) {
-        n++;
-        int rc = fn(ctx, &m, sizeof m);
-        if (rc != 0)
-            return rc < 0 ? rc : static_cast<int64_t>(n);
-    }
-    return static_cast<int64_t>(n);
+    return pyq_peer_deliver<Msg32>(max, fn, ctx,
+                                   [q](Msg32 &m) PYQ_PEER_INLINE { return q->try_dequeue(m); });
 }
 
 const pyq_adapter_t adapter = {
@@ -79,9 +89,19 @@ const pyq_adapter_t adapter = {
     nullptr, // wait_readable
 };
 
+// The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
+PYQ_TWIN_DEFINE(rwq, adapter, rwq_try_write, nullptr, rwq_poll, rwq_flush)
+
+const pyq_twin_t twins[] = {
+    {"rwq", "ReaderWriterQueue<Msg32> try_enqueue / try_dequeue, by value, one element per "
+     "call (no bulk calls)", 0, 0, rwq_twin_throughput, rwq_twin_roundtrip},
+};
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
 {
     return &adapter;
 }
+
+PYQ_TWIN_PEER_TABLE(twins)

@@ -39,7 +39,8 @@ def _burst_capable(name):
 # --- every built adapter delivers every message --------------------------------
 
 def test_every_known_adapter_is_listed():
-    assert set(STATUS) == set(peers.NAMES) == {"pyqueue", "mutex", "ck", "dpdk", "rwq", "boost"}
+    assert set(STATUS) == set(peers.NAMES) == {"pyqueue", "mutex", "ck", "dpdk", "rwq", "boost",
+                                               "atomic_queue"}
     assert STATUS["pyqueue"] == STATUS["mutex"] == "built"
     for name, status in STATUS.items():
         assert status == "built" or status.startswith(("not installed: ", "build failed: ")), status
@@ -84,7 +85,7 @@ def test_other_message_sizes(name):
         assert r["verified"] == 100_000
 
 
-@pytest.mark.parametrize("name", ["ck", "rwq", "boost"])
+@pytest.mark.parametrize("name", ["ck", "rwq", "boost", "atomic_queue"])
 def test_fixed_size_peers_refuse_other_sizes(name):
     _need(name)
     with pytest.raises(ValueError, match="msg_size=64"):

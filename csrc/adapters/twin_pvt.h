@@ -1,0 +1,629 @@
+/*
+ * twin_pvt.h - the loops of every inline twin (pyq_twin.h), header-only so a
+ * peer library (C or C++) compiles them around its own calls and needs nothing
+ * of ours at link time.  Never installed, not a cdef.
+ *
+ * A twin is its adapter's own operations called directly in the adapter's
+ * translation unit: a queue's file instantiates the loops with
+ *
+ *     PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)
+ *
+ * (its static adapter functions; try_write_burst may be NULL), which defines
+ * prefix_twin_throughput() and prefix_twin_roundtrip() for its pyq_twin_t.
+ * The loop bodies are always_inline and take the operations -- and the
+ * reader's sequence check, poll's callback -- as constant function pointers,
+ * so each instantiation is compiled with the queue's calls and the check
+ * inlined: no indirect call is left in a hot loop (objdump -d shows none).
+ * create / destroy / capacity come from the adapter table, outside the timed
+ * part, and so does the warm-up (pyq_twin_warm: fill the new queue once and
+ * drain it, so no page is first touched inside a run).  So adapter row / twin
+ * prices exactly the driver: the vtable, the callback, the loop's layout.
+ *
+ * Everything mirrors bench/bench_adapter.c, the driver the twins check: the
+ * message, the sequence check, the full-queue policy (relax, sched_yield()
+ * every PYQ_TWIN_YIELD_EVERY failures, the same number as
+ * PYQ_BENCH_YIELD_EVERY), relax after an empty poll, round trips that spin
+ * without relax, t0 on the writer after both threads are pinned, the end on
+ * the reader.  Two differences, outside the per-message path: a poll asks for
+ * at most one window of messages (the driver asks for all), so each window
+ * gets its own stamp; and a window boundary costs one clock read per side.
+ *
+ * Ordering: the harness's own shared words (start barrier, error flag) use the
+ * compiler's __atomic builtins, which C11 <stdatomic.h> and C++ <atomic> both
+ * lower to: the one spelling a header shared by C and C++ peers can use.  The
+ * queues order their own data.
+ */
+#ifndef PYQ_TWIN_PVT_H
+#define PYQ_TWIN_PVT_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "common/join2_pvt.h"
+#include "adapters/pyq_twin.h"
+
+#define PYQ_TWIN_INLINE static inline __attribute__((always_inline))
+/* flatten: the queue's operations reach a loop as constant pointers, so they
+ * become direct calls only after the early inliner ran; flatten inlines them
+ * (and poll's callback) anyway. */
+#define PYQ_TWIN_FLAT __attribute__((flatten))
+#define PYQ_TWIN_LINE __attribute__((aligned(64)))
+#define PYQ_TWIN_EXPORT __attribute__((visibility("default")))
+#define PYQ_TWIN_YIELD_EVERY 1024
+
+/* The message of every row: 32 bytes by value, the sequence number first, the
+ * rest 0x5A as the adapter driver's buffer. */
+typedef struct pyq_twin_msg {
+    uint64_t seq;
+    uint8_t rest[PYQ_ADAPTER_MSG_SIZE - 8];
+} pyq_twin_msg_t;
+
+/* The reader's expected sequence number: a local of the reader loop. */
+struct pyq_twin_seq {
+    uint64_t expected;
+};
+
+/* The adapter operations a twin inlines (pyq_adapter.h has their contracts). */
+typedef int (*pyq_twin_write_fn)(void *h, const void *msg, uint32_t len);
+typedef int64_t (*pyq_twin_burst_fn)(void *h, const void *msgs, uint32_t n, uint32_t len);
+typedef int64_t (*pyq_twin_poll_fn)(void *h, uint64_t max, pyq_message_fn fn, void *ctx);
+typedef void (*pyq_twin_flush_fn)(void *h);
+
+/* ---- small pieces --------------------------------------------------------- */
+
+/* Whether an instantiation has a burst call (a function, not the macro argument:
+ * comparing a function's name with NULL draws -Waddress). */
+PYQ_TWIN_INLINE int pyq_twin_has(pyq_twin_burst_fn f)
+{
+    return f != NULL;
+}
+
+PYQ_TWIN_INLINE void pyq_twin_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+PYQ_TWIN_INLINE uint64_t pyq_twin_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The round-trip timer: the cycle counter where there is one (as the driver's
+ * pyq_bench_stamp), else CLOCK_MONOTONIC. */
+#if defined(__x86_64__) || defined(__i386__)
+#define PYQ_TWIN_TICKS 1
+PYQ_TWIN_INLINE uint64_t pyq_twin_stamp(void) { return __rdtsc(); }
+#elif defined(__aarch64__)
+#define PYQ_TWIN_TICKS 1
+PYQ_TWIN_INLINE uint64_t pyq_twin_stamp(void)
+{
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+#else
+#define PYQ_TWIN_TICKS 0
+PYQ_TWIN_INLINE uint64_t pyq_twin_stamp(void) { return pyq_twin_now_ns(); }
+#endif
+
+/* The chasing regime's pace: busy-wait (no relax: the cost must be exact). */
+PYQ_TWIN_INLINE void pyq_twin_spin(uint64_t ticks)
+{
+    uint64_t t0 = pyq_twin_stamp();
+    while (pyq_twin_stamp() - t0 < ticks)
+        ;
+}
+
+/* poll's callback: check the sequence number (the driver's seq_next).  Its
+ * address is a constant in every loop, so it is inlined into the queue's poll. */
+static inline int pyq_twin_next(void *ctx, const void *msg, uint32_t len)
+{
+    struct pyq_twin_seq *s = (struct pyq_twin_seq *)ctx;
+    uint64_t seq;
+
+    (void)len;
+    memcpy(&seq, msg, sizeof seq);
+    if (seq != s->expected)
+        return PYQ_EBADMSG;
+    s->expected++;
+    return 0;
+}
+
+/* 0, or PYQ_EINVAL for a CPU the kernel refuses (as pyq_cpu_pin_self). */
+static inline int pyq_twin_pin(int cpu)
+{
+    cpu_set_t set;
+
+    if (cpu < 0)
+        return 0;
+    if (cpu >= CPU_SETSIZE)
+        return PYQ_EINVAL;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return -pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+PYQ_TWIN_INLINE void pyq_twin_fail(int *err, int rc)
+{
+    int zero = 0;
+
+    /* Keep the first error only; relaxed: it is a flag, nothing is published. */
+    __atomic_compare_exchange_n(err, &zero, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+PYQ_TWIN_INLINE int pyq_twin_failed(const int *err)
+{
+    return __atomic_load_n(err, __ATOMIC_RELAXED);
+}
+
+/* Both threads pinned, then both leave: acq_rel so each side's setup happens
+ * before the other starts. */
+static inline void pyq_twin_meet(int *ready)
+{
+    __atomic_fetch_add(ready, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(ready, __ATOMIC_ACQUIRE) < 2)
+        pyq_twin_relax();
+}
+
+/* A full queue: the drivers' retry policy.  Nonzero: give up (an error). */
+PYQ_TWIN_INLINE int pyq_twin_full_wait(uint64_t *fails, const int *err)
+{
+    if (++*fails % PYQ_TWIN_YIELD_EVERY == 0) {
+        sched_yield();
+        return pyq_twin_failed(err);
+    }
+    pyq_twin_relax();
+    return 0;
+}
+
+/* ---- throughput ----------------------------------------------------------- */
+
+struct pyq_twin_run {
+    void *q;
+    uint64_t n, gap, window;     /* window: UINT64_MAX when none are kept */
+    pyq_twin_window_t *win;
+    uint32_t max_win, burst;
+    int32_t wcpu, rcpu;
+    PYQ_TWIN_LINE int ready;     /* start barrier */
+    PYQ_TWIN_LINE int err;       /* first error: read-mostly, polled by both */
+    PYQ_TWIN_LINE uint64_t t0;   /* the writer's line */
+    uint64_t t_wend, full;
+    PYQ_TWIN_LINE uint64_t got;  /* the reader's line */
+    uint64_t polls, empty, t_end;
+};
+
+/* pyq_join2's abandon hook: the writer never started, so flag the error and
+ * arrive at the barrier in its place; the reader leaves it and stops. */
+static inline void pyq_twin_run_abandon(void *arg, int rc)
+{
+    struct pyq_twin_run *r = (struct pyq_twin_run *)arg;
+
+    pyq_twin_fail(&r->err, rc);
+    __atomic_fetch_add(&r->ready, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Window k is complete on the writer's side: message (k + 1) * window - 1 written. */
+static __attribute__((noinline, cold, unused)) uint64_t
+pyq_twin_writer_mark(struct pyq_twin_run *r, uint64_t next, uint64_t fails)
+{
+    uint64_t k = next / r->window;
+
+    if (k < r->max_win) {
+        r->win[k].writer_ns = pyq_twin_now_ns();
+        r->win[k].full_retries = fails;
+    }
+    return next + r->window;
+}
+
+static __attribute__((noinline, cold, unused)) uint64_t
+pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64_t empty)
+{
+    uint64_t t = pyq_twin_now_ns();
+
+    for (; got > next; next += r->window) {
+        uint64_t k = next / r->window;
+        if (k < r->max_win) {
+            r->win[k].reader_ns = t;
+            r->win[k].empty_polls = empty;
+        }
+    }
+    return next;
+}
+
+PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
+                                         const int paced)
+{
+    pyq_twin_msg_t m;
+    uint64_t fails = 0, next = r->window - 1;
+    int rc = 0;
+
+    memset(&m, 0x5A, sizeof m);
+    for (uint64_t i = 0; i < r->n; i++) {
+        m.seq = i;
+        while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN)
+            if (pyq_twin_full_wait(&fails, &r->err))
+                goto out;
+        if (rc)
+            break;
+        if (__builtin_expect(i == next, 0))
+            next = pyq_twin_writer_mark(r, next, fails);
+        if (paced)
+            pyq_twin_spin(r->gap);
+    }
+out:
+    r->full = fails;
+    if (rc && rc != PYQ_EAGAIN)
+        pyq_twin_fail(&r->err, rc);
+}
+
+PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burst_fn burst,
+                                           pyq_twin_msg_t *buf, const int paced)
+{
+    uint64_t fails = 0, next = r->window - 1;
+    int64_t rc = 0;
+
+    for (uint32_t j = 0; j < r->burst; j++)
+        memset(&buf[j], 0x5A, sizeof buf[j]);
+    for (uint64_t i = 0; i < r->n;) {
+        uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
+        uint32_t off = 0;
+
+        for (uint32_t j = 0; j < k; j++)
+            buf[j].seq = i + j;
+        while (off < k) {
+            if ((rc = burst(r->q, buf + off, k - off, sizeof *buf)) < 0)
+                goto out;
+            off += (uint32_t)rc;
+            if (rc == 0 && pyq_twin_full_wait(&fails, &r->err))
+                goto out;
+        }
+        rc = 0;
+        i += k;
+        while (__builtin_expect(i > next, 0))
+            next = pyq_twin_writer_mark(r, next, fails);
+        if (paced)
+            pyq_twin_spin(r->gap * k);
+    }
+out:
+    r->full = fails;
+    if (rc < 0)
+        pyq_twin_fail(&r->err, (int)rc);
+}
+
+PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
+                                     pyq_twin_burst_fn burst, pyq_twin_flush_fn flush)
+{
+    pyq_twin_msg_t *buf = NULL;
+    int rc = pyq_twin_pin(r->wcpu);
+
+    if (!rc && burst && r->burst && !(buf = (pyq_twin_msg_t *)malloc(r->burst * sizeof *buf)))
+        rc = PYQ_ENOMEM;
+    if (rc)
+        pyq_twin_fail(&r->err, rc);
+    pyq_twin_meet(&r->ready);
+    if (rc)
+        return;
+    r->t0 = pyq_twin_now_ns();
+    /* One loop per (burst, paced) pair: the flat-out loops test nothing extra. */
+    if (burst && r->burst) {
+        if (r->gap)
+            pyq_twin_write_bursts(r, burst, buf, 1);
+        else
+            pyq_twin_write_bursts(r, burst, buf, 0);
+    } else if (r->gap) {
+        pyq_twin_write_each(r, try_write, 1);
+    } else {
+        pyq_twin_write_each(r, try_write, 0);
+    }
+    flush(r->q);
+    r->t_wend = pyq_twin_now_ns();
+    free(buf);
+}
+
+PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn poll)
+{
+    struct pyq_twin_seq s = {0};
+    uint64_t polls = 0, empty = 0, next = r->window - 1;
+    int rc = pyq_twin_pin(r->rcpu);
+
+    if (rc)
+        pyq_twin_fail(&r->err, rc);
+    pyq_twin_meet(&r->ready);
+    while (s.expected < r->n && !pyq_twin_failed(&r->err)) {
+        /* Never more than is left, and a poll stops at each window so every
+         * window gets its own stamp (the driver polls without limit). */
+        uint64_t left = r->n - s.expected;
+        int64_t k = poll(r->q, left < r->window ? left : r->window, pyq_twin_next, &s);
+
+        polls++;
+        if (k < 0) {
+            pyq_twin_fail(&r->err, (int)k);
+            break;
+        }
+        if (k == 0) {
+            empty++;
+            pyq_twin_relax();
+        } else if (__builtin_expect(s.expected > next, 0)) {
+            next = pyq_twin_reader_mark(r, next, s.expected, empty);
+        }
+    }
+    r->t_end = pyq_twin_now_ns();
+    r->got = s.expected;
+    r->polls = polls;
+    r->empty = empty;
+}
+
+static inline int pyq_twin_discard(void *ctx, const void *msg, uint32_t len)
+{
+    (void)ctx;
+    (void)msg;
+    (void)len;
+    return 0;
+}
+
+/* Fill the queue once and drain it, on the calling thread, through the adapter
+ * table (untimed): every page of its storage is touched before a run starts, as
+ * the bench's untimed warm-up slice does for its rows.  0 or the first error. */
+static inline int pyq_twin_warm(const pyq_adapter_t *a, void *q)
+{
+    pyq_twin_msg_t m;
+    int64_t k;
+    int rc;
+
+    memset(&m, 0x5A, sizeof m);
+    for (m.seq = 0; (rc = a->try_write(q, &m, sizeof m)) == 0; m.seq++)
+        ;
+    if (rc != PYQ_EAGAIN)
+        return rc;
+    a->flush(q);
+    while ((k = a->poll(q, UINT64_MAX, pyq_twin_discard, NULL)) > 0)
+        ;
+    return k < 0 ? (int)k : 0;
+}
+
+static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
+                                          const pyq_twin_params_t *p, pyq_twin_window_t *win,
+                                          uint32_t max_win, pyq_twin_result_t *res,
+                                          void *(*w)(void *), void *(*rd)(void *))
+{
+    struct pyq_twin_run *r;
+    void *q = NULL;
+    int rc;
+
+    memset(res, 0, sizeof *res);
+    res->samples_in_ticks = PYQ_TWIN_TICKS;
+    if (p->burst > PYQ_TWIN_BURST_MAX || (p->burst && !has_burst) ||
+        (p->window & (p->window - 1)) || (max_win && !win))
+        return res->error = PYQ_EINVAL;
+    if (posix_memalign((void **)&r, 64, sizeof *r) != 0)
+        return res->error = PYQ_ENOMEM;
+    memset(r, 0, sizeof *r);
+    if ((rc = a->create(&p->queue, &q)) != 0 || (rc = pyq_twin_warm(a, q)) != 0) {
+        if (q)
+            a->destroy(q);
+        free(r);
+        return res->error = rc;
+    }
+    r->q = q;
+    r->n = p->messages;
+    r->gap = p->gap_ticks;
+    r->window = p->window ? p->window : UINT64_MAX;
+    r->win = win;
+    r->max_win = win ? max_win : 0;
+    r->burst = p->burst;
+    r->wcpu = p->writer_cpu;
+    r->rcpu = p->reader_cpu;
+    rc = pyq_join2(w, rd, r, pyq_twin_run_abandon);
+    res->messages = r->got;
+    res->start_ns = r->t0;
+    res->elapsed_ns = r->t_end - r->t0;
+    res->writer_ns = r->t_wend > r->t0 ? r->t_wend - r->t0 : 0;
+    res->full_retries = r->full;
+    res->polls = r->polls;
+    res->empty_polls = r->empty;
+    res->capacity = a->capacity(q);
+    if (p->window) {
+        uint64_t k = r->got / p->window;
+        res->windows = (uint32_t)(k < r->max_win ? k : r->max_win);
+    }
+    res->error = rc ? rc : pyq_twin_failed(&r->err);
+    if (res->error == PYQ_EBADMSG)
+        res->first_bad = r->got;
+    a->destroy(q);
+    free(r);
+    return res->error;
+}
+
+/* ---- round trip ----------------------------------------------------------- */
+
+struct pyq_twin_rt {
+    void *ab, *ba;
+    uint64_t trips;
+    int32_t cpu_b;
+    PYQ_TWIN_LINE int ready;
+    PYQ_TWIN_LINE int err;
+};
+
+/* Send seq (retrying when full), then flush.  0, PYQ_EINTR (the other side
+ * failed), or the queue's code. */
+PYQ_TWIN_INLINE int pyq_twin_send(void *q, pyq_twin_msg_t *m, uint64_t seq, const int *err,
+                                  pyq_twin_write_fn try_write, pyq_twin_flush_fn flush)
+{
+    uint64_t fails = 0;
+    int rc;
+
+    m->seq = seq;
+    while ((rc = try_write(q, m, sizeof *m)) == PYQ_EAGAIN)
+        if (pyq_twin_full_wait(&fails, err))
+            return PYQ_EINTR;
+    flush(q);
+    return rc;
+}
+
+/* Spin (no relax, as the driver) until one message arrives; check it is seq. */
+PYQ_TWIN_INLINE int pyq_twin_recv(void *q, uint64_t seq, const int *err, pyq_twin_poll_fn poll)
+{
+    struct pyq_twin_seq s = {seq};
+    int64_t k;
+
+    while ((k = poll(q, 1, pyq_twin_next, &s)) == 0)
+        if (pyq_twin_failed(err))
+            return PYQ_EINTR;
+    return k < 0 ? (int)k : 0;
+}
+
+PYQ_TWIN_INLINE void pyq_twin_echo(struct pyq_twin_rt *t, pyq_twin_write_fn try_write,
+                                   pyq_twin_poll_fn poll, pyq_twin_flush_fn flush)
+{
+    pyq_twin_msg_t m;
+    int rc = pyq_twin_pin(t->cpu_b);
+
+    memset(&m, 0x5A, sizeof m);
+    if (rc)
+        pyq_twin_fail(&t->err, rc);
+    pyq_twin_meet(&t->ready);
+    for (uint64_t i = 0; i < t->trips && !rc; i++)
+        if ((rc = pyq_twin_recv(t->ab, i, &t->err, poll)) == 0)
+            rc = pyq_twin_send(t->ba, &m, i, &t->err, try_write, flush);
+    if (rc && rc != PYQ_EINTR)
+        pyq_twin_fail(&t->err, rc);
+}
+
+/* Side A: the timed loop.  0 or the first error. */
+PYQ_TWIN_INLINE int pyq_twin_timed(struct pyq_twin_rt *t, uint64_t *samples,
+                                   pyq_twin_write_fn try_write, pyq_twin_poll_fn poll,
+                                   pyq_twin_flush_fn flush)
+{
+    pyq_twin_msg_t m;
+    int rc = pyq_twin_failed(&t->err);
+
+    memset(&m, 0x5A, sizeof m);
+    for (uint64_t i = 0; i < t->trips && !rc; i++) {
+        uint64_t t0 = pyq_twin_stamp();
+        rc = pyq_twin_send(t->ab, &m, i, &t->err, try_write, flush);
+        if (!rc)
+            rc = pyq_twin_recv(t->ba, i, &t->err, poll);
+        if (i >= PYQ_TWIN_WARMUP_TRIPS)
+            samples[i - PYQ_TWIN_WARMUP_TRIPS] = pyq_twin_stamp() - t0;
+    }
+    return rc;
+}
+
+static inline int pyq_twin_roundtrip_run(const pyq_adapter_t *a, const pyq_twin_params_t *p,
+                                         uint64_t *samples, pyq_twin_result_t *res,
+                                         void *(*echo)(void *),
+                                         int (*timed)(struct pyq_twin_rt *, uint64_t *))
+{
+    struct pyq_twin_rt *t;
+    void *ab = NULL, *ba = NULL;
+    pthread_t th;
+    int rc;
+
+    memset(res, 0, sizeof *res);
+    res->samples_in_ticks = PYQ_TWIN_TICKS;
+    if (!samples && p->round_trips)
+        return res->error = PYQ_EINVAL;
+    if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
+        return res->error = PYQ_ENOMEM;
+    memset(t, 0, sizeof *t);
+    if ((rc = a->create(&p->queue, &ab)) != 0 || (rc = a->create(&p->queue, &ba)) != 0 ||
+        (rc = pyq_twin_warm(a, ab)) != 0 || (rc = pyq_twin_warm(a, ba)) != 0)
+        goto out;
+    t->ab = ab;
+    t->ba = ba;
+    t->trips = (uint64_t)p->round_trips + PYQ_TWIN_WARMUP_TRIPS;
+    t->cpu_b = p->reader_cpu;
+    if ((rc = pyq_twin_pin(p->writer_cpu)) != 0)
+        goto out;
+    if ((rc = pthread_create(&th, NULL, echo, t)) != 0) {
+        rc = -rc;
+        goto out;
+    }
+    pyq_twin_meet(&t->ready);
+    rc = timed(t, samples);
+    if (rc && rc != PYQ_EINTR)  /* the echo may be spinning on ab: tell it */
+        pyq_twin_fail(&t->err, rc);
+    pthread_join(th, NULL);
+    if (!rc || rc == PYQ_EINTR)  /* A gave up for the echo: keep the echo's code */
+        rc = pyq_twin_failed(&t->err) ? pyq_twin_failed(&t->err) : rc;
+    res->messages = rc ? 0 : p->round_trips;
+    res->capacity = a->capacity(ab);
+out:
+    if (ab)
+        a->destroy(ab);
+    if (ba)
+        a->destroy(ba);
+    free(t);
+    return res->error = rc;
+}
+
+/* ---- instantiation -------------------------------------------------------- */
+
+/* Define prefix_twin_throughput() and prefix_twin_roundtrip() for the queue of
+ * adapter table `adapter`, its operations (static functions of the same file;
+ * try_write_burst may be NULL) inlined into each loop. */
+#define PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)               \
+    PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \
+    {                                                                                           \
+        pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, flush);         \
+        return NULL;                                                                            \
+    }                                                                                           \
+    PYQ_TWIN_FLAT static void *prefix##_twin_reader(void *arg)                                  \
+    {                                                                                           \
+        pyq_twin_reader((struct pyq_twin_run *)arg, poll);                                      \
+        return NULL;                                                                            \
+    }                                                                                           \
+    PYQ_TWIN_FLAT static void *prefix##_twin_echo(void *arg)                                    \
+    {                                                                                           \
+        pyq_twin_echo((struct pyq_twin_rt *)arg, try_write, poll, flush);                       \
+        return NULL;                                                                            \
+    }                                                                                           \
+    PYQ_TWIN_FLAT static int prefix##_twin_timed(struct pyq_twin_rt *t, uint64_t *samples)      \
+    {                                                                                           \
+        return pyq_twin_timed(t, samples, try_write, poll, flush);                              \
+    }                                                                                           \
+    static int prefix##_twin_throughput(const pyq_twin_params_t *p, pyq_twin_window_t *w,       \
+                                        uint32_t max_w, pyq_twin_result_t *r)                   \
+    {                                                                                           \
+        return pyq_twin_throughput_run(&(adapter), pyq_twin_has(try_write_burst), p, w,         \
+                                       max_w, r, prefix##_twin_writer, prefix##_twin_reader);   \
+    }                                                                                           \
+    static int prefix##_twin_roundtrip(const pyq_twin_params_t *p, uint64_t *samples,           \
+                                       pyq_twin_result_t *r)                                    \
+    {                                                                                           \
+        return pyq_twin_roundtrip_run(&(adapter), p, samples, r, prefix##_twin_echo,            \
+                                      prefix##_twin_timed);                                     \
+    }
+
+#ifdef __cplusplus
+#define PYQ_TWIN_EXTERN_C extern "C"
+#else
+#define PYQ_TWIN_EXTERN_C
+#endif
+
+/* Define the table of a peer library's twins (an array of pyq_twin_t) and the
+ * pyq_peer_twin() it exports; at file scope, outside any namespace. */
+#define PYQ_TWIN_PEER_TABLE(twins)                                                              \
+    static const pyq_twin_table_t pyq_twin_table_ = {                                          \
+        PYQ_TWIN_ABI, (uint32_t)(sizeof(twins) / sizeof((twins)[0])), twins};                  \
+    PYQ_TWIN_EXTERN_C PYQ_TWIN_EXPORT const pyq_twin_table_t *pyq_peer_twin(void)               \
+    {                                                                                          \
+        return &pyq_twin_table_;                                                               \
+    }
+
+#endif /* PYQ_TWIN_PVT_H */

@@ -1,0 +1,123 @@
+"""The throughput-regime classification, on synthetic counts (no timings)."""
+import numpy as np
+import pytest
+
+from pyqueue import bench_regime as br
+
+
+def test_a_reader_that_never_waits_is_streaming():
+    r = br.classify(20_000_000, 0, 0)
+    assert r.regime == br.STREAMING and not r.writer_held
+    assert r.empty_per_msg == 0.0
+
+
+def test_streaming_with_a_full_queue_says_the_writer_was_held():
+    r = br.classify(20_000_000, 5, 3_000_000)
+    assert r.regime == br.STREAMING and r.writer_held
+    assert r.as_dict()["full_per_msg"] == pytest.approx(0.15)
+
+
+def test_a_reader_that_keeps_finding_it_empty_is_chasing():
+    assert br.classify(1_000_000, 400_000, 0).regime == br.CHASING
+    assert br.classify(1_000_000, int(br.CHASING_EMPTY * 1_000_000), 0).regime == br.CHASING
+
+
+def test_both_sides_waiting_is_mixed():
+    # The reader found it empty and the writer found it full: the threads took
+    # turns (e.g. a shared CPU), neither regime.
+    assert br.classify(1_000_000, 400_000, 300_000).regime == br.MIXED
+
+
+def test_between_the_thresholds_is_mixed():
+    assert br.classify(1_000_000, 5_000, 0).regime == br.MIXED
+
+
+def test_thresholds_are_ordered():
+    assert br.STREAMING_EMPTY < br.CHASING_EMPTY
+    assert 0.5 < br.DOMINANT <= 1.0
+
+
+@pytest.mark.parametrize("bad", [(-1, 0, 0), (10, -1, 0), (10, 0, -1)])
+def test_negative_counts_are_refused(bad):
+    with pytest.raises(ValueError, match=">= 0"):
+        br.classify(*bad)
+
+
+def test_counts_must_be_ints():
+    with pytest.raises(TypeError, match="messages"):
+        br.classify(1.5, 0)
+    with pytest.raises(TypeError):
+        br.classify(True, 0)
+    assert br.classify(np.uint64(10), np.uint64(0)).regime == br.STREAMING
+
+
+def test_no_messages_has_no_regime():
+    with pytest.raises(ValueError, match="> 0"):
+        br.classify(0, 0)
+
+
+def _records(window, empties, fulls, ns_per_window, start=1000):
+    """Cumulative records as the C twins write them."""
+    rec = np.zeros(len(empties), dtype=[("reader_ns", "u8"), ("empty_polls", "u8"),
+                                        ("writer_ns", "u8"), ("full_retries", "u8")])
+    rec["reader_ns"] = start + np.cumsum(ns_per_window)
+    rec["empty_polls"] = np.cumsum(empties)
+    rec["full_retries"] = np.cumsum(fulls)
+    rec["writer_ns"] = rec["reader_ns"]
+    return rec
+
+
+def test_window_deltas_undo_the_cumulative_counts():
+    w = 1000
+    rec = _records(w, [0, 10, 500], [7, 0, 0], [10_000, 20_000, 100_000])
+    d = br.window_deltas(rec, w, start_ns=1000)
+    assert [x["empty_polls"] for x in d] == [0, 10, 500]
+    assert [x["full_retries"] for x in d] == [7, 0, 0]
+    assert [x["mmsg_s"] for x in d] == pytest.approx([100.0, 50.0, 10.0])
+
+
+def test_without_a_start_the_first_window_has_no_pace():
+    rec = _records(1000, [0, 0], [0, 0], [10_000, 10_000])
+    d = br.window_deltas(rec, 1000)
+    assert "mmsg_s" not in d[0] and d[1]["mmsg_s"] == pytest.approx(100.0)
+
+
+def test_window_deltas_take_dicts_and_refuse_counts_that_go_down():
+    recs = [{"reader_ns": 10, "empty_polls": 5, "full_retries": 0},
+            {"reader_ns": 20, "empty_polls": 4, "full_retries": 0}]
+    with pytest.raises(ValueError, match="cumulative"):
+        br.window_deltas(recs, 100)
+
+
+def test_a_run_that_streams_in_nearly_every_window_is_streaming():
+    w = 65536
+    empties = [3000] + [0] * 29          # a chasing start-up, then streaming
+    rec = _records(w, empties, [0] * 30, [500_000] * 30)
+    d = br.window_deltas(rec, w, start_ns=1000)
+    c = br.classify_windows(d)
+    assert c["regime"] == br.STREAMING
+    assert c["share"][br.CHASING] == pytest.approx(1 / 30)
+    assert c["spread"][br.STREAMING]["p50"] == pytest.approx(w / 500_000 * 1e3)
+    # Leaving the start-up out leaves only streaming windows.
+    assert br.classify_windows(d, skip=1)["share"][br.STREAMING] == 1.0
+
+
+def test_a_run_split_between_regimes_is_mixed_and_keeps_both_spreads():
+    w = 65536
+    empties = [0] * 10 + [20_000] * 10     # streaming, then the reader catches up
+    ns = [200_000] * 10 + [2_000_000] * 10
+    d = br.window_deltas(_records(w, empties, [0] * 20, ns), w, start_ns=1000)
+    c = br.classify_windows(d)
+    assert c["regime"] == br.MIXED
+    assert c["share"][br.STREAMING] == c["share"][br.CHASING] == 0.5
+    assert c["spread"][br.STREAMING]["p50"] == pytest.approx(10 * c["spread"][br.CHASING]["p50"])
+    assert c["windows"][:2] == [br.STREAMING, br.STREAMING]
+    assert c["spread"][br.MIXED] is None
+
+
+def test_classify_windows_needs_windows():
+    with pytest.raises(ValueError, match="no windows"):
+        br.classify_windows([])
+    d = br.window_deltas(_records(10, [0], [0], [10]), 10)
+    with pytest.raises(ValueError, match="skip=1"):
+        br.classify_windows(d, skip=1)

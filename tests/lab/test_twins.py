@@ -1,0 +1,282 @@
+"""The inline twins (pyqueue.twins, csrc/adapters/pyq_twin.h): every twin and
+its adapter row run end to end on small counts, deliver every sequence number
+and report their regime counts; the twin builds the very queue its adapter row
+does; no indirect call is left in a twin's loops.  No timings.
+
+Set PYQ_REQUIRE_PEERS=1 to make a peer that is not built a failure.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import pyqueue.peers as peers
+import pyqueue.twins as twins
+from pyqueue import bench_regime
+from pyqueue._errors import UnsupportedError
+from pyqueue._pyq import ffi, lib
+
+import support
+
+REQUIRE = os.environ.get("PYQ_REQUIRE_PEERS") == "1"
+TWO_CPUS = support.TWO_CPUS
+W, R = (0, 1) if TWO_CPUS else (-1, -1)
+N = 200_000
+WINDOW = 1 << 14
+TRIPS = 200
+STATUS = peers.available()
+
+
+def _need(row, table):
+    lib_name = table[row].library
+    if lib_name in peers.PEERS and STATUS[lib_name] != "built":
+        if REQUIRE:
+            pytest.fail("PYQ_REQUIRE_PEERS=1 but %s is %s" % (lib_name, STATUS[lib_name]))
+        pytest.skip("%s: %s" % (lib_name, STATUS[lib_name]))
+
+
+def _check_counts(r, n):
+    assert r["messages"] == n
+    assert 0 <= r["empty_polls"] <= r["polls"]
+    assert r["polls"] >= 1 and r["full_retries"] >= 0
+    assert r["elapsed_ns"] > 0 and r["mmsg_s"] > 0
+    assert r["regime"]["regime"] in bench_regime.REGIMES
+    assert r["regime"]["messages"] == n
+
+
+# --- every row, twin and adapter ------------------------------------------------
+
+def test_every_bench_row_has_a_twin():
+    bench_tput = {"pyqueue", "pyqueue_stream", "pyqueue_burst32", "pyqueue_stream_burst32",
+                  "pyqueue_direct", "yardstick", "mutex", "dpdk_burst32"} | set(peers.PEERS)
+    bench_rt = {"ring_floor", "pyqueue_each", "pyqueue_scan", "pyqueue_each_direct",
+                "pyqueue_scan_direct", "mutex"} | set(peers.PEERS)
+    assert bench_tput <= set(twins.THROUGHPUT)
+    assert bench_rt <= set(twins.ROUNDTRIP)
+    st = twins.available()
+    for spec in list(twins.THROUGHPUT.values()) + list(twins.ROUNDTRIP.values()):
+        assert st[spec.twin] == "built" or "not installed" in st[spec.twin] \
+            or "build failed" in st[spec.twin], (spec.twin, st[spec.twin])
+
+
+@pytest.mark.parametrize("row", sorted(twins.THROUGHPUT))
+def test_twin_throughput_verifies_every_message(row):
+    _need(row, twins.THROUGHPUT)
+    r = twins.throughput(row, N, W, R, window=WINDOW)
+    _check_counts(r, N)
+    assert len(r["windows"]) == N // WINDOW
+    assert sum(w["messages"] for w in r["windows"]) == (N // WINDOW) * WINDOW
+    assert sum(w["empty_polls"] for w in r["windows"]) <= r["empty_polls"]
+    assert all(w["ns"] >= 0 for w in r["windows"])
+    assert r["window_regime"]["regime"] in bench_regime.REGIMES
+    if twins.describe(row)["blocking"]:
+        assert r["empty_polls"] == r["full_retries"] == 0
+
+
+@pytest.mark.parametrize("row", sorted(r for r, s in twins.THROUGHPUT.items() if s.adapter))
+def test_adapter_row_throughput_reports_its_regime(row):
+    _need(row, twins.THROUGHPUT)
+    r = twins.adapter_throughput(row, N, W, R)
+    _check_counts(r, N)
+    assert "windows" not in r
+
+
+@pytest.mark.parametrize("row", sorted(twins.ROUNDTRIP))
+def test_twin_roundtrip(row):
+    _need(row, twins.ROUNDTRIP)
+    r = twins.roundtrip(row, TRIPS, W, R)
+    assert r["trips"] == TRIPS and len(r["samples_ns"]) == TRIPS
+    assert 0 < r["p50_ns"] <= r["p99_ns"] <= r["p999_ns"]
+
+
+@pytest.mark.parametrize("row", sorted(r for r, s in twins.ROUNDTRIP.items() if s.adapter))
+def test_adapter_row_roundtrip(row):
+    _need(row, twins.ROUNDTRIP)
+    r = twins.adapter_roundtrip(row, TRIPS, W, R)
+    assert r["trips"] == TRIPS and r["p50_ns"] > 0
+
+
+def test_roundtrip_leaves_the_callers_affinity_alone():
+    before = os.sched_getaffinity(0)
+    twins.roundtrip("ring_floor", TRIPS, W, R)
+    twins.adapter_roundtrip("ring_floor", TRIPS, W, R)
+    assert os.sched_getaffinity(0) == before
+
+
+def test_touch_after_write_is_reported_and_settable():
+    assert twins.roundtrip("pyqueue_each", TRIPS, W, R)["touch_after_write"] is True
+    r = twins.roundtrip("pyqueue_each", TRIPS, W, R, touch_after_write=False)
+    assert r["touch_after_write"] is False
+    assert twins.adapter_roundtrip("pyqueue_each_direct", TRIPS, W, R,
+                                   touch_after_write=False)["touch_after_write"] is False
+
+
+# --- the chasing regime on purpose ----------------------------------------------
+
+@pytest.mark.parametrize("row", ["mutex", "ck", "pyqueue", "dpdk_burst32"])
+def test_paced_writer_runs_twin_and_adapter(row):
+    _need(row, twins.THROUGHPUT)
+    t = twins.throughput(row, 50_000, W, R, gap_ns=50, window=WINDOW)
+    a = twins.adapter_throughput(row, 50_000, W, R, gap_ns=50)
+    assert t["gap_ticks"] == a["gap_ticks"] > 0
+    _check_counts(t, 50_000)
+    _check_counts(a, 50_000)
+
+
+def test_gap_is_refused_for_loops_of_their_own():
+    with pytest.raises(ValueError, match="adapter rows only"):
+        twins.adapter_throughput("yardstick", 1000, gap_ns=10)
+    with pytest.raises(ValueError, match="no adapter row"):
+        twins.adapter_throughput("pyqueue_read_one", 1000)
+    with pytest.raises(ValueError, match="gap_ns"):
+        twins.gap_ticks(-1)
+
+
+# --- the twin builds the adapter's queue ------------------------------------------
+
+@pytest.mark.parametrize("row", ["mutex", "ring_floor"] + list(peers.PEERS))
+def test_twin_queue_is_the_adapter_queue(row):
+    table = dict(twins.THROUGHPUT, ring_floor=twins.ROUNDTRIP["ring_floor"])
+    _need(row, table)
+    spec = table[row]
+    p = twins._params(spec, twins.BUDGET, twins.YARDSTICK_SLOTS, {})
+    a = peers.get(spec.adapter)
+    h = ffi.new("void **")
+    assert a.create(p, h) == 0
+    try:
+        cap = a.capacity(h[0])
+    finally:
+        a.destroy(h[0])
+    if row == "ring_floor":
+        tw = twins._table("ring_floor", None)["ring_floor"]
+        tp = ffi.new("pyq_twin_params_t *")
+        tp.queue = p[0]
+        tp.messages, tp.writer_cpu, tp.reader_cpu = 1000, -1, -1
+        r = ffi.new("pyq_twin_result_t *")
+        assert tw.throughput(tp, ffi.NULL, 0, r) == 0
+        assert r.capacity == cap
+    else:
+        assert twins.throughput(row, 1000, -1, -1, window=0)["capacity"] == cap
+
+
+def test_compile_time_capacity_at_the_bench_budget_and_run_time_otherwise():
+    for name in ("boost", "atomic_queue"):
+        if STATUS[name] != "built":
+            continue
+        for budget, slots in ((1 << 20, 32768), (1 << 16, 2048 if name == "boost" else 4096)):
+            r = twins.throughput(name, 10_000, -1, -1, budget_bytes=budget, window=0)
+            assert r["capacity"] == slots, (name, budget)
+
+
+# --- the C interface --------------------------------------------------------------
+
+def _twin(library, name):
+    return twins._table(library, None)[name]
+
+
+def test_twin_refuses_bad_parameters():
+    tw = _twin("ring_floor", "ring_floor")
+    p = ffi.new("pyq_twin_params_t *")
+    lib.pyq_adapter_params_init(ffi.addressof(p.queue))
+    p.messages, p.writer_cpu, p.reader_cpu = 10, -1, -1
+    r = ffi.new("pyq_twin_result_t *")
+    p.burst = 32                       # ring_floor has no burst call
+    assert tw.throughput(p, ffi.NULL, 0, r) == lib.PYQ_EINVAL == r.error
+    p.burst, p.window = 0, 3           # not a power of two
+    assert tw.throughput(p, ffi.NULL, 0, r) == lib.PYQ_EINVAL
+    p.window = 0
+    p.queue.msg_size = 64              # the adapter's create refuses it
+    assert tw.throughput(p, ffi.NULL, 0, r) == lib.PYQ_EINVAL
+    p.queue.msg_size = 32
+    p.writer_cpu = 1 << 20             # beyond CPU_SETSIZE
+    assert tw.throughput(p, ffi.NULL, 0, r) == lib.PYQ_EINVAL
+
+
+def test_twin_get_names_its_failures():
+    out = ffi.new("const pyq_twin_table_t **")
+    folder = peers.peer_dir().encode()
+    assert lib.pyq_twin_get(b"pyqueue", folder, out) == lib.PYQ_ENOTSUP
+    assert b"pyq_twin_bench" in ffi.string(lib.pyq_twin_error())
+    assert lib.pyq_twin_get(b"No Such", folder, out) == lib.PYQ_EINVAL
+    assert lib.pyq_twin_get(b"mutex", ffi.NULL, out) == 0 and out[0].abi == lib.PYQ_TWIN_ABI
+
+
+def test_missing_peer_twin_is_unsupported(tmp_path):
+    name = next((p for p in peers.PEERS if STATUS[p] == "built"), None)
+    if name is None:
+        pytest.skip("no peer built")
+    with pytest.raises(UnsupportedError):
+        twins.throughput(name, 10, peer_dir=str(tmp_path))
+    assert "not installed" in twins.available(str(tmp_path))[name]
+
+
+def test_paced_wrapper_refuses_null_and_passes_through():
+    pa, ph = ffi.new("const pyq_adapter_t **"), ffi.new("void **")
+    assert lib.pyq_bench_paced(ffi.NULL, ffi.NULL, 0, pa, ph) == lib.PYQ_EINVAL
+    a = peers.get("mutex")
+    p = peers.params(32, 65536, adapter="mutex")
+    h = ffi.new("void **")
+    assert a.create(p, h) == 0
+    try:
+        assert lib.pyq_bench_paced(a, h[0], 10, pa, ph) == 0
+        assert pa[0].try_write_burst == ffi.NULL      # mutex has none
+        assert pa[0].capacity(ph[0]) == a.capacity(h[0])
+        r = ffi.new("pyq_bench_result_t *")
+        assert lib.pyq_bench_adapter_throughput(pa[0], ph[0], 10_000, 0, -1, -1, r) == 0
+        assert r.messages == 10_000 and r.polls >= 1
+        pa[0].destroy(ph[0])
+        assert lib.pyq_bench_warm(a, h[0]) == 0        # the queue is left usable
+    finally:
+        a.destroy(h[0])
+
+
+def test_bench_loops_count_their_regime():
+    r = ffi.new("pyq_bench_result_t *")
+    assert lib.pyq_bench_ring_throughput(100_000, 1024, W, R, r) == 0
+    assert r.messages == 100_000 and 0 <= r.empty_polls <= r.polls
+    q = twins._queue.Queue(publish="max", hot_blocks=4, spill_blocks=60)
+    try:
+        assert lib.pyq_bench_queue_throughput(q.c_handle, 100_000, 32, W, R, r) == 0
+        assert r.polls >= 1 and r.empty_polls <= r.polls
+    finally:
+        q.close()
+
+
+# --- nothing indirect in a twin's loops --------------------------------------------
+
+_LOOP = re.compile(r"twin_(writer|reader|echo|timed)")
+# A call left to one of a queue's own operations (pyqueue's public API excepted:
+# it lives in another translation unit, so its twins call it directly).
+_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|flush)\b")
+
+
+def _calls_left(path):
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", path],
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    bad, func, seen = [], None, 0
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if m:
+            func = m.group(1)
+            seen += bool(_LOOP.search(func))
+        elif func and _LOOP.search(func) and "\tcall" in line:
+            if re.search(r"\tcall\s+\*", line) or _OP.search(line):
+                bad.append((func, line.strip()))
+    if not seen:
+        pytest.skip("%s has no symbols for its twin loops (stripped)" % path)
+    return bad
+
+
+@pytest.mark.skipif(not shutil.which("objdump"), reason="needs objdump (binutils)")
+def test_twin_loops_inline_the_queue():
+    """No indirect call, and no call to the queue's own operations, is left in a
+    twin's writer, reader, echo or timed loop."""
+    import pyqueue._pyq as ext
+    libs = [ext.__file__]
+    libs += [os.path.join(peers.peer_dir(), "libpyq_peer_%s.so" % p)
+             for p in peers.PEERS if STATUS[p] == "built"]
+    for path in libs:
+        assert _calls_left(path) == [], path
