@@ -78,6 +78,14 @@ class _Side:
         self._h = queue._ptr
         self._max = queue.max_message
 
+    @property
+    def side_lock(self):
+        """The lock every call on this side holds.  Package-internal: C code that
+        runs this side from its own thread (pyqueue.threads, the lab's loops)
+        holds it for as long as it runs, so Python calls on the side and
+        ``Queue.close()`` wait for it instead of racing it or unmapping the pool."""
+        return self._lock
+
     def _closed_error(self):
         return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 

@@ -192,8 +192,8 @@ class _CThread:
         if self._run is not None:
             raise RuntimeError("%s thread already started" % self.kind)
         self._queue.c_handle  # QueueClosed if closed
-        side = self._side()
-        if not side._lock.acquire(blocking=False):
+        lock = self._side().side_lock
+        if not lock.acquire(blocking=False):
             raise QueueError("the queue's %s side is in use (another thread or call owns it)"
                              % ("reader" if self.kind == "consumer" else "writer"))
         try:
@@ -203,9 +203,9 @@ class _CThread:
             if rc != 0:
                 self._raise_start(rc, step[0])
         except BaseException:
-            side._lock.release()
+            lock.release()
             raise
-        self._run = _Run(self.kind, handle[0], self._keep, side._lock, self._perf_mask)
+        self._run = _Run(self.kind, handle[0], self._keep, lock, self._perf_mask)
         return self
 
     def _raise_start(self, rc, step):

@@ -217,7 +217,7 @@ def _run_period(rng, res, t0, seconds, period_s, slice_s, s):
             slice_ns = int(min(slice_s, max(0.001, end - time.monotonic())) * 1e9)
             p = _slice_params(rng, seq, q.max_message, slice_ns, rng.getrandbits(63))
             r = ffi.new("pyq_soak_result_t *")
-            with q.writer._lock, q.reader._lock:   # the C threads own both sides
+            with q.writer.side_lock, q.reader.side_lock:   # the C threads own both sides
                 rc = lib.pyq_soak_run(q.c_handle, p, r)
             for k in _COUNTS:
                 res.totals[k] += int(getattr(r, k))
