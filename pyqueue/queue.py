@@ -28,10 +28,6 @@ _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
 
 
-# lab/ still imports this name; it is validate.integer.
-_int_param = validate.integer
-
-
 def _timeout_ns(timeout):
     """ns to wait, or None for no limit (None, or an infinite timeout)."""
     seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
