@@ -24,5 +24,4 @@ def check(rc, what):
     text = _errors.strerror(rc)
     return _errors.check(rc, what, {
         lib.PYQ_EINVAL: "%s: %s (is every CPU allowed and online?)" % (what, text),
-        lib.PYQ_EAGAIN: (TimeoutError, "%s: %s (the other thread did not answer in time)"
-                         % (what, text))})
+        lib.PYQ_EAGAIN: (TimeoutError, "%s: timed out (the other thread did not answer)" % what)})
