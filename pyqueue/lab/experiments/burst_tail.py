@@ -116,7 +116,7 @@ class _Class:
         start = self.done[rnd]
         arrays = {k: v[rnd] for k, v in self.rec.items()}
         r, keep = self._records(arrays, start, n)
-        self._check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
+        self.check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
         self.done[rnd] += n
 
     def run_pmu(self, n):
@@ -126,10 +126,10 @@ class _Class:
         for k in RECORDS_CPU:
             scratch[k] = np.zeros(n, np.int32)
         r, keep = self._records(scratch, 0, n, self.pmu)
-        self._check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
+        self.check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
         return scratch
 
-    def _check(self, rc, what):
+    def check(self, rc, what):
         if rc < 0:  # the hint reads the totals: only once the loop has failed
             check(rc, "class %s %s" % (self.name, what), {
                 lib.PYQ_EBADMSG: "class %s: message %d failed verification (lost, reordered "
@@ -258,7 +258,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                 if s.stopping:
                     break
                 s.advance(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
-                c._check(lib.pyq_burst_fill(c.ptr), "fill")
+                c.check(lib.pyq_burst_fill(c.ptr), "fill")
                 c.fill_totals = c.totals()
             for rnd in range(rounds):
                 _run_round(state, rnd, windows, slice_windows, s)
@@ -273,7 +273,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
             s.advance(0, "draining")
             for c in state:
                 rc = lib.pyq_burst_drain(c.ptr, 30_000_000_000)
-                c._check(rc, "drain")
+                c.check(rc, "drain")
     finally:
         for c in state:
             c.close()
