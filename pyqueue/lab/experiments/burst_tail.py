@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import clock as _clock
+from ... import cstruct
 from ... import peers as _peers
 from ... import validate
 from ..._errors import check
@@ -34,6 +35,7 @@ DEFAULT_CLASSES = ("yield1024", "yield0", "yield65536", "ck", "dpdk", "rwq")
 RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1
+TOTALS = cstruct.fields("pyq_burst_totals_t")   # the keys of _Class.totals()
 
 
 @dataclass
@@ -91,9 +93,7 @@ class _Class:
     def totals(self):
         t = ffi.new("pyq_burst_totals_t *")
         lib.pyq_burst_totals(self.ptr, t)
-        return {k: getattr(t, k) for k in ("sent", "verified", "retries", "yields", "max_backlog",
-                                           "capacity", "checksum", "error", "error_seq",
-                                           "perf_opened", "perf_read_ns")}
+        return cstruct.as_dict(t, TOTALS)
 
     def _records(self, arrays, start, n, pmu=None):
         r = ffi.new("pyq_burst_records_t *")
