@@ -31,7 +31,9 @@ from ..reports import burst_tail as report
 # "-cached" ordinary stores (the seed's plain write).  Without a suffix the
 # configuration's spill_nontemporal is used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
-DEFAULT_CLASSES = ("yield1024", "yield0", "yield65536", "ck", "dpdk", "rwq")
+# SPEC §6.1's classes: three retry strategies, then every peer of the peer table.
+STRATEGIES = ("yield1024", "yield0", "yield65536")
+DEFAULT_CLASSES = STRATEGIES + _peers.PEERS
 RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1
