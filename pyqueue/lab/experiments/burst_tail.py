@@ -31,7 +31,7 @@ from ..reports import burst_tail as report
 # "-cached" ordinary stores (the seed's plain write).  Without a suffix the
 # configuration's spill_nontemporal is used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
-# SPEC §6.1's classes: three retry strategies, then every peer of the peer table.
+# The study's classes (docs/DESIGN.md 6.1): three retry strategies, then every peer.
 STRATEGIES = ("yield1024", "yield0", "yield65536")
 DEFAULT_CLASSES = STRATEGIES + _peers.PEERS
 RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")

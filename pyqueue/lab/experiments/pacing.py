@@ -245,7 +245,7 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     ``stream_messages`` to 4 n.  Each round: one unpaced drain check (D drift), one
     paced burst per target (order rotated each round), one stream per factor.
     ``config``: the queue's QueueConfig, as for ``drain_rate()``.  Returns a
-    PacingResult; ``out`` writes the SPEC §6 output folder.
+    PacingResult; ``out`` writes the output folder (docs/DESIGN.md 6.8).
     """
     p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
     n = _count("n", n, 2)
