@@ -12,6 +12,7 @@ VM the same pair is followed over time, because the host moves virtual CPUs: a
 hand-off between the same two vCPUs can cost 26 ns now and 160 ns a minute later.
 """
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -127,6 +128,8 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
     pair = tuple(pair) if pair is not None else (cpus[0], cpus[1])
     if over_time is None:
         over_time = 5.0 if environment.is_vm() else 0.0
+    over_time = validate.duration("over_time", over_time)
+    interval = validate.number("interval", interval, 0, math.inf, lo_open=True, hi_open=True)
     queue_round_trips = queue_round_trips or round_trips
     tpn = cloops.ticks_per_ns()
     pairs = [(a, b) for a in cpus for b in cpus if a != b]
