@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..._errors import VerificationError
+from ..._pyq import lib
 from ...config import QueueConfig
 from ...queue import Queue
 from ...threads import ConsumerThread, ProducerThread
@@ -213,8 +215,8 @@ class Rig:
             cons.wait(5.0)
             raise
         if pres.messages != n or cres.messages != n:
-            raise RuntimeError("%s: %d sent, %d received of %d" % (label, pres.messages,
-                                                                  cres.messages, n))
+            raise VerificationError("%s: %d sent, %d received of %d" % (
+                label, pres.messages, cres.messages, n), lib.PYQ_EBADMSG)
         steal1 = steal_ms(cpus)
         b = analyse(Burst(kind=kind, label=label, round=round, n=n, rate=float(rate),
                           target_s=target_s, utc=utc, scheduled_ns=sched, offer_ns=offer,

@@ -50,7 +50,7 @@ from ... import clock as _clock
 from ... import peers as _peers
 from ... import queue as _queue
 from ... import validate
-from ..._errors import check
+from ..._errors import VerificationError, check
 from ..._pyq import ffi, lib
 from ...config import QueueConfig
 from ..common import placement as pl
@@ -195,7 +195,8 @@ class _Throughput:
             check(lib.pyq_bench_adapter_throughput(a.a, a.h, self.n, burst, self.wcpu,
                                                    self.rcpu, r), "%s throughput" % name)
         if r.messages != self.n:
-            raise RuntimeError("%s delivered %d of %d messages" % (name, r.messages, self.n))
+            raise VerificationError("%s delivered %d of %d messages" % (name, r.messages, self.n),
+                                    lib.PYQ_EBADMSG)
         extra = {"elapsed_ns": int(r.elapsed_ns)}
         if r.writer_ns:
             # The writer's own span and its full-queue retries: which side set the pace.
@@ -300,7 +301,8 @@ class _PythonAPI:
             got = getattr(self, "_" + name)()
             dt = time.perf_counter_ns() - t0
         if got != self.n:
-            raise RuntimeError("%s: %d of %d messages came back intact" % (name, got, self.n))
+            raise VerificationError("%s: %d of %d messages came back intact" % (name, got, self.n),
+                                    lib.PYQ_EBADMSG)
         return self.n / dt * 1e3, {"ns_per_msg": dt / self.n}
 
     def _py_write_poll(self):
