@@ -382,11 +382,11 @@ class Queue:
         if ptr is None:
             return
         lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
-        with self.writer._lock:   # no write in flight, no producer thread running
+        with self.writer.side_lock:   # no write in flight, no producer thread running
             if self._ptr is None:
                 return
             lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            with self.reader._lock, self._state_lock:
+            with self.reader.side_lock, self._state_lock:
                 self._ptr = self.writer._h = self.reader._h = None
                 lib.pyq_queue_destroy(ptr)
 
