@@ -18,11 +18,6 @@ def allowed_cpus():
     return sorted(os.sched_getaffinity(0))
 
 
-# lab/ still imports these two names; they are validate's.
-check_cpu = validate.cpu
-check_priority = validate.priority
-
-
 def fifo_refused(priority, what="SCHED_FIFO"):
     return PermissionError("%s priority %d refused by the OS: needs root/CAP_SYS_NICE or an "
                            "RLIMIT_RTPRIO >= %d (ulimit -r), and RT group scheduling must allow it"

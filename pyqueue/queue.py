@@ -28,10 +28,6 @@ _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
 
 
-# lab/ still imports this name; it is validate.integer.
-_int_param = validate.integer
-
-
 def _timeout_ns(timeout):
     """ns to wait, or None for no limit (None, or an infinite timeout)."""
     seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
@@ -77,6 +73,14 @@ class _Side:
         self._acquire, self._release = self._lock.acquire, self._lock.release
         self._h = queue._ptr
         self._max = queue.max_message
+
+    @property
+    def side_lock(self):
+        """The lock every call on this side holds.  Package-internal: C code that
+        runs this side from its own thread (pyqueue.threads, the lab's loops)
+        holds it for as long as it runs, so Python calls on the side and
+        ``Queue.close()`` wait for it instead of racing it or unmapping the pool."""
+        return self._lock
 
     def _closed_error(self):
         return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
@@ -378,11 +382,11 @@ class Queue:
         if ptr is None:
             return
         lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
-        with self.writer._lock:   # no write in flight, no producer thread running
+        with self.writer.side_lock:   # no write in flight, no producer thread running
             if self._ptr is None:
                 return
             lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            with self.reader._lock, self._state_lock:
+            with self.reader.side_lock, self._state_lock:
                 self._ptr = self.writer._h = self.reader._h = None
                 lib.pyq_queue_destroy(ptr)
 

@@ -65,14 +65,17 @@ def _size_param(name, size, max_message):
     return n, n
 
 
-def _idle_config(cfg, strategy, overrides):
-    """Fill a pyq_idle_config_t: pyq_idle_config_init()'s defaults for
-    ``strategy``, then the idle_<field> keywords in ``overrides``."""
-    lib.pyq_idle_config_init(cfg, strategy)
+def idle_config(cfg, idle, overrides, what="ConsumerThread"):
+    """Fill ``cfg``, a ``pyq_idle_config_t *``, and return it: pyq_idle_config_init()'s
+    defaults for strategy ``idle`` (a name of IDLE), then the idle_<field>
+    keywords in ``overrides``, each checked.  Any thread that runs an idle
+    strategy in C takes its tunables this way (``what`` names it in a
+    TypeError for a keyword that is not one of them)."""
+    lib.pyq_idle_config_init(cfg, IDLE[validate.choice("idle", idle, tuple(IDLE))])
     unknown = sorted(set(overrides) - {"idle_" + f for f in IDLE_FIELDS})
     if unknown:
-        raise TypeError("unknown ConsumerThread parameter%s %s; the idle ones are %s"
-                        % ("s" if len(unknown) > 1 else "", ", ".join(unknown),
+        raise TypeError("unknown %s parameter%s %s; the idle ones are %s"
+                        % (what, "s" if len(unknown) > 1 else "", ", ".join(unknown),
                            ", ".join("idle_" + f for f in IDLE_FIELDS)))
     for f in IDLE_FIELDS:
         type_lo, type_hi = cstruct.int_range("pyq_idle_config_t", f)
@@ -80,6 +83,7 @@ def _idle_config(cfg, strategy, overrides):
         lo = getattr(cfg, lo) if isinstance(lo, str) else lo  # a field set before this one
         value = overrides.get("idle_" + f, getattr(cfg, f))
         setattr(cfg, f, validate.integer("idle_" + f, value, lo, type_hi if hi is None else hi))
+    return cfg
 
 
 @dataclass
@@ -192,8 +196,8 @@ class _CThread:
         if self._run is not None:
             raise RuntimeError("%s thread already started" % self.kind)
         self._queue.c_handle  # QueueClosed if closed
-        side = self._side()
-        if not side._lock.acquire(blocking=False):
+        lock = self._side().side_lock
+        if not lock.acquire(blocking=False):
             raise QueueError("the queue's %s side is in use (another thread or call owns it)"
                              % ("reader" if self.kind == "consumer" else "writer"))
         try:
@@ -203,9 +207,9 @@ class _CThread:
             if rc != 0:
                 self._raise_start(rc, step[0])
         except BaseException:
-            side._lock.release()
+            lock.release()
             raise
-        self._run = _Run(self.kind, handle[0], self._keep, side._lock, self._perf_mask)
+        self._run = _Run(self.kind, handle[0], self._keep, lock, self._perf_mask)
         return self
 
     def _raise_start(self, rc, step):
@@ -340,8 +344,7 @@ class ConsumerThread(_CThread):
         cfg.verify = bool(verify)
         cfg.work = WORK[validate.choice("work", work, tuple(WORK))]
         cfg.work_ns = validate.integer("work_ns", work_ns, 0, 10**9)
-        _idle_config(ffi.addressof(cfg, "idle"), IDLE[validate.choice("idle", idle, tuple(IDLE))],
-                     idle_fields)
+        idle_config(ffi.addressof(cfg, "idle"), idle, idle_fields)
         if size is not None:
             lo, hi = _size_param("size", size, lib.pyq_queue_max_message(queue.c_handle))
             if lo == 0:

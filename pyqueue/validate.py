@@ -8,6 +8,7 @@ in Python before C sees the value; C checks again.
 import math
 import numbers
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,14 +39,28 @@ def integer(name, value, lo, hi):
     return value
 
 
-def number(name, value, lo, hi):
-    """``value`` as a float, once it is a real number (not a bool, not NaN) in [lo, hi]."""
+def number(name, value, lo, hi, *, lo_open=False, hi_open=False):
+    """``value`` as a float, once it is a real number (not a bool, not NaN) in
+    [lo, hi]; ``lo_open`` / ``hi_open`` leave that bound out: (lo, hi], [lo, hi)."""
+    where = "%s%g, %g%s" % ("(" if lo_open else "[", lo, hi, ")" if hi_open else "]")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError("%s must be a number in [%g, %g], got %r" % (name, lo, hi, value))
+        raise ArgumentTypeError("%s must be a number in %s, got %r" % (name, where, value))
     value = float(value)
-    if not lo <= value <= hi:  # False for NaN too
-        raise ValueError("%s must be in [%g, %g], got %r" % (name, lo, hi, value))
+    above = lo < value if lo_open else lo <= value
+    below = value < hi if hi_open else value <= hi
+    if not (above and below):  # NaN is neither
+        raise ValueError("%s must be in %s, got %r" % (name, where, value))
     return value
+
+
+def sequence(name, values, item):
+    """``values`` (a non-empty sequence, not a str) as a list, each entry checked
+    by ``item(entry_name, entry)``, entry_name being "name[i]"."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ArgumentTypeError("%s must be a sequence (list, tuple), got %r" % (name, values))
+    if len(values) == 0:
+        raise ValueError("%s must not be empty" % name)
+    return [item("%s[%d]" % (name, i), v) for i, v in enumerate(values)]
 
 
 def flag(name, value):

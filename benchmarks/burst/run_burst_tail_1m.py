@@ -3,7 +3,7 @@
 
 Business p50/p99/p999 ns/query right after each 1 MiB send, for the pyqueue
 retry strategies yield1024 / yield0 / yield65536 and the open-source queues
-ck_ring, DPDK rte_ring and moodycamel ReaderWriterQueue, with the migration
+(every peer of pyqueue/peer_table.py that is installed), with the migration
 evidence.  Every default is the seed's; every parameter can be changed:
 
     python benchmarks/burst/run_burst_tail_1m.py --out results/burst-1m

@@ -7,6 +7,8 @@ HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring a
 
 
 def add_arguments(p):
+    from ..config import DEFAULTS
+    from ..lab.common.placement import DEFAULT_SPLIT_NS
     p.add_argument("--writer-cpu", type=int, default=0)
     p.add_argument("--reader-cpu", type=int, default=1)
     p.add_argument("--rounds", type=int, default=10)
@@ -15,9 +17,11 @@ def add_arguments(p):
     p.add_argument("--py-messages", type=int, default=200_000,
                    help="messages per Python-API slice")
     p.add_argument("--budget-bytes", type=int, default=1 << 20,
-                   help="memory budget of every queue (pyqueue: 4 hot 4 KiB blocks + spill)")
-    p.add_argument("--split-ns", type=float, default=100.0,
-                   help="one-way probe threshold between 'near' and 'far' placements")
+                   help="memory budget of every queue (pyqueue: %d hot %d-byte blocks + spill)"
+                        % (DEFAULTS["hot_blocks"], DEFAULTS["block_size"]))
+    p.add_argument("--split-ns", type=float, default=DEFAULT_SPLIT_NS,
+                   help="one-way probe threshold between 'near' and 'far' placements "
+                        "(default %(default)g)")
     p.add_argument("--quick", action="store_true", help="2 rounds of small slices")
     p.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
     p.add_argument("--out", help="write the SPEC §6 output folder here")

@@ -1,27 +1,24 @@
 """python -m pyqueue burst-tail: the 1 MiB burst-tail study (SPEC §6.1, seed 000).
 
 Also benchmarks/burst/run_burst_tail_1m.py (the same code)."""
-from .common import command_line, exit_code
+from .common import add_queue_arguments, command_line, exit_code, queue_config
 
 NAME = "burst-tail"
+QUICK_WINDOWS, QUICK_SPILL_BLOCKS = 100, 16384
 HELP = "business tail latency after a 1 MiB send, pyqueue strategies vs open-source queues"
 
 
 def add_arguments(p):
+    from .. import peers
     from ..lab.experiments.burst_tail import DEFAULT_CLASSES
+    others = [n for n in peers.BUILTIN if n != "pyqueue"] + list(peers.PEERS)
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N) "
-                        "and peers ck, dpdk, rwq, boost, mutex (default: %(default)s)")
+                        "and peers %s (default: %%(default)s)" % ", ".join(others))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--windows", type=int, default=2500, help="windows per class per round")
     p.add_argument("--msg-size", type=int, default=32)
     p.add_argument("--send-bytes", type=int, default=1 << 20)
-    p.add_argument("--block-size", type=int, default=4096)
-    p.add_argument("--hot-blocks", type=int, default=4)
-    p.add_argument("--spill-blocks", type=int, default=65536)
-    p.add_argument("--publish", default="max")
-    p.add_argument("--scan-current", action="store_true")
-    p.add_argument("--no-touch-after-write", action="store_true")
     p.add_argument("--verify-only", action="store_true",
                    help="consumer verifies without the 64-iteration loop")
     p.add_argument("--warmup-queries", type=int, default=512)
@@ -29,7 +26,6 @@ def add_arguments(p):
     p.add_argument("--group-queries", type=int, default=16)
     p.add_argument("--data-kib", type=int, default=48)
     p.add_argument("--backlog-target", type=float, default=0.8)
-    p.add_argument("--peer-retry-yield-every", type=int, default=1024)
     p.add_argument("--writer-cpu", type=int, default=-1)
     p.add_argument("--consumer-cpu", type=int, default=-1)
     p.add_argument("--slice-windows", type=int, default=50)
@@ -39,26 +35,26 @@ def add_arguments(p):
     p.add_argument("--out", help="output folder (SPEC §6); refuses a non-empty one without --overwrite")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--quick", action="store_true",
-                   help="100 windows per class per round and a 64 MiB pool: well under a minute")
+                   help="%d windows per class per round and at most %d spill blocks: well "
+                        "under a minute" % (QUICK_WINDOWS, QUICK_SPILL_BLOCKS))
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    # The peers' retry cadence is the queue's retry_yield_every; yieldN sets its own.
+    add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"})
 
 
 def run(args):
     from ..lab.experiments.burst_tail import burst_tail
+    config = queue_config(args)
     if args.quick:
-        args.windows = min(args.windows, 100)
-        args.spill_blocks = min(args.spill_blocks, 16384)
+        args.windows = min(args.windows, QUICK_WINDOWS)
+        config = config.replace(spill_blocks=min(config.spill_blocks, QUICK_SPILL_BLOCKS))
     res = burst_tail(classes=[c for c in args.classes.split(",") if c], rounds=args.rounds,
                      windows=args.windows, msg_size=args.msg_size, send_bytes=args.send_bytes,
-                     block_size=args.block_size, hot_blocks=args.hot_blocks,
-                     spill_blocks=args.spill_blocks, publish=args.publish,
-                     scan_current=args.scan_current,
-                     touch_after_write=not args.no_touch_after_write,
-                     consumer_loop=not args.verify_only, warmup_queries=args.warmup_queries,
-                     groups=args.groups, group_queries=args.group_queries, data_kib=args.data_kib,
+                     config=config, consumer_loop=not args.verify_only,
+                     warmup_queries=args.warmup_queries, groups=args.groups,
+                     group_queries=args.group_queries, data_kib=args.data_kib,
                      backlog_target=args.backlog_target,
-                     peer_retry_yield_every=args.peer_retry_yield_every,
                      writer_cpu=args.writer_cpu, consumer_cpu=args.consumer_cpu,
                      slice_windows=args.slice_windows, pmu=args.pmu, pmu_windows=args.pmu_windows,
                      seed=args.seed, out=args.out, overwrite=args.overwrite,

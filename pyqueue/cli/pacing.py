@@ -64,10 +64,9 @@ def run(args):
         res = drain_rate(sizes or (args.burst, max(2, args.burst // 4)), args.drain_reps,
                          **common)
     else:
-        res = pacing(args.burst, [parse_duration(t) for t in args.targets.split(",")
-                                  if t.strip()],
-                     args.rounds, drain_sizes=sizes, drain_reps=args.drain_reps,
-                     pace_with=args.pace_with, d_margin=args.d_margin,
+        targets = [parse_duration(t, "--targets") for t in args.targets.split(",") if t.strip()]
+        res = pacing(args.burst, targets, args.rounds, drain_sizes=sizes,
+                     drain_reps=args.drain_reps, pace_with=args.pace_with, d_margin=args.d_margin,
                      stream_messages=args.stream_messages,
                      stream_factors=_list(float)(args.stream_factors), **common)
     print(res.summary)

@@ -21,7 +21,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    targets = [parse_duration(t) for t in args.targets.split(",") if t.strip()]
+    targets = [parse_duration(t, "--targets") for t in args.targets.split(",") if t.strip()]
     table = pacing.pacing_table(args.drain, args.burst, targets)
     print(table.to_text(markdown=args.markdown))
     return 0

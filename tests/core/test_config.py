@@ -162,3 +162,23 @@ def test_c_decides_what_the_platform_supports():
 def test_stats_keys_are_pyq_stats_t():
     with pq.Queue(spill_blocks=0) as q:
         assert tuple(q.stats()) == tuple(n for n, _ in ffi.typeof("pyq_stats_t").fields)
+
+
+def test_the_cli_offers_every_field_with_its_default():
+    import argparse
+    from pyqueue.cli.common import add_queue_arguments, queue_config
+    p = argparse.ArgumentParser()
+    add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"})
+    assert queue_config(p.parse_args([])) == pq.QueueConfig()
+    args = p.parse_args(["--block-size", "8192", "--publish", "each", "--scan-current",
+                         "--no-touch-after-write", "--peer-retry-yield-every", "7"])
+    assert queue_config(args, hot_blocks=2) == pq.QueueConfig(
+        block_size=8192, publish="each", scan_current=True, touch_after_write=False,
+        retry_yield_every=7, hot_blocks=2)
+    text = p.format_help()
+    for name in qc.KINDS:
+        if name != "retry_yield_every":
+            assert "--" + name.replace("_", "-") in text, name
+    assert "default: %d" % qc.DEFAULTS["block_size"] in text
+    with pytest.raises(ValueError, match="block_size must be"):
+        queue_config(p.parse_args(["--block-size", "100"]))

@@ -96,3 +96,25 @@ def test_priority():
             v.priority("p", bad)
     with pytest.raises(ArgumentTypeError, match="SCHED_FIFO priority"):
         v.priority("p", True)
+
+
+def test_number_open_bounds():
+    assert v.number("f", 0.5, 0, 1, hi_open=True) == 0.5
+    with pytest.raises(ValueError, match=r"^d_margin must be in \[0, 1\), got 1.0$"):
+        v.number("d_margin", 1, 0, 1, hi_open=True)
+    for bad in (0, math.inf, float("nan")):
+        with pytest.raises(ValueError, match=r"f must be in \(0, inf\)"):
+            v.number("f", bad, 0, math.inf, lo_open=True, hi_open=True)
+    with pytest.raises(ArgumentTypeError, match=r"f must be a number in \(0, 1\]"):
+        v.number("f", "x", 0, 1, lo_open=True)
+
+
+def test_sequence():
+    assert v.sequence("sizes", (3, np.int64(4)), lambda n, x: v.integer(n, x, 2, 9)) == [3, 4]
+    with pytest.raises(ValueError, match=r"^sizes\[1\] must be in \[2, 9\], got 1$"):
+        v.sequence("sizes", [3, 1], lambda n, x: v.integer(n, x, 2, 9))
+    with pytest.raises(ValueError, match="^sizes must not be empty$"):
+        v.sequence("sizes", (), lambda n, x: x)
+    for bad in ("12", 12, None, {1, 2}):
+        with pytest.raises(ArgumentTypeError, match="sizes must be a sequence"):
+            v.sequence("sizes", bad, lambda n, x: x)

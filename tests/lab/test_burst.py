@@ -56,6 +56,23 @@ def test_small_study_end_to_end(tmp_path):
     assert "nearest rank" in text
 
 
+def test_one_queue_config_with_keyword_overrides():
+    small = dict(SMALL, rounds=1, windows=2, slice_windows=2)
+    base = pyqueue.QueueConfig(spill_blocks=256, prefetch=False)
+    res = lab.burst_tail(classes=["yield16-cached", "mutex"], config=base, hot_blocks=2,
+                         peer_retry_yield_every=5, **dict(small, spill_blocks=None))
+    p = res.params
+    assert (p["spill_blocks"], p["prefetch"], p["hot_blocks"], p["peer_retry_yield_every"]) == \
+        (256, False, 2, 5)
+    c = res.summary["classes"]
+    assert (c["yield16-cached"]["retry_yield_every"], c["mutex"]["retry_yield_every"]) == (16, 5)
+    assert c["yield16-cached"]["spill_nontemporal"] is False
+    with pytest.raises(ValueError, match="class 'yield4294967296': retry_yield_every must be"):
+        lab.burst_tail(classes=["yield4294967296"], **small)
+    with pytest.raises(TypeError, match="config must be a pyqueue.QueueConfig"):
+        lab.burst_tail(config=dict(hot_blocks=2), **small)
+
+
 def test_missing_peer_is_reported_not_dropped(monkeypatch):
     real = peers.available()
     fake = dict(real, rwq="not installed: readerwriterqueue.h not found")

@@ -111,6 +111,18 @@ def test_pingpong_slice_each_mode():
         assert meta["cpu_a_end"] == ALLOWED[0] and meta["cpu_b_end"] == ALLOWED[1]
 
 
+def test_a_loop_error_is_mapped_by_check():
+    from pyqueue import VerificationError
+    from pyqueue._pyq import lib
+    from pyqueue.lab.common import cloops
+    assert cloops.check(0, "two_lines ping-pong") == 0
+    for rc, cls, text in ((lib.PYQ_EINVAL, ValueError, "allowed and online"),
+                          (lib.PYQ_EAGAIN, TimeoutError, "did not answer"),
+                          (lib.PYQ_EBADMSG, VerificationError, "verification failed")):
+        with pytest.raises(cls, match="two_lines ping-pong: .*" + text):
+            cloops.check(rc, "two_lines ping-pong")
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="differ"):
         c2c.pingpong_slice(0, 0)

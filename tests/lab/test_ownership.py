@@ -97,7 +97,8 @@ def test_pmu_mode_runs_with_or_without_counters():
 def test_bad_cpus_and_arguments_raise_clearly():
     bad = max(CPUS) + 1
     if len(CPUS) >= 2:
-        with pytest.raises(ValueError, match=r"other_cpu=%d: CPU %d is not available" % (bad, bad)):
+        with pytest.raises(ValueError, match=r"other_cpu=%d: CPU %d is not in this process's "
+                                             r"allowed CPUs" % (bad, bad)):
             ownership(worker_cpu=W, other_cpu=bad, windows=1, progress=False)
         with pytest.raises(ValueError, match="worker_cpu=%d" % bad):
             ownership(worker_cpu=bad, other_cpu=C, windows=1, progress=False)

@@ -103,7 +103,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="combine needs kind"):
         pl.run_once(kind="mutex", combine=True)
     with pytest.raises(ValueError, match="combine must be"):
-        lab.pipeline(combine=1)
+        lab.pipeline(combine=2)
     with pytest.raises(ValueError, match="rest_share"):
         lab.pipeline(rest_share=0.9)
     with pytest.raises(ValueError, match="rest_share"):

@@ -285,3 +285,26 @@ def test_idle_fields_come_from_the_cdef(q):
     ProducerThread(q, 1).start().join(timeout=30)
     assert tuple(c.join(timeout=30).idle) == threads.IDLE_STATS
 
+
+
+def test_a_c_thread_owns_its_side_lock(q):
+    c = ConsumerThread(q, 100).start()
+    assert q.reader.side_lock.locked() and not q.writer.side_lock.locked()
+    ProducerThread(q, 100).start().join(timeout=30)
+    c.join(timeout=30)
+    assert not q.reader.side_lock.locked() and not q.writer.side_lock.locked()
+
+
+def test_idle_config_fills_any_idle_config_with_c_defaults():
+    from pyqueue import threads
+    from pyqueue._pyq import ffi, lib
+    c = threads.idle_config(ffi.new("pyq_idle_config_t *"), "spin", {"idle_spins": 3}, "run_once")
+    d = ffi.new("pyq_idle_config_t *")
+    lib.pyq_idle_config_init(d, threads.IDLE["spin"])
+    assert (c.strategy, c.spins) == (d.strategy, 3)
+    assert [getattr(c, f) for f in threads.IDLE_FIELDS[1:]] == \
+        [getattr(d, f) for f in threads.IDLE_FIELDS[1:]]
+    with pytest.raises(TypeError, match="unknown run_once parameter idle_naps"):
+        threads.idle_config(ffi.new("pyq_idle_config_t *"), "spin", {"idle_naps": 1}, "run_once")
+    with pytest.raises(ValueError, match="idle must be one of"):
+        threads.idle_config(ffi.new("pyq_idle_config_t *"), "nap", {})

@@ -1,8 +1,9 @@
 """What the lab's C loops (csrc/lab/) need from Python: the calibrated cycle
 counter they time with, and the exception a loop's return code stands for."""
+from ... import _errors
 from ..._pyq import ffi, lib
 
-__all__ = ["ticks_per_ns", "error"]
+__all__ = ["ticks_per_ns", "check"]
 
 
 def ticks_per_ns():
@@ -14,12 +15,13 @@ def ticks_per_ns():
     return float(info.ticks_per_ns)
 
 
-def error(rc, what):
-    """The exception for a lab loop's negative ``rc`` (returned, not raised).
-
-    PYQ_EINVAL from a loop that pins its threads almost always means a CPU that
-    is not allowed or not online, so the message says so."""
-    msg = ffi.string(lib.pyq_strerror(rc)).decode()
-    if rc == lib.PYQ_EINVAL:
-        return ValueError("%s: %s (is every CPU allowed and online?)" % (what, msg))
-    return OSError(-rc, "%s: %s" % (what, msg))
+def check(rc, what):
+    """``_errors.check`` for a loop that pins two threads of its own: PYQ_EINVAL
+    from one almost always means a CPU that is not allowed or not online, and
+    PYQ_EAGAIN that the other thread stopped answering; the messages say so."""
+    if rc >= 0:
+        return rc
+    text = _errors.strerror(rc)
+    return _errors.check(rc, what, {
+        lib.PYQ_EINVAL: "%s: %s (is every CPU allowed and online?)" % (what, text),
+        lib.PYQ_EAGAIN: (TimeoutError, "%s: timed out (the other thread did not answer)" % what)})

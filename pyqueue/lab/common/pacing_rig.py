@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..._errors import VerificationError
+from ..._pyq import lib
+from ...config import QueueConfig
 from ...queue import Queue
 from ...threads import ConsumerThread, ProducerThread
 from .stats import nearest_rank
@@ -154,21 +157,30 @@ def _main_thread_on(cpu):
 class Rig:
     """A queue sized for the largest run and the fixed consumer/producer setup.
 
-    ``publish='each'``: every message is visible the moment it is written, so the
-    queue adds no batching delay of its own; the pool is prefaulted so no page
-    fault lands inside a measured burst.
+    The queue is ``config`` (a QueueConfig) with its spill tier sized for
+    ``max_messages``; by default the queue defaults with ``publish='each'`` (every
+    message is visible the moment it is written, so the queue adds no batching
+    delay of its own) and ``prefault`` (no page fault lands inside a measured burst).
     """
 
+    CONFIG = dict(publish="each", prefault=True)
+
+    @classmethod
+    def config_for(cls, max_messages, size, config=None):
+        """The QueueConfig of a rig for bursts of up to ``max_messages`` of ``size``
+        bytes: ``config`` (default: the queue defaults with CONFIG), its spill tier
+        sized for such a burst."""
+        cfg = QueueConfig.of(config) if config is not None else QueueConfig(**cls.CONFIG)
+        frame = 8 + (size + 7) // 8 * 8                  # record header + padded payload
+        per_block = max(1, (cfg.block_size - 64) // frame)
+        return cfg.replace(spill_blocks=int(math.ceil(max_messages / per_block * 1.25)) + 16)
+
     def __init__(self, max_messages, *, size, work_ns, producer_cpu, consumer_cpu,
-                 fifo_priority, verify):
+                 fifo_priority, verify, config=None):
         self.size, self.work_ns, self.verify = size, work_ns, verify
         self.producer_cpu, self.consumer_cpu = producer_cpu, consumer_cpu
         self.fifo_priority = fifo_priority
-        frame = 8 + (size + 7) // 8 * 8                  # record header + padded payload
-        per_block = max(1, (4096 - 64) // frame)
-        spill = int(math.ceil(max_messages / per_block * 1.25)) + 16
-        self.queue = Queue(block_size=4096, hot_blocks=4, spill_blocks=spill, publish="each",
-                           prefault=True)
+        self.queue = Queue(self.config_for(max_messages, size, config))
 
     def close(self):
         self.queue.close()
@@ -203,8 +215,8 @@ class Rig:
             cons.wait(5.0)
             raise
         if pres.messages != n or cres.messages != n:
-            raise RuntimeError("%s: %d sent, %d received of %d" % (label, pres.messages,
-                                                                  cres.messages, n))
+            raise VerificationError("%s: %d sent, %d received of %d" % (
+                label, pres.messages, cres.messages, n), lib.PYQ_EBADMSG)
         steal1 = steal_ms(cpus)
         b = analyse(Burst(kind=kind, label=label, round=round, n=n, rate=float(rate),
                           target_s=target_s, utc=utc, scheduled_ns=sched, offer_ns=offer,

@@ -49,8 +49,10 @@ import numpy as np
 from ... import clock as _clock
 from ... import peers as _peers
 from ... import queue as _queue
-from ..._errors import check
+from ... import validate
+from ..._errors import VerificationError, check
 from ..._pyq import ffi, lib
+from ...config import QueueConfig
 from ..common import placement as pl
 from ..common import status as _status
 from ..common.session import Session
@@ -98,23 +100,26 @@ def _seq_rows(n):
     return arr
 
 
-def _queue_kw(budget_bytes, **kw):
-    """pyqueue keyword arguments for a pool of budget_bytes (4 hot blocks + spill)."""
-    return dict(hot_blocks=4, spill_blocks=max(0, budget_bytes // 4096 - 4), **kw)
+def _tiered(base, budget_bytes, **kw):
+    """``base`` (a QueueConfig) with ``kw``, its pool budget_bytes: the hot tier as
+    configured, the rest spill (the pyqueue rows)."""
+    cfg = base.replace(**kw)
+    return cfg.replace(spill_blocks=max(0, budget_bytes // cfg.block_size - cfg.hot_blocks))
 
 
-def _stream_kw(budget_bytes, **kw):
+def _stream(base, budget_bytes, **kw):
     """The same budget all in the hot tier (the pyqueue_stream rows)."""
-    return dict(hot_blocks=max(1, budget_bytes // 4096), spill_blocks=0, **kw)
+    cfg = base.replace(**kw)
+    return cfg.replace(hot_blocks=max(1, budget_bytes // cfg.block_size), spill_blocks=0)
 
 
 class _AdapterQueue:
     """One queue of an adapter, created once and reused by every slice (so no
     slice pays for first-touch page faults after the warm-up)."""
 
-    def __init__(self, name, budget_bytes, peer_dir=None, **queue):
+    def __init__(self, name, budget_bytes, peer_dir=None, config=None, **queue):
         self.a = _peers.get(name, peer_dir)
-        self.p = _peers.params(MSG, budget_bytes, adapter=name, **queue)
+        self.p = _peers.params(MSG, budget_bytes, adapter=name, config=config, **queue)
         h = ffi.new("void **")
         check(self.a.create(self.p, h), "create %s" % name)
         self.h = h[0]
@@ -144,16 +149,16 @@ class BenchResult:
 
 
 class _Throughput:
-    def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, installed, peer_dir):
+    def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, installed, peer_dir, base):
         self.n, self.wcpu, self.rcpu, self.slots = n, wcpu, rcpu, yard_slots
-        self.q = _queue.Queue(publish="max", **_queue_kw(budget_bytes))
+        self.q = _queue.Queue(_tiered(base, budget_bytes, publish="max"))
         self.rows = _seq_rows(n)
         self.adapters = {}
         try:
-            self.adapters["pyqueue"] = _AdapterQueue("pyqueue", budget_bytes, peer_dir,
-                                                     **_queue_kw(budget_bytes, publish="max"))
+            self.adapters["pyqueue"] = _AdapterQueue(
+                "pyqueue", budget_bytes, peer_dir, _tiered(base, budget_bytes, publish="max"))
             self.adapters["pyqueue_stream"] = _AdapterQueue(
-                "pyqueue", budget_bytes, peer_dir, **_stream_kw(budget_bytes, publish="max"))
+                "pyqueue", budget_bytes, peer_dir, _stream(base, budget_bytes, publish="max"))
             for name in PEERS:
                 if name in installed:
                     self.adapters[name] = _AdapterQueue(name, budget_bytes, peer_dir)
@@ -190,7 +195,8 @@ class _Throughput:
             check(lib.pyq_bench_adapter_throughput(a.a, a.h, self.n, burst, self.wcpu,
                                                    self.rcpu, r), "%s throughput" % name)
         if r.messages != self.n:
-            raise RuntimeError("%s delivered %d of %d messages" % (name, r.messages, self.n))
+            raise VerificationError("%s delivered %d of %d messages" % (name, r.messages, self.n),
+                                    lib.PYQ_EBADMSG)
         extra = {"elapsed_ns": int(r.elapsed_ns)}
         if r.writer_ns:
             # The writer's own span and its full-queue retries: which side set the pace.
@@ -217,24 +223,23 @@ class _Throughput:
 
 
 class _RoundTrip:
-    def __init__(self, trips, cpu_a, cpu_b, budget_bytes, installed, peer_dir):
+    def __init__(self, trips, cpu_a, cpu_b, budget_bytes, installed, peer_dir, base):
         self.trips, self.a, self.b = trips, cpu_a, cpu_b
         self.samples = {}
         self.pairs = {}
-        variants = [("ring_floor", "ring_floor", {}),   # the yardstick (module doc)
-                    ("pyqueue_each", "pyqueue", dict(publish="each")),
-                    ("pyqueue_scan", "pyqueue", dict(publish="max", scan_current=True))]
-        variants += [(p, p, {}) for p in PEERS if p in installed]
+        each = _tiered(base, budget_bytes, publish="each")
+        scan = _tiered(base, budget_bytes, publish="max", scan_current=True)
+        variants = [("ring_floor", "ring_floor", None),   # the yardstick (module doc)
+                    ("pyqueue_each", "pyqueue", each), ("pyqueue_scan", "pyqueue", scan)]
+        variants += [(p, p, None) for p in PEERS if p in installed]
         # pyqueue's own API, no adapter vtable: the rows for the floor targets.
-        direct = [("pyqueue_each_direct", dict(publish="each")),
-                  ("pyqueue_scan_direct", dict(publish="max", scan_current=True))]
+        direct = [("pyqueue_each_direct", each), ("pyqueue_scan_direct", scan)]
         try:
-            for row, adapter, kw in variants:
-                self.pairs[row] = tuple(_AdapterQueue(adapter, budget_bytes, peer_dir, **kw)
+            for row, adapter, cfg in variants:
+                self.pairs[row] = tuple(_AdapterQueue(adapter, budget_bytes, peer_dir, cfg)
                                         for _ in "ab")
-            for row, kw in direct:
-                self.pairs[row] = tuple(_queue.Queue(**_queue_kw(budget_bytes, **kw))
-                                        for _ in "ab")
+            for row, cfg in direct:
+                self.pairs[row] = tuple(_queue.Queue(cfg) for _ in "ab")
         except BaseException:
             self.close()
             raise
@@ -275,11 +280,11 @@ class _PythonAPI:
     path of write()+poll() against SimpleQueue put+get and deque append+popleft,
     not a cross-core hand-off."""
 
-    def __init__(self, n, cpu, budget_bytes):
+    def __init__(self, n, cpu, budget_bytes, base):
         self.n, self.cpu = n, cpu
         self.msgs = [bytes(r) for r in _seq_rows(n)]
-        self.q1 = _queue.Queue(**_queue_kw(budget_bytes, publish="each"))
-        self.qb = _queue.Queue(**_queue_kw(budget_bytes, publish="max"))
+        self.q1 = _queue.Queue(_tiered(base, budget_bytes, publish="each"))
+        self.qb = _queue.Queue(_tiered(base, budget_bytes, publish="max"))
         self.rows = _seq_rows(n)
         self.out = np.zeros((LOCAL_CHUNK, MSG), np.uint8)
 
@@ -296,7 +301,8 @@ class _PythonAPI:
             got = getattr(self, "_" + name)()
             dt = time.perf_counter_ns() - t0
         if got != self.n:
-            raise RuntimeError("%s: %d of %d messages came back intact" % (name, got, self.n))
+            raise VerificationError("%s: %d of %d messages came back intact" % (name, got, self.n),
+                                    lib.PYQ_EBADMSG)
         return self.n / dt * 1e3, {"ns_per_msg": dt / self.n}
 
     def _py_write_poll(self):
@@ -335,20 +341,26 @@ class _PythonAPI:
 
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
-          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None):
+          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
-    that is not there is reported as not installed."""
+    that is not there is reported as not installed.  config: the QueueConfig every
+    pyqueue row starts from (default: the queue defaults, in params['queue']); each
+    row sets its publish policy and splits budget_bytes into its tiers."""
+    writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
+    reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
+    rounds = validate.integer("rounds", rounds, 1, None)
+    messages = validate.integer("messages", messages, 1, None)
+    trips = validate.integer("trips", trips, 1, None)
+    py_messages = validate.integer("py_messages", py_messages, 1, None)
+    budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
+    base = QueueConfig.of(config)
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
                   timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
-                  timer_step_ns=_clock.step_ns("cycles"))
-    for cpu in (writer_cpu, reader_cpu):
-        if cpu not in os.sched_getaffinity(0):
-            raise ValueError("CPU %d is not available to this process (allowed: %s)"
-                             % (cpu, sorted(os.sched_getaffinity(0))))
+                  timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
     peers = _peers.available(peer_dir)
     installed = {n for n, st in peers.items() if st == "built"}
     res = BenchResult(params, peers)
@@ -374,10 +386,10 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
 
     try:
         tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
-                         installed, peer_dir)
-        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, installed, peer_dir)
+                         installed, peer_dir, base)
+        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, installed, peer_dir, base)
         params["ring_floor_slots"] = rt.ring_floor_slots()
-        py = _PythonAPI(py_messages, writer_cpu, budget_bytes)
+        py = _PythonAPI(py_messages, writer_cpu, budget_bytes, base)
         groups = [("throughput", tp), ("roundtrip", rt), ("python", py)]
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import clock as _clock
+from ... import cstruct
 from ... import peers as _peers
-from ...cpu import check_cpu
-from ..._errors import VerificationError, check
+from ... import validate
+from ..._errors import check
 from ..._pyq import ffi, lib
+from ...config import QueueConfig
 from ..common import status as _status
 from ..common.session import Session
 from ..reports import burst_tail as report
@@ -27,12 +29,15 @@ from ..reports import burst_tail as report
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
 # overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
 # "-cached" ordinary stores (the seed's plain write).  Without a suffix the
-# queue's default (spill_nontemporal) is used.
+# configuration's spill_nontemporal is used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
-DEFAULT_CLASSES = ("yield1024", "yield0", "yield65536", "ck", "dpdk", "rwq")
+# The study's classes (docs/DESIGN.md 6.1): three retry strategies, then every peer.
+STRATEGIES = ("yield1024", "yield0", "yield65536")
+DEFAULT_CLASSES = STRATEGIES + _peers.PEERS
 RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1
+TOTALS = cstruct.fields("pyq_burst_totals_t")   # the keys of _Class.totals()
 
 
 @dataclass
@@ -90,9 +95,7 @@ class _Class:
     def totals(self):
         t = ffi.new("pyq_burst_totals_t *")
         lib.pyq_burst_totals(self.ptr, t)
-        return {k: getattr(t, k) for k in ("sent", "verified", "retries", "yields", "max_backlog",
-                                           "capacity", "checksum", "error", "error_seq",
-                                           "perf_opened", "perf_read_ns")}
+        return cstruct.as_dict(t, TOTALS)
 
     def _records(self, arrays, start, n, pmu=None):
         r = ffi.new("pyq_burst_records_t *")
@@ -115,7 +118,7 @@ class _Class:
         start = self.done[rnd]
         arrays = {k: v[rnd] for k, v in self.rec.items()}
         r, keep = self._records(arrays, start, n)
-        self._check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
+        self.check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
         self.done[rnd] += n
 
     def run_pmu(self, n):
@@ -125,17 +128,17 @@ class _Class:
         for k in RECORDS_CPU:
             scratch[k] = np.zeros(n, np.int32)
         r, keep = self._records(scratch, 0, n, self.pmu)
-        self._check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
+        self.check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
         return scratch
 
-    def _check(self, rc, what):
-        if rc == lib.PYQ_EBADMSG:
-            t = self.totals()
-            raise VerificationError("class %s: message %d failed verification (lost, reordered "
-                                    "or corrupted)" % (self.name, t["error_seq"]), rc)
-        if rc == lib.PYQ_EINVAL:
-            raise ValueError("class %s: %s refused (a CPU is not available?)" % (self.name, what))
-        check(rc, "class %s %s" % (self.name, what))
+    def check(self, rc, what):
+        if rc < 0:  # the hint reads the totals: only once the loop has failed
+            check(rc, "class %s %s" % (self.name, what), {
+                lib.PYQ_EBADMSG: "class %s: message %d failed verification (lost, reordered "
+                                 "or corrupted)" % (self.name, self.totals()["error_seq"]),
+                lib.PYQ_EINVAL: "class %s: %s refused (a CPU is not available?)"
+                                % (self.name, what)})
+        return rc
 
     def close(self):
         if self.ptr is not None:
@@ -144,7 +147,7 @@ class _Class:
 
 
 def _pyqueue_class(name):
-    """(retry_yield_every, spill_nontemporal or None) for a yield<N>[-nt|-cached] name."""
+    """{QueueConfig field: value} of a yield<N>[-nt|-cached] name, or None."""
     if not name.startswith("yield"):
         return None
     rest = name[5:]
@@ -154,21 +157,30 @@ def _pyqueue_class(name):
             break
     else:
         nt = None
-    return (int(rest), nt) if rest.isdigit() else None
+    if not rest.isdigit():
+        return None
+    out = {"retry_yield_every": int(rest)}
+    if nt is not None:
+        out["spill_nontemporal"] = nt
+    return out
 
 
-def _resolve(classes):
-    """[(name, adapter, retry_yield_every or None, spill_nontemporal or None)], and
-    {name: why} of the peers that are missing."""
+def _resolve(classes, config):
+    """[(name, adapter, its QueueConfig)], and {name: why} of the peers that are
+    missing.  A yieldN class is ``config`` with retry_yield_every=N (checked here,
+    once, with the rest of its configuration); a peer gets ``config`` as it is."""
     avail = _peers.available()
     run, missing = [], {}
     for name in classes:
         pq_class = _pyqueue_class(name)
         if pq_class is not None:
-            run.append((name, "pyqueue") + pq_class)
+            try:
+                run.append((name, "pyqueue", config.replace(**pq_class)))
+            except ValueError as e:
+                raise type(e)("class %r: %s" % (name, e)) from None
         elif name in avail:
             if avail[name] == "built":
-                run.append((name, name, None, None))
+                run.append((name, name, config))
             else:
                 missing[name] = "%s (%s)" % (avail[name], _peers.install_hint())
         else:
@@ -178,37 +190,43 @@ def _resolve(classes):
 
 
 def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
-               send_bytes=1 << 20, block_size=4096, hot_blocks=4, spill_blocks=65536,
-               publish="max", scan_current=False, touch_after_write=True, consumer_loop=True,
+               send_bytes=1 << 20, block_size=None, hot_blocks=None, spill_blocks=None,
+               publish=None, scan_current=None, touch_after_write=None, consumer_loop=True,
                warmup_queries=512, groups=4, group_queries=16, data_kib=48,
-               backlog_target=0.8, peer_retry_yield_every=1024, writer_cpu=-1,
+               backlog_target=0.8, peer_retry_yield_every=None, writer_cpu=-1,
                consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,
-               seed=0x5EED, out=None, overwrite=False, progress=True, _fault_seq=0):
+               seed=0x5EED, out=None, overwrite=False, progress=True, config=None,
+               _fault_seq=0):
     """Run the study; every default is SPEC §6.1's (seed 000).
 
-    classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and peer names
-    (ck, dpdk, rwq, boost, mutex).  A peer that is not installed is reported in
-    ``summary['not_installed']`` and skipped.  backlog_target is a fraction of each
+    classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and adapter names
+    (peers.PEERS, and mutex).  A peer that is not installed is reported in
+    ``summary['not_installed']`` and skipped.  The queue of every class is
+    ``config`` (a QueueConfig; default: the queue defaults) with the keywords
+    block_size ... touch_after_write given here; peer_retry_yield_every is its
+    retry_yield_every, the cadence of the peers' retries, which a yieldN class
+    replaces by N.  backlog_target is a fraction of each
     queue's capacity in messages.  writer_cpu/consumer_cpu -1 leave the threads
     unpinned (as the seed, whose platform could not pin).  pmu=True adds a
     separate pass of pmu_windows windows per class with counters read around the
     measured queries; the latency tables never use those windows.
     """
-    params = dict(classes=list(classes), rounds=rounds, windows=windows, msg_size=msg_size,
-                  send_bytes=send_bytes, block_size=block_size, hot_blocks=hot_blocks,
-                  spill_blocks=spill_blocks, publish=publish, scan_current=scan_current,
-                  touch_after_write=touch_after_write, consumer_loop=consumer_loop,
+    given = dict(block_size=block_size, hot_blocks=hot_blocks, spill_blocks=spill_blocks,
+                 publish=publish, scan_current=scan_current,
+                 touch_after_write=touch_after_write, retry_yield_every=peer_retry_yield_every)
+    queue = QueueConfig.of(config, **{k: v for k, v in given.items() if v is not None})
+    fields = queue.as_dict()
+    fields["peer_retry_yield_every"] = fields.pop("retry_yield_every")
+    params = dict(classes=classes, rounds=rounds, windows=windows, msg_size=msg_size,
+                  send_bytes=send_bytes, **fields, consumer_loop=consumer_loop,
                   warmup_queries=warmup_queries, groups=groups, group_queries=group_queries,
-                  data_kib=data_kib, backlog_target=backlog_target,
-                  peer_retry_yield_every=peer_retry_yield_every, writer_cpu=writer_cpu,
+                  data_kib=data_kib, backlog_target=backlog_target, writer_cpu=writer_cpu,
                   consumer_cpu=consumer_cpu, slice_windows=slice_windows, pmu=pmu,
                   pmu_windows=pmu_windows if pmu else 0, seed=seed)
-    _validate(params)
+    _check_params(params)
     if _fault_seq:
         params["_fault_seq"] = int(_fault_seq)
-    check_cpu("writer_cpu", writer_cpu)
-    check_cpu("consumer_cpu", consumer_cpu)
-    run, missing = _resolve(classes)
+    run, missing = _resolve(params["classes"], queue)
     cc = _clock.calibrate()
     params["ticks_per_ns"] = cc.ticks_per_ns
     params["clock"] = cc.name
@@ -236,13 +254,13 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                      out=out or None, overwrite=overwrite, progress=progress,
                      desc="burst-tail", bar_total=rounds * windows * len(run), bar_unit="windows",
                      pinning={"writer_cpu": writer_cpu, "consumer_cpu": consumer_cpu}) as s:
-            for name, adapter, ryield, nt in run:
-                state.append(_open_class(name, adapter, ryield, nt, params))
+            for name, adapter, qcfg in run:
+                state.append(_open_class(name, adapter, qcfg, params))
             for c in state:
                 if s.stopping:
                     break
                 s.advance(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
-                c._check(lib.pyq_burst_fill(c.ptr), "fill")
+                c.check(lib.pyq_burst_fill(c.ptr), "fill")
                 c.fill_totals = c.totals()
             for rnd in range(rounds):
                 _run_round(state, rnd, windows, slice_windows, s)
@@ -257,44 +275,43 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
             s.advance(0, "draining")
             for c in state:
                 rc = lib.pyq_burst_drain(c.ptr, 30_000_000_000)
-                c._check(rc, "drain")
+                c.check(rc, "drain")
     finally:
         for c in state:
             c.close()
     return res
 
 
-def _validate(p):
+def _check_params(p):
+    """Every parameter but the queue's (its QueueConfig checks those), in place."""
     ints = dict(rounds=(1, 1000), windows=(1, 10**7), msg_size=(8, 256),
-                send_bytes=(8, 1 << 34), block_size=(64, 1 << 24), hot_blocks=(1, 1 << 30),
-                spill_blocks=(0, 1 << 30), warmup_queries=(0, 10**7), groups=(1, 64),
+                send_bytes=(8, 1 << 34), warmup_queries=(0, 10**7), groups=(1, 64),
                 group_queries=(1, 10**6), data_kib=(4, 1 << 20), slice_windows=(1, 10**6),
-                peer_retry_yield_every=(0, 2**32 - 1), pmu_windows=(0, 10**7))
+                pmu_windows=(0, 10**7), seed=(0, 2**64 - 1))
     for k, (lo, hi) in ints.items():
-        v = p[k]
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError("%s must be an integer in [%d, %d], got %r" % (k, lo, hi, v))
+        p[k] = validate.integer(k, p[k], lo, hi)
     if p["send_bytes"] % p["msg_size"]:
         raise ValueError("send_bytes (%d) must be a multiple of msg_size (%d)"
                          % (p["send_bytes"], p["msg_size"]))
-    t = p["backlog_target"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 0.95:
-        raise ValueError("backlog_target must be a fraction of capacity in [0, 0.95], got %r" % (t,))
-    if not p["classes"]:
-        raise ValueError("classes must name at least one class")
+    p["backlog_target"] = validate.number("backlog_target", p["backlog_target"], 0, 0.95)
+    p["consumer_loop"] = validate.flag("consumer_loop", p["consumer_loop"])
+    p["pmu"] = validate.flag("pmu", p["pmu"])
+    p["writer_cpu"] = validate.cpu("writer_cpu", p["writer_cpu"])
+    p["consumer_cpu"] = validate.cpu("consumer_cpu", p["consumer_cpu"])
+    p["classes"] = validate.sequence("classes", p["classes"], _class_name)
     if len(set(p["classes"])) != len(p["classes"]):
         raise ValueError("classes must not repeat a name: %r" % (p["classes"],))
 
 
-def _open_class(name, adapter, ryield, nt, p):
+def _class_name(name, value):
+    if not isinstance(value, str):
+        raise validate.ArgumentTypeError("%s must be a class name (a str), got %r" % (name, value))
+    return value
+
+
+def _open_class(name, adapter, qcfg, p):
     a = _peers.get(adapter)
-    qkw = dict(block_size=p["block_size"], hot_blocks=p["hot_blocks"],
-               spill_blocks=p["spill_blocks"], publish=p["publish"],
-               scan_current=p["scan_current"], touch_after_write=p["touch_after_write"],
-               retry_yield_every=ryield if ryield is not None else p["peer_retry_yield_every"])
-    if nt is not None:
-        qkw["spill_nontemporal"] = nt
-    ap = _peers.params(p["msg_size"], adapter=adapter, **qkw)
+    ap = _peers.params(p["msg_size"], adapter=adapter, config=qcfg)
     cfg = ffi.new("pyq_burst_config_t *")
     lib.pyq_burst_config_init(cfg)
     cfg.msg_size = p["msg_size"]
@@ -303,7 +320,7 @@ def _open_class(name, adapter, ryield, nt, p):
     cfg.groups = p["groups"]
     cfg.group_queries = p["group_queries"]
     cfg.consumer_loop = 1 if p["consumer_loop"] else 0
-    cfg.retry_yield_every = qkw["retry_yield_every"]
+    cfg.retry_yield_every = qcfg.retry_yield_every   # the peers' retries too: one value
     cfg.data_bytes = p["data_kib"] * 1024
     cfg.writer_cpu = p["writer_cpu"]
     cfg.consumer_cpu = p["consumer_cpu"]
@@ -316,7 +333,7 @@ def _open_class(name, adapter, ryield, nt, p):
     target = int(cap * p["backlog_target"])   # a fraction of this queue's own capacity
     lib.pyq_burst_set_backlog_target(c.ptr, target)
     c.capacity, c.target, c.adapter, c.retry_yield_every = cap, target, adapter, cfg.retry_yield_every
-    c.spill_nontemporal = bool(ap.queue.spill_nontemporal) if adapter == "pyqueue" else None
+    c.spill_nontemporal = qcfg.spill_nontemporal if adapter == "pyqueue" else None
     return c
 
 

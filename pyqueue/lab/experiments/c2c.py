@@ -12,12 +12,14 @@ VM the same pair is followed over time, because the host moves virtual CPUs: a
 hand-off between the same two vCPUs can cost 26 ns now and 160 ns a minute later.
 """
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ... import clock as _clock
+from ... import validate
 from ..._pyq import ffi, lib
 from ...topology import read as read_topology
 from ..common import cloops, environment, placement
@@ -39,36 +41,31 @@ def pingpong_slice(cpu_a, cpu_b, mode="two_lines", round_trips=2000, warmup=500,
     """One ping-pong slice in C; returns (round-trip ticks array, result dict).
 
     ``mode``: "cas", "two_lines", "queue_each" or "queue_each_scan"."""
-    if mode not in MODES and mode not in QUEUE_VARIANTS:
-        raise ValueError("mode must be one of %s, got %r"
-                         % (", ".join(list(MODES) + list(QUEUE_VARIANTS)), mode))
-    for name, v in (("cpu_a", cpu_a), ("cpu_b", cpu_b)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise ValueError("%s must be a CPU id >= 0, got %r" % (name, v))
+    mode = validate.choice("mode", mode, tuple(MODES) + tuple(QUEUE_VARIANTS))
+    cpu_a = validate.cpu("cpu_a", cpu_a, allow_unpinned=False)
+    cpu_b = validate.cpu("cpu_b", cpu_b, allow_unpinned=False)
     if cpu_a == cpu_b:
         raise ValueError("cpu_a and cpu_b must differ (a ping-pong on one CPU measures the "
                          "scheduler, not the cache), got %d twice" % cpu_a)
-    if not isinstance(round_trips, (int, np.integer)) or not 1 <= round_trips <= 2**31:
-        raise ValueError("round_trips must be in [1, 2**31], got %r" % (round_trips,))
-    if not isinstance(batch, (int, np.integer)) or not 1 <= batch <= 2**16:
-        raise ValueError("batch must be in [1, 65536], got %r" % (batch,))
+    round_trips = validate.integer("round_trips", round_trips, 1, 2**31)
+    batch = validate.integer("batch", batch, 1, 2**16)
     cfg = ffi.new("pyq_c2c_config_t *")
-    lib.pyq_c2c_config_init(cfg, int(cpu_a), int(cpu_b))
-    cfg.warmup, cfg.round_trips, cfg.batch = int(warmup), int(round_trips), int(batch)
-    cfg.timeout_ns = int(timeout * 1e9)
+    lib.pyq_c2c_config_init(cfg, cpu_a, cpu_b)
+    cfg.warmup = validate.integer("warmup", warmup, 0, 2**31)
+    cfg.round_trips, cfg.batch = round_trips, batch
+    cfg.timeout_ns = int(validate.duration("timeout", timeout) * 1e9)
     if mode in MODES:
         cfg.mode = MODES[mode]
     else:
         cfg.mode = lib.PYQ_C2C_QUEUE
         cfg.queue.publish = QUEUE_VARIANTS[mode]["publish"]
         cfg.queue.scan_current = QUEUE_VARIANTS[mode]["scan_current"]
-        cfg.msg_size = int(msg_size)
-    samples = np.zeros(int(round_trips), dtype=np.uint64)
+        cfg.msg_size = validate.integer("msg_size", msg_size, 1, None)
+    samples = np.zeros(round_trips, dtype=np.uint64)
     res = ffi.new("pyq_c2c_result_t *")
     rc = lib.pyq_c2c_pingpong(cfg, ffi.from_buffer("uint64_t[]", samples, require_writable=True),
                               res)
-    if rc != 0:
-        raise cloops.error(rc, "%s ping-pong CPU %d <-> %d" % (mode, cpu_a, cpu_b))
+    cloops.check(rc, "%s ping-pong CPU %d <-> %d" % (mode, cpu_a, cpu_b))
     return samples, {"start_ns": int(res.start_ns), "end_ns": int(res.end_ns),
                      "timer_ticks": float(res.timer_ticks),
                      "cpu_a_end": int(res.cpu_a_end), "cpu_b_end": int(res.cpu_b_end)}
@@ -119,11 +116,9 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
     output folder (SPEC §6).  Ctrl-C stops after the current slice and leaves a
     valid partial folder.  Returns a CoreToCoreResult.
     """
-    modes = tuple(modes)
-    if not modes or any(m not in MODES for m in modes):
-        raise ValueError("modes must be a non-empty subset of %s, got %r" % (tuple(MODES), modes))
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError("rounds must be an integer >= 1, got %r" % (rounds,))
+    modes = tuple(validate.sequence("modes", modes, lambda n, m: validate.choice(
+        n, m, tuple(MODES))))
+    rounds = validate.integer("rounds", rounds, 1, None)
     topo = topology if topology is not None else read_topology(sysfs_root)
     cpus = sorted(topo.allowed if cpus is None else cpus)
     if len(cpus) < 2:
@@ -133,6 +128,8 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
     pair = tuple(pair) if pair is not None else (cpus[0], cpus[1])
     if over_time is None:
         over_time = 5.0 if environment.is_vm() else 0.0
+    over_time = validate.duration("over_time", over_time)
+    interval = validate.number("interval", interval, 0, math.inf, lo_open=True, hi_open=True)
     queue_round_trips = queue_round_trips or round_trips
     tpn = cloops.ticks_per_ns()
     pairs = [(a, b) for a in cpus for b in cpus if a != b]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import validate
 from ..._pyq import ffi, lib
 from ..common import cloops, environment
 from ..common import status as _status
@@ -44,9 +45,8 @@ class FalseSharingResult:
 
 def _fs_once(cpu_a, cpu_b, increments, shared, rmw, tpn):
     res = ffi.new("pyq_false_sharing_result_t *")
-    rc = lib.pyq_false_sharing_run(cpu_a, cpu_b, increments, int(shared), int(rmw), res)
-    if rc != 0:
-        raise cloops.error(rc, "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
+    cloops.check(lib.pyq_false_sharing_run(cpu_a, cpu_b, increments, int(shared), int(rmw), res),
+                 "false sharing on CPUs %d, %d" % (cpu_a, cpu_b))
     if res.counts[0] != increments or res.counts[1] != increments:
         raise RuntimeError("false sharing: counters %d, %d != %d increments"
                            % (res.counts[0], res.counts[1], increments))
@@ -59,12 +59,13 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
     counters on one cache line ("shared") vs on lines 128 B apart ("padded").
     Slices alternate (order rotated per round); slowdown = shared / padded per
     round.  rmw: locked fetch_add instead of a relaxed load + store."""
+    cpus = tuple(validate.sequence("cpus", cpus, lambda n, c: validate.cpu(
+        n, c, allow_unpinned=False)))
     if len(cpus) != 2:
         raise ValueError("cpus must be two CPU ids, got %r" % (cpus,))
-    if not isinstance(increments, int) or not 1 <= increments <= 2**40:
-        raise ValueError("increments must be an integer in [1, 2**40], got %r" % (increments,))
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError("rounds must be an integer >= 1, got %r" % (rounds,))
+    increments = validate.integer("increments", increments, 1, 2**40)
+    rounds = validate.integer("rounds", rounds, 1, None)
+    rmw = validate.flag("rmw", rmw)
     tpn = cloops.ticks_per_ns()
     params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
                   ticks_per_ns=tpn, loadavg_start=environment.loadavg())

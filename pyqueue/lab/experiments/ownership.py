@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from ... import validate
+from ..._errors import check
 from ..._pyq import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
@@ -43,25 +45,17 @@ _ARM_CODE = {"self": lib.PYQ_OWNERSHIP_SELF, "other": lib.PYQ_OWNERSHIP_OTHER}
 DEFAULT_SEED = 0x0FDC1D457E3ECA21          # seed 000's id
 
 
-def _int(name, value, lo, hi=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError("%s must be an integer, got %r" % (name, value))
-    if value < lo or (hi is not None and value > hi):
-        raise ValueError("%s must be in [%d, %s], got %d" % (name, lo, "∞" if hi is None else hi, value))
-    return int(value)
-
-
 def _check_cpus(worker_cpu, other_cpu):
+    """(worker_cpu, other_cpu), once both may be pinned to and they differ."""
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
         raise RuntimeError("the ownership control needs two CPUs (a worker and a helper on "
                            "another core); this process may run only on CPU %s" % allowed[0])
-    for name, cpu in (("worker_cpu", worker_cpu), ("other_cpu", other_cpu)):
-        if cpu not in allowed:
-            raise ValueError("%s=%d: CPU %d is not available to this process (allowed: %s)"
-                             % (name, cpu, cpu, ",".join(map(str, allowed))))
+    worker_cpu = validate.cpu("worker_cpu", worker_cpu, allow_unpinned=False)
+    other_cpu = validate.cpu("other_cpu", other_cpu, allow_unpinned=False)
     if worker_cpu == other_cpu:
         raise ValueError("worker_cpu and other_cpu must differ (both are %d)" % worker_cpu)
+    return worker_cpu, other_cpu
 
 
 class _Arrays:
@@ -156,31 +150,27 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
     SPEC §6 output folder there.  The first Ctrl-C stops after the current
     slice and leaves a valid partial result/folder; a second aborts.
     """
-    worker_cpu = _int("worker_cpu", worker_cpu, 0)
-    other_cpu = _int("other_cpu", other_cpu, 0)
-    windows = _int("windows", windows, 1, 10**8)
-    rounds = _int("rounds", rounds, 1, 1000)
-    data_kib = _int("data_kib", data_kib, 1, 1 << 20)
-    queries = _int("queries", queries, 1, 1 << 20)
-    groups = _int("groups", groups, 1, lib.PYQ_OWNERSHIP_MAX_GROUPS)
+    windows = validate.integer("windows", windows, 1, 10**8)
+    rounds = validate.integer("rounds", rounds, 1, 1000)
+    data_kib = validate.integer("data_kib", data_kib, 1, 1 << 20)
+    queries = validate.integer("queries", queries, 1, 1 << 20)
+    groups = validate.integer("groups", groups, 1, lib.PYQ_OWNERSHIP_MAX_GROUPS)
     if queries % groups:
         raise ValueError("groups must divide queries (queries=%d, groups=%d)" % (queries, groups))
-    slice_windows = _int("slice_windows", slice_windows, 1, 1 << 20)
-    seed = _int("seed", seed, 0, (1 << 64) - 1)
-    _check_cpus(worker_cpu, other_cpu)
+    slice_windows = validate.integer("slice_windows", slice_windows, 1, 1 << 20)
+    seed = validate.integer("seed", seed, 0, (1 << 64) - 1)
+    pmu = validate.flag("pmu", pmu)
+    worker_cpu, other_cpu = _check_cpus(worker_cpu, other_cpu)
     params = {"worker_cpu": worker_cpu, "other_cpu": other_cpu, "windows": windows,
               "rounds": rounds, "data_kib": data_kib, "nodes": data_kib * 1024 // 64,
               "queries": queries, "groups": groups, "slice_windows": slice_windows,
-              "pmu": bool(pmu), "seed": seed, "placement_split_ns": float(placement_split_ns)}
+              "pmu": pmu, "seed": seed, "placement_split_ns": float(placement_split_ns)}
 
     cfg = ffi.new("pyq_ownership_config_t *", {
         "worker_cpu": worker_cpu, "other_cpu": other_cpu, "data_bytes": data_kib * 1024,
         "seed": seed, "queries": queries, "groups": groups})
     handle = ffi.new("pyq_ownership_t **")
-    rc = lib.pyq_ownership_create(cfg, handle)
-    if rc:
-        raise (MemoryError if rc == lib.PYQ_ENOMEM else ValueError)(
-            "ownership: could not set up the experiment (%s)" % os.strerror(-rc))
+    check(lib.pyq_ownership_create(cfg, handle), "ownership: could not set up the experiment")
     o = ffi.gc(handle[0], lib.pyq_ownership_destroy)
 
     total = rounds * windows
@@ -246,10 +236,10 @@ def _run_slice(o, arrays, mode, arm, rnd, first_window, n, t_start):
                                lib.PYQ_PERF_ALL if mode == "pmu" else 0, c_out, sl)
     del keep
     if rc:
-        if sl.failed_cpu >= 0:
-            raise ValueError("ownership: could not pin a thread to CPU %d (is it online and "
-                             "allowed?)" % sl.failed_cpu)
-        raise OSError(-rc, "ownership: slice failed: %s" % os.strerror(-rc))
+        check(rc, "ownership: slice failed", {rc: (ValueError, "ownership: could not pin a "
+                                                   "thread to CPU %d (is it online and allowed?)"
+                                                   % sl.failed_cpu)}
+              if sl.failed_cpu >= 0 else None)
     lo, arrays.done = arrays.done, arrays.done + sl.windows
     w = arrays.window_ns[lo:arrays.done]
     return {"rows": (lo, arrays.done),

@@ -23,8 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ... import clock as _clock
-from ...cpu import check_cpu, check_priority
-from ...queue import _int_param
+from ... import validate
 from ..common import status as _status
 from ..common.pacing_rig import Rig
 from ..common.session import Session
@@ -141,12 +140,12 @@ class _Bursts:
 
 
 @contextmanager
-def _session(experiment, params, total, max_messages, p, record, out, overwrite, progress,
-             should_stop):
+def _session(experiment, params, total, max_messages, p, config, record, out, overwrite,
+             progress, should_stop):
     """The rig (a queue sized for the largest run) and the Session, as _Bursts."""
     with Rig(max_messages, size=p["size"], work_ns=p["work_ns"],
              producer_cpu=p["producer_cpu"], consumer_cpu=p["consumer_cpu"],
-             fifo_priority=p["fifo_priority"], verify=p["verify"]) as rig, \
+             fifo_priority=p["fifo_priority"], verify=p["verify"], config=config) as rig, \
             Session(experiment, params, total, "runs", record=record, out=out,
                     overwrite=overwrite, progress=progress, should_stop=should_stop,
                     slice_name="run",
@@ -158,14 +157,15 @@ def _session(experiment, params, total, max_messages, p, record, out, overwrite,
 # ------------------------------------------------------------- checking -----
 
 def _count(name, value, lo, hi=2**40):
-    return _int_param(name, value, lo, hi)
+    return validate.integer(name, value, lo, hi)
 
 
 def _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify):
     p = dict(size=_count("size", size, 1, 1 << 16), work_ns=_count("work_ns", work_ns, 0, 10**9),
-             producer_cpu=check_cpu("producer_cpu", producer_cpu),
-             consumer_cpu=check_cpu("consumer_cpu", consumer_cpu),
-             fifo_priority=check_priority("fifo_priority", fifo_priority), verify=bool(verify))
+             producer_cpu=validate.cpu("producer_cpu", producer_cpu),
+             consumer_cpu=validate.cpu("consumer_cpu", consumer_cpu),
+             fifo_priority=validate.priority("fifo_priority", fifo_priority),
+             verify=validate.flag("verify", verify))
     if p["producer_cpu"] >= 0 and p["producer_cpu"] == p["consumer_cpu"]:
         raise ValueError("consumer_cpu must differ from producer_cpu (both %d): the drain "
                          "rate of a consumer sharing its CPU with the producer is not D"
@@ -174,40 +174,32 @@ def _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify):
 
 
 def _sizes(name, sizes):
-    try:
-        sizes = [int(s) if not isinstance(s, bool) and int(s) == s else None for s in sizes]
-    except (TypeError, ValueError):
-        raise ValueError("%s must be a sequence of burst sizes, got %r" % (name, sizes)) from None
-    if not sizes or None in sizes or min(sizes) < 2:
-        raise ValueError("%s must be burst sizes >= 2 messages, got %r" % (name, sizes))
-    return sizes
+    return validate.sequence(name, sizes, lambda n, v: _count(n, v, 2))
 
 
 def _positives(name, values):
-    try:
-        vals = [float(v) for v in values]
-    except (TypeError, ValueError):
-        raise ValueError("%s must be a sequence of positive numbers, got %r" % (name, values)) from None
-    if not vals or any(not v > 0 for v in vals):
-        raise ValueError("%s must be positive numbers, got %r" % (name, values))
-    return vals
+    return validate.sequence(name, values, lambda n, v: validate.number(
+        n, v, 0, math.inf, lo_open=True, hi_open=True))
 
 
 # ------------------------------------------------------------ drain rate ----
 
 def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer_cpu=0,
-               consumer_cpu=1, fifo_priority=0, verify=True, out=None, overwrite=False,
-               progress=True, should_stop=None):
+               consumer_cpu=1, fifo_priority=0, verify=True, config=None, out=None,
+               overwrite=False, progress=True, should_stop=None):
     """Measure the drain rate D of a consumer costing ``work_ns`` (+ verify) per message.
 
     ``reps`` unpaced bursts of each size in ``sizes``, interleaved; per burst
-    D = N / max delay and D = 1 / fitted slope of delay vs position.  ``out``:
+    D = N / max delay and D = 1 / fitted slope of delay vs position.  ``config``:
+    the queue's QueueConfig (default: publish 'each', prefaulted), its spill tier
+    sized for the largest burst (recorded as ``params['queue']``).  ``out``:
     write the SPEC §6 output folder there.  ``should_stop()``: checked between
     runs, like Ctrl-C.  Returns a DrainResult.
     """
     p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
     sizes = _sizes("sizes", sizes)
     reps = _count("reps", reps, 1, 10**6)
+    p["queue"] = Rig.config_for(max(sizes), p["size"], config).as_dict()
     params = dict(p, sizes=sizes, reps=reps)
     res = DrainResult(params)
 
@@ -219,7 +211,7 @@ def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer
                 folder.save_text("table.txt", res.summary + "\n")
         return res.results
 
-    with _session("drain_rate", params, reps * len(sizes), max(sizes), p, record, out,
+    with _session("drain_rate", params, reps * len(sizes), max(sizes), p, config, record, out,
                   overwrite, progress, should_stop) as runs:
         _drain_phase(runs, res, sizes, reps)
     return res
@@ -240,8 +232,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
            drain_sizes=None, drain_reps=5, pace_with="conservative", d_margin=0.0,
            stream_messages=None,
            stream_factors=(1.1, 0.9), stream_segments=8, work_ns=500, size=32,
-           producer_cpu=0, consumer_cpu=1, fifo_priority=0, verify=True, out=None,
-           overwrite=False, progress=True, should_stop=None):
+           producer_cpu=0, consumer_cpu=1, fifo_priority=0, verify=True, config=None,
+           out=None, overwrite=False, progress=True, should_stop=None):
     """Measure D, pace bursts of ``n`` at P_max(D, T, n) per target T (s), then run
     sustained streams at ``f``·D for each f in ``stream_factors``.
 
@@ -252,7 +244,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     that burst is sent unpaced.  ``drain_sizes`` defaults to (n, n // 4);
     ``stream_messages`` to 4 n.  Each round: one unpaced drain check (D drift), one
     paced burst per target (order rotated each round), one stream per factor.
-    Returns a PacingResult; ``out`` writes the SPEC §6 output folder.
+    ``config``: the queue's QueueConfig, as for ``drain_rate()``.  Returns a
+    PacingResult; ``out`` writes the output folder (docs/DESIGN.md 6.8).
     """
     p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
     n = _count("n", n, 2)
@@ -260,11 +253,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     rounds = _count("rounds", rounds, 1, 10**6)
     sizes = _sizes("drain_sizes", drain_sizes if drain_sizes is not None else (n, max(2, n // 4)))
     drain_reps = _count("drain_reps", drain_reps, 1, 10**6)
-    if pace_with not in PACE_WITH:
-        raise ValueError("pace_with must be one of %s, got %r" % (", ".join(PACE_WITH), pace_with))
-    if isinstance(d_margin, bool) or not isinstance(d_margin, (int, float)) \
-            or not 0 <= d_margin < 1:
-        raise ValueError("d_margin must be a fraction in [0, 1), got %r" % (d_margin,))
+    pace_with = validate.choice("pace_with", pace_with, PACE_WITH)
+    d_margin = validate.number("d_margin", d_margin, 0, 1, hi_open=True)
     stream_messages = _count("stream_messages", 4 * n if stream_messages is None
                              else stream_messages, 2)
     factors = _positives("stream_factors", stream_factors)
@@ -272,8 +262,10 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     if segments > stream_messages:
         raise ValueError("stream_segments must be <= stream_messages (%d), got %d"
                          % (stream_messages, segments))
+    largest = max(sizes + [n, stream_messages])
+    p["queue"] = Rig.config_for(largest, p["size"], config).as_dict()
     params = dict(p, n=n, targets=targets, rounds=rounds, drain_sizes=sizes,
-                  drain_reps=drain_reps, pace_with=pace_with, d_margin=float(d_margin),
+                  drain_reps=drain_reps, pace_with=pace_with, d_margin=d_margin,
                   stream_messages=stream_messages,
                   stream_factors=factors, stream_segments=segments)
     total = drain_reps * len(sizes) + rounds * (1 + len(targets) + len(factors))
@@ -293,8 +285,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
                 folder.save_text("table.txt", res.summary + "\n")
         return res.results
 
-    with _session("pacing", params, total, max(sizes + [n, stream_messages]), p, record, out,
-                  overwrite, progress, should_stop) as runs:
+    with _session("pacing", params, total, largest, p, config, record, out, overwrite,
+                  progress, should_stop) as runs:
         _drain_phase(runs, res.drain, sizes, drain_reps)
         res.drain.results = report.drain_results(res.drain.runs, sizes)
         _paced_phase(runs, res, params)

@@ -73,6 +73,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import peers as _peers
+from ... import threads as _threads
+from ... import validate
+from ..._errors import check, strerror
 from ..._pyq import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
@@ -81,8 +84,7 @@ from ..common.stats import format_table, per_round_then_mean
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
 
-IDLE = {"spin": lib.PYQ_IDLE_SPIN, "relax": lib.PYQ_IDLE_RELAX, "yield": lib.PYQ_IDLE_YIELD,
-        "backoff": lib.PYQ_IDLE_BACKOFF}
+IDLE = _threads.IDLE
 VARIANTS = {
     "mutex_condvar": dict(kind="mutex", idle=None, pinned=False),
     "unpinned_yield": dict(kind="pyqueue", idle="yield", pinned=False),
@@ -94,16 +96,12 @@ THREADS = ("producer", "stage", "consumer")
 PERCENTILES = (50.0, 99.0, 99.9, 100.0)
 
 
-def _check_placement(placement):
-    if len(placement) != 3:
-        raise ValueError("placement must be (producer_cpu, stage_cpu, consumer_cpu), got %r"
-                         % (placement,))
-    allowed = sorted(os.sched_getaffinity(0))
-    for name, c in zip(THREADS, placement):
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or (c != -1 and c not in allowed):
-            raise ValueError("placement: %s CPU must be -1 or one of the allowed CPUs %s, got %r"
-                             % (name, allowed, c))
-    return tuple(int(c) for c in placement)
+def _check_placement(placement, name="placement"):
+    """(producer_cpu, stage_cpu, consumer_cpu), each a CPU this process may use or -1."""
+    if isinstance(placement, (str, bytes)) or len(placement) != len(THREADS):
+        raise ValueError("%s must be (producer_cpu, stage_cpu, consumer_cpu), got %r"
+                         % (name, placement))
+    return tuple(validate.cpu("%s %s_cpu" % (name, t), c) for t, c in zip(THREADS, placement))
 
 
 def _rt_throttling_on():
@@ -150,23 +148,22 @@ def _check_fifo(variant, spec, cpus, fifo_priority, combine=False, rest_share=0.
                          % (fifo_priority, variant))
 
 
+def _check_run(rate, messages, msg_size, fifo_priority, producer_fifo):
+    """(rate, messages, msg_size, fifo_priority, producer_fifo), checked."""
+    return (validate.number("rate (messages/s)", rate, 0, 1e8, lo_open=True),
+            validate.integer("messages", messages, 1, None),
+            validate.integer("msg_size", msg_size, lib.PYQ_PIPE_MIN_MSG, lib.PYQ_PIPE_MAX_MSG),
+            validate.priority("fifo_priority", fifo_priority),
+            validate.priority("producer_fifo", producer_fifo))
+
+
 def _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns):
-    if not isinstance(combine, bool):
-        raise ValueError("combine must be True or False, got %r" % (combine,))
-    if rest_share is not None and (isinstance(rest_share, bool) or
-                                   not isinstance(rest_share, (int, float)) or
-                                   not 0 <= rest_share <= 0.5):
-        raise ValueError("rest_share must be None or in [0, 0.5], got %r" % (rest_share,))
-    if isinstance(rest_ns, bool) or not isinstance(rest_ns, int) or not 1000 <= rest_ns <= 10**9:
-        raise ValueError("rest_ns must be an integer in [1000, 1e9] ns, got %r" % (rest_ns,))
-    if (isinstance(receiver_slack_ns, bool) or not isinstance(receiver_slack_ns, int)
-            or not 0 <= receiver_slack_ns <= 10**9):
-        raise ValueError("receiver_slack_ns must be an integer in [0, 1e9] ns, got %r"
-                         % (receiver_slack_ns,))
-    if (isinstance(pacer_spin_ns, bool) or not isinstance(pacer_spin_ns, int)
-            or not 0 <= pacer_spin_ns <= 10**9):
-        raise ValueError("pacer_spin_ns must be an integer in [0, 1e9] ns, got %r"
-                         % (pacer_spin_ns,))
+    """(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns), checked."""
+    return (validate.flag("combine", combine),
+            None if rest_share is None else validate.number("rest_share", rest_share, 0, 0.5),
+            validate.integer("rest_ns", rest_ns, 1000, 10**9),
+            validate.integer("receiver_slack_ns", receiver_slack_ns, 0, 10**9),
+            validate.integer("pacer_spin_ns", pacer_spin_ns, 0, 10**9))
 
 
 def _cpu_busy_s():
@@ -200,29 +197,27 @@ def _check_producer_fifo(priority, rate, pacer_spin_ns):
 
 def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, messages=10_000,
              msg_size=32, fifo_priority=0, stage_work_ns=0, pacer_spin_ns=10_000,
-             producer_slack_ns=1, timeout=60.0, producer_fifo=0, idle_spins=1024, idle_yield_every=64,
-             idle_sleep_min_ns=1000, idle_sleep_cap_ns=50_000, rest_share=0.0, rest_ns=20_000,
-             receiver_slack_ns=0, combine=False):
+             producer_slack_ns=1, timeout=60.0, producer_fifo=0, rest_share=0.0, rest_ns=20_000,
+             receiver_slack_ns=0, combine=False, **idle_fields):
     """One complete pipeline run in C.  Returns (latency_ns, lateness_ns, info dict).
     ``combine``, ``rest_share`` (None: 0), ``rest_ns`` and ``receiver_slack_ns``: see
     the module doc; with ``combine`` the consumer's row reports messages only.
+    ``idle_<field>``: the idle strategy's tunables, as for threads.ConsumerThread
+    (default: pyq_idle_config_init()'s for ``idle``).
 
     ``kind`` names the queue of both hops: "pyqueue", "mutex" or a peer (``pyqueue.peers``).
 
-    Raises RuntimeError when a message was lost, duplicated, reordered or damaged."""
+    Raises VerificationError when a message was lost, duplicated, reordered or damaged."""
     queue = _peers.get(kind)           # ValueError / UnsupportedError for a bad or missing one
-    if kind != "mutex" and idle not in IDLE:
-        raise ValueError("idle must be one of %s, got %r" % (", ".join(IDLE), idle))
-    if not (isinstance(rate, (int, float)) and 0 < rate <= 1e8):
-        raise ValueError("rate must be in (0, 1e8] messages/s, got %r" % (rate,))
-    if not isinstance(messages, (int, np.integer)) or messages < 1:
-        raise ValueError("messages must be an integer >= 1, got %r" % (messages,))
-    if not isinstance(msg_size, int) or not lib.PYQ_PIPE_MIN_MSG <= msg_size <= lib.PYQ_PIPE_MAX_MSG:
-        raise ValueError("msg_size must be in [%d, %d], got %r"
-                         % (lib.PYQ_PIPE_MIN_MSG, lib.PYQ_PIPE_MAX_MSG, msg_size))
-    cpus = _check_placement(cpus)
+    rate, messages, msg_size, fifo_priority, producer_fifo = _check_run(
+        rate, messages, msg_size, fifo_priority, producer_fifo)
+    # The mutex kind's receivers block on their condition variable: the strategy is unused.
+    idle = _threads.idle_config(ffi.new("pyq_idle_config_t *"),
+                                idle if kind != "mutex" else "backoff", idle_fields, "run_once")
+    cpus = _check_placement(cpus, "cpus")
+    combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns = _check_options(
+        combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
-    _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
     if combine and kind == "mutex":
         raise ValueError("combine needs kind 'pyqueue' or a peer (the mutex queue's pops block)")
     if combine and cpus[1] != cpus[2]:
@@ -232,20 +227,20 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     lib.pyq_pipeline_config_init(cfg)
     cfg.queue = queue
     cfg.cpu = list(cpus)
-    cfg.fifo_priority = int(fifo_priority)
-    cfg.producer_fifo_priority = int(producer_fifo)
-    cfg.idle_strategy = IDLE[idle] if kind != "mutex" else lib.PYQ_IDLE_BACKOFF
-    cfg.idle_spins, cfg.idle_yield_every = int(idle_spins), int(idle_yield_every)
-    cfg.idle_sleep_min_ns, cfg.idle_sleep_cap_ns = int(idle_sleep_min_ns), int(idle_sleep_cap_ns)
-    cfg.rate, cfg.count, cfg.msg_size = float(rate), int(messages), int(msg_size)
+    cfg.fifo_priority = fifo_priority
+    cfg.producer_fifo_priority = producer_fifo
+    cfg.idle_strategy = idle.strategy
+    for f in _threads.IDLE_FIELDS:
+        setattr(cfg, "idle_" + f, getattr(idle, f))
+    cfg.rate, cfg.count, cfg.msg_size = rate, messages, msg_size
     cfg.stage_work_ns, cfg.pacer_spin_ns = int(stage_work_ns), int(pacer_spin_ns)
     cfg.producer_slack_ns = int(producer_slack_ns)
     cfg.rest_share, cfg.rest_ns = float(rest_share or 0.0), int(rest_ns)
     cfg.combine = int(bool(combine))
     cfg.receiver_slack_ns = int(receiver_slack_ns)
-    cfg.timeout_ns = int(timeout * 1e9)
-    latency = np.zeros(int(messages), dtype=np.uint64)
-    lateness = np.zeros(int(messages), dtype=np.uint64)
+    cfg.timeout_ns = int(validate.duration("timeout", timeout) * 1e9)
+    latency = np.zeros(messages, dtype=np.uint64)
+    lateness = np.zeros(messages, dtype=np.uint64)
     cfg.latency_ns = ffi.from_buffer("uint64_t[]", latency, require_writable=True)
     cfg.lateness_ns = ffi.from_buffer("uint64_t[]", lateness, require_writable=True)
     res = ffi.new("pyq_pipeline_result_t *")
@@ -254,16 +249,14 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     busy1 = _cpu_busy_s()
     if rc != 0:
         who = THREADS[res.failed_thread] if 0 <= res.failed_thread < 3 else "pipeline"
-        text = ffi.string(lib.pyq_strerror(rc)).decode()
-        if rc == lib.PYQ_EBADMSG:
-            raise RuntimeError("pipeline: the %s found message %d wrong or out of order (%d of %d "
-                               "delivered)" % (who, res.error_seq, res.delivered, messages))
-        if rc == lib.PYQ_EPERM:
-            raise PermissionError("pipeline: SCHED_FIFO refused for the %s" % who)
-        if rc == lib.PYQ_EINVAL:
-            raise ValueError("pipeline: %s (%s, step %d)" % (text, who, res.failed_step))
-        raise RuntimeError("pipeline: %s in the %s after %d of %d messages"
-                           % (text, who, res.delivered, messages))
+        check(rc, "pipeline: the %s after %d of %d messages" % (who, res.delivered, messages), {
+            lib.PYQ_EBADMSG: "pipeline: the %s found message %d wrong or out of order (%d of %d "
+                             "delivered)" % (who, res.error_seq, res.delivered, messages),
+            lib.PYQ_EPERM: "pipeline: SCHED_FIFO refused for the %s" % who,
+            lib.PYQ_EINVAL: "pipeline: %s (%s, step %d)" % (strerror(rc), who, res.failed_step),
+            lib.PYQ_EAGAIN: (TimeoutError, "pipeline: timed out after %g s in the %s, %d of %d "
+                                           "messages delivered" % (timeout, who, res.delivered,
+                                                                   messages))})
     wall = max(1, res.end_ns - res.start_ns)
     threads = {}
     for i, name in enumerate(THREADS):
@@ -387,19 +380,17 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     """Run every variant ``slices`` times (interleaved, order rotated), each slice a
     full pipeline of ``messages`` at ``rate`` msg/s; see the module doc for the
     options (``combine`` applies to the pinned variants only) and ``queues``."""
-    variants = tuple(variants)
-    if not variants or any(v not in VARIANTS for v in variants):
-        raise ValueError("variants must be a non-empty subset of %s, got %r"
-                         % (", ".join(VARIANTS), variants))
+    variants = tuple(validate.sequence("variants", variants, lambda n, v: validate.choice(
+        n, v, tuple(VARIANTS))))
     specs = _peer_variants(variants, queues)
     variants = tuple(specs)
-    if not isinstance(slices, int) or slices < 1:
-        raise ValueError("slices must be an integer >= 1, got %r" % (slices,))
+    slices = validate.integer("slices", slices, 1, None)
     placement = _check_placement(placement)
-    if not isinstance(fifo_priority, int) or not 0 <= fifo_priority <= 99:
-        raise ValueError("fifo_priority must be 0 or 1..99, got %r" % (fifo_priority,))
+    rate, messages, msg_size, fifo_priority, producer_fifo = _check_run(
+        rate, messages, msg_size, fifo_priority, producer_fifo)
+    combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns = _check_options(
+        combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
     _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
-    _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
     if combine and placement[1] != placement[2]:
         raise ValueError("combine: the stage's thread also runs the consumer, so placement must "
                          "give stage and consumer the same CPU (e.g. 0,1,1), got %r"

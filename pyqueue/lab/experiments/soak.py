@@ -14,20 +14,26 @@ last one.  After each period the counters must agree (written == read, backlog
 Ctrl-C (GracefulInterrupt) ends the run after the current slice (<= ``slice_s``)
 with a summary and, with ``out``, a valid output folder saying how far it got.
 """
+import math
 import random
 import time
 from dataclasses import dataclass, field
 
 from ... import queue as _queue
+from ... import validate
 from ..._errors import VerificationError, strerror
 from ..._pyq import ffi, lib
+from ...config import QueueConfig
 from ..common.progress import format_seconds
 from ..common.session import Session
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
            "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
-_STATS = ("takes_hot", "takes_spill", "returns_hot", "returns_spill", "retries", "yields",
-          "full_events", "blocks_published", "publishes")
+# The queue counters summed over periods: pyq_stats_t's block and full-wait counts,
+# from blocks_published to full_events (the message counts are _COUNTS' own; after
+# them come the gauges: backlog, peak_backlog, hugepages_used, mlocked).
+_STATS = _queue.STATS[_queue.STATS.index("blocks_published"):
+                      _queue.STATS.index("full_events") + 1]
 
 
 class SoakError(VerificationError):
@@ -91,21 +97,24 @@ class SoakResult:
 
 
 def random_config(rng):
-    """A queue configuration drawn for one period (small pools: spills happen)."""
+    """A QueueConfig drawn for one period (small pools: spills happen); the fields
+    not drawn keep the queue defaults."""
     block = rng.choice([256, 512, 1024, 4096])
     publish = rng.choice(["max", "each", "bytes:%d" % rng.choice([1, 100, 3000])])
-    return dict(block_size=block, hot_blocks=rng.randint(1, 4), spill_blocks=rng.randint(8, 256),
-                publish=publish, scan_current=rng.random() < 0.5,
-                retry_yield_every=rng.choice([0, 1, 16, 1024]),
-                spill_nontemporal=rng.random() < 0.3 and _nontemporal_supported(),
-                touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7)
+    return QueueConfig(block_size=block, hot_blocks=rng.randint(1, 4),
+                       spill_blocks=rng.randint(8, 256), publish=publish,
+                       scan_current=rng.random() < 0.5,
+                       retry_yield_every=rng.choice([0, 1, 16, 1024]),
+                       spill_nontemporal=rng.random() < 0.3 and _nontemporal_supported(),
+                       touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7)
 
 
 def _nontemporal_supported():
-    cfg = ffi.new("pyq_config_t *")
-    lib.pyq_config_init(cfg)
-    cfg.spill_nontemporal = 1
-    return lib.pyq_config_check(cfg, ffi.NULL) == 0
+    try:
+        QueueConfig(spill_nontemporal=True)
+    except ValueError:  # the platform has no streaming stores
+        return False
+    return True
 
 
 def _slice_params(rng, seq, max_message, slice_ns, seed):
@@ -164,11 +173,11 @@ def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, o
     the SPEC §6 output folder there.  ``stop``: a GracefulInterrupt to use
     (default: one installed here, catching Ctrl-C).
     """
-    if not seconds > 0:
-        raise ValueError("seconds must be > 0, got %r" % (seconds,))
-    if not 0 < slice_s <= period_s:
-        raise ValueError("need 0 < slice_s <= period_s, got slice_s=%r period_s=%r" % (slice_s, period_s))
-    seed = random.SystemRandom().getrandbits(32) if seed is None else int(seed)
+    seconds = validate.number("seconds", seconds, 0, math.inf, lo_open=True, hi_open=True)
+    period_s = validate.number("period_s", period_s, 0, math.inf, lo_open=True, hi_open=True)
+    slice_s = validate.number("slice_s (at most period_s)", slice_s, 0, period_s, lo_open=True)
+    seed = (random.SystemRandom().getrandbits(32) if seed is None
+            else validate.integer("seed", seed, None, None))
     rng = random.Random(seed)
     params = dict(seconds=seconds, seed=seed, period_s=period_s, slice_s=slice_s)
     res = SoakResult(params=params)
@@ -209,15 +218,15 @@ def _progress_text(res):
 
 def _run_period(rng, res, t0, seconds, period_s, slice_s, s):
     config = random_config(rng)
-    res.configs.append(config)
+    res.configs.append(config.as_dict())
     seq = 0
-    with _queue.Queue(**config) as q:
+    with _queue.Queue(config) as q:
         end = min(t0 + seconds, time.monotonic() + period_s)
         while not s.stopping and time.monotonic() < end:
             slice_ns = int(min(slice_s, max(0.001, end - time.monotonic())) * 1e9)
             p = _slice_params(rng, seq, q.max_message, slice_ns, rng.getrandbits(63))
             r = ffi.new("pyq_soak_result_t *")
-            with q.writer._lock, q.reader._lock:   # the C threads own both sides
+            with q.writer.side_lock, q.reader.side_lock:   # the C threads own both sides
                 rc = lib.pyq_soak_run(q.c_handle, p, r)
             for k in _COUNTS:
                 res.totals[k] += int(getattr(r, k))

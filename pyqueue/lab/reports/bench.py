@@ -4,10 +4,13 @@ per round within one placement (common/placement.py) and summarised by its media
 over rounds; nothing here measures."""
 import collections
 
+from ... import peers as _peers
 from ..common import placement as pl
 
-PEERS = ("mutex", "ck", "dpdk", "rwq", "boost")
-PER_MESSAGE_PEERS = ("ck", "rwq", "boost", "dpdk")   # issue 7's "best per-message peer"
+# The contenders beside pyqueue, as peers.py knows them: the other built-ins (the
+# mutex queue), then every peer of the table -- the "best per-message peer" is one.
+PER_MESSAGE_PEERS = _peers.PEERS
+PEERS = tuple(n for n in _peers.BUILTIN if n != "pyqueue") + PER_MESSAGE_PEERS
 
 
 # ---- summary -----------------------------------------------------------------
