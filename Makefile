@@ -1,4 +1,4 @@
-# The queue as a C library, for C programs (SPEC §1): the queue core of csrc/
+# The queue as a C library, for C programs: the queue core of csrc/
 # behind the public header csrc/include/pyqueue.h; no Python involved.  The
 # Python package builds its own copy (pip install .); this is for C.
 #

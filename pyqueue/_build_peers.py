@@ -1,4 +1,4 @@
-"""Builds the optional peer-queue adapters (SPEC §7) as separate shared objects.
+"""Builds the optional peer-queue adapters (DESIGN §7.3) as separate shared objects.
 
 setup.py's build_ext loads this file by path and calls ``build_all(cmd)`` after
 the cffi extension.  For every peer of pyqueue/peer_table.py it first compiles

@@ -1,4 +1,4 @@
-"""Clocks of SPEC §4: CLOCK_MONOTONIC in ns and the cycle counter (rdtsc on
+"""Clocks (DESIGN §4.4): CLOCK_MONOTONIC in ns and the cycle counter (rdtsc on
 x86-64, CNTVCT_EL0 on arm64) calibrated against it, with the measured cost of
 one read of each.  Every sample array the runtime fills holds CLOCK_MONOTONIC ns.
 """

@@ -1,4 +1,4 @@
-"""perf_event_open counters of the calling thread (SPEC §4).
+"""perf_event_open counters of the calling thread (DESIGN §4.5).
 
 Hardware counters (user-only cycles, instructions, L1D read misses, stalled
 cycles) exist only where the kernel and the (virtual) machine expose a PMU;

@@ -1,4 +1,4 @@
-"""Pinning, SCHED_FIFO and CPU id sampling (SPEC §4).
+"""Pinning, SCHED_FIFO and CPU id sampling (DESIGN §4.2).
 
 Functions ending in ``_self`` act on the calling OS thread (a Python thread is
 one).  Errors name the CPU or the policy that was refused.

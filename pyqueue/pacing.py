@@ -1,4 +1,4 @@
-"""The sender-queueing model of SPEC §6.5 (seed 004): drain rate, backlog, pacing.
+"""The sender-queueing model of DESIGN §6.5: drain rate, backlog, pacing.
 
 A burst of ``n`` messages is offered at rate ``p`` (messages/s) to a consumer that
 drains at a constant rate ``d`` (messages/s).  The backlog peaks when the last
@@ -112,7 +112,7 @@ class PacingRow:
 
 @dataclass(frozen=True)
 class PacingTable:
-    """The pacing table of seed 004 for one drain rate ``d`` and burst size ``n``."""
+    """The pacing table (DESIGN §6.5) for one drain rate ``d`` and burst size ``n``."""
     d: float
     n: float
     rows: Tuple[PacingRow, ...]
@@ -123,7 +123,7 @@ class PacingTable:
         return self.n / self.d
 
     def to_text(self, markdown=False):
-        """The table in seed 004's shape: target T | burst limit D×T | P_max for N."""
+        """The table in the pacing article's shape: target T | burst limit D×T | P_max for N."""
         head = ("target T", "tight-loop burst limit D×T",
                 "pace N=%s burst to P_max" % _count(self.n), "P_max / D")
         body = []
@@ -143,7 +143,7 @@ class PacingTable:
             fmt = "  ".join("%%-%ds" % w for w in widths)
             lines += [fmt % head, "  ".join("-" * w for w in widths)]
         lines += [fmt % row for row in body]
-        lines.append("model: P_max = D / (1 - T·D/N) (SPEC §6.5, seed 004)")
+        lines.append("model: P_max = D / (1 - T·D/N)")
         return "\n".join(line.rstrip() for line in lines)
 
     def __str__(self):
@@ -151,10 +151,10 @@ class PacingTable:
 
 
 def pacing_table(d, n, targets: Sequence[float] = (0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3)):
-    """Rows of seed 004's table for drain rate ``d``, burst ``n`` and each target (s).
+    """Rows of the pacing table for drain rate ``d``, burst ``n`` and each target (s).
 
     Print the result (or ``.to_text(markdown=True)``) for the human-readable form.
-    The default targets are the seed's: 0.5, 1, 5, 10 and 25 ms.
+    The default targets are the pacing article's: 0.5, 1, 5, 10 and 25 ms.
     """
     d = float(_positive("d", d, False))
     n = float(_positive("n", n, False))
@@ -171,7 +171,7 @@ def pacing_table(d, n, targets: Sequence[float] = (0.5e-3, 1e-3, 5e-3, 10e-3, 25
 def _duration(seconds):
     if math.isinf(seconds):
         return "inf"
-    # 0.5 ms reads better than 500 µs (the seed's style): switch units at 0.1 of each
+    # 0.5 ms reads better than 500 µs (the pacing article's style): switch units at 0.1 of each
     for unit, scale, floor in (("s", 1.0, 1.0), ("ms", 1e-3, 1e-4), ("µs", 1e-6, 1e-7)):
         if seconds >= floor:
             return "%g %s" % (float("%.4g" % (seconds / scale)), unit)

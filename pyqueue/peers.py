@@ -1,4 +1,4 @@
-"""The queues the lab compares (SPEC §7), by name, behind one C adapter interface.
+"""The queues the lab compares (DESIGN §7), by name, behind one C adapter interface.
 
     import pyqueue.peers as peers
     peers.available()        # {'pyqueue': 'built', 'mutex': 'built', 'ck': 'built',

@@ -1,4 +1,4 @@
-"""Queue, Writer and Reader: the Python face of the C queue (SPEC §5).
+"""Queue, Writer and Reader: the Python face of the C queue (DESIGN §5).
 
 Arguments are checked here first, with messages that name the parameter; the C
 core checks again.  Each side holds a lock around its C calls, so two Python
@@ -358,7 +358,7 @@ class Queue:
         return self._ptr
 
     def stats(self):
-        """Counters of SPEC §3.8 as a dict (each read relaxed: not one instant)."""
+        """Counters of DESIGN §3.8 as a dict (each read relaxed: not one instant)."""
         st = ffi.new("pyq_stats_t *")
         with self._state_lock:
             if self._ptr is None:

@@ -1,4 +1,4 @@
-"""Sample arrays (SPEC §4): numpy arrays that Python allocates and C fills in
+"""Sample arrays (DESIGN §4): numpy arrays that Python allocates and C fills in
 place.  One check, so every runtime function refuses a wrong array the same way."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Producer and consumer threads that run a queue entirely in C (SPEC §4).
+"""Producer and consumer threads that run a queue entirely in C (DESIGN §4.1, §4.7).
 
 The loops are C pthreads; Python only starts them, waits (in short slices, so
 Ctrl-C is delivered), stops and joins them.  While one runs it owns its side of
@@ -321,7 +321,7 @@ class _CThread:
 
 class ConsumerThread(_CThread):
     """A C thread reading ``queue``: per message the chosen ``work`` ("none",
-    "loop64": the seed's 64-iteration loop, "spin_ns": spin ``work_ns``), then,
+    "loop64": the burst study's 64-iteration loop, "spin_ns": spin ``work_ns``), then,
     if ``verify``, a check of every byte against message seq first_seq, +1, ...;
     ``idle`` ("spin", "relax", "yield", "backoff") when the queue is empty.
     ``count`` 0 = until stopped or the queue is closed and drained.  ``size``

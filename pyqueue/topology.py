@@ -1,4 +1,4 @@
-"""CPU topology from /sys (SPEC §4): cores and SMT siblings, L3 domains, NUMA
+"""CPU topology from /sys (DESIGN §4.2): cores and SMT siblings, L3 domains, NUMA
 nodes, and CPU pairs chosen by their relation, so an experiment can say "same
 L3" instead of hard-coding CPU numbers::
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Reproduce seed 000's 1 MiB burst-tail study (SPEC §6.1).
+"""Reproduce the original 1 MiB burst-tail study (DESIGN §6.1).
 
 Business p50/p99/p999 ns/query right after each 1 MiB send, for the pyqueue
 retry strategies yield1024 / yield0 / yield65536 and the open-source queues
 (every peer of pyqueue/peer_table.py that is installed), with the migration
-evidence.  Every default is the seed's; every parameter can be changed:
+evidence.  Every default is the original study's; every parameter can be changed:
 
     python benchmarks/burst/run_burst_tail_1m.py --out results/burst-1m
     python benchmarks/burst/run_burst_tail_1m.py --help

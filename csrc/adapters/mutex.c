@@ -1,4 +1,4 @@
-/* adapter_mutex.c - the textbook baseline (SPEC §6.4 a, §7): a bounded ring of
+/* adapter_mutex.c - the textbook baseline (DESIGN §7.2): a bounded ring of
  * fixed-size slots under one pthread mutex, a condition variable signalled on
  * every write.  The mutex orders everything, so no atomics here.  The one
  * mutex queue of the lab: the peers benchmark polls it like any queue, the

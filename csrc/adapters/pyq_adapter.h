@@ -1,6 +1,6 @@
 /*
  * pyq_adapter.h - one small interface in front of every queue the lab compares
- * (SPEC §7): pyqueue itself, a mutex + condition-variable ring, and the peers
+ * (DESIGN §7): pyqueue itself, a mutex + condition-variable ring, and the peers
  * (ck_ring, DPDK rte_ring, moodycamel ReaderWriterQueue, boost spsc_queue).
  *
  * An adapter is a table of operations over an opaque handle.  Built-ins live in
@@ -50,7 +50,7 @@
 /* Longest adapter name (a peer name is [a-z0-9_], at most this long). */
 #define PYQ_ADAPTER_NAME_MAX 32
 
-/* How to build one queue.  pyq_adapter_params_init() fills the SPEC §6.1 defaults. */
+/* How to build one queue.  pyq_adapter_params_init() fills the defaults (DESIGN §7.1). */
 typedef struct pyq_adapter_params {
     uint32_t msg_size;       /* bytes per message; default 32 */
     uint32_t reserved;

@@ -7,7 +7,7 @@
  * over from the reader on the critical path (deliberately: the plain case).
  *
  * One 64-byte slot per message: an 8-byte sequence word and the 32-byte payload
- * in one line, so one line transfer delivers both (SPEC §3.3).  The writer stores
+ * in one line, so one line transfer delivers both (DESIGN §3.3).  The writer stores
  * the payload, then the slot's sequence (message i commits seq i + 1; a slot's
  * sequence only grows, so a stale lap never matches).  The reader spins on the
  * sequence of the next message it expects, copies the payload out and then

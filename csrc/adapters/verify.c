@@ -16,7 +16,7 @@
 #include "adapters/pyq_adapter.h"
 #include "common/pyq_pattern.h"
 
-#define VERIFY_YIELD_EVERY 1024    /* the drivers' default full-queue policy (SPEC §3.6) */
+#define VERIFY_YIELD_EVERY 1024    /* the drivers' default full-queue policy (DESIGN §3.6) */
 #define VERIFY_POLL_MAX 4096       /* messages per poll call */
 #define VERIFY_WAIT_NS 1000000     /* wait_readable slice, so stop/done are seen */
 #define VERIFY_BURST_MAX 65536

@@ -1,7 +1,7 @@
 /*
  * bench_adapter.c - one writer loop and one reader loop for every queue behind
  * the adapter interface (pyq_adapter.h), so pyqueue and each peer are measured
- * by exactly the same code (issue 7): throughput and single-message round trip.
+ * by exactly the same code (DESIGN §6.6): throughput and single-message round trip.
  *
  * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
  * try_write (or try_write_burst), and on a full queue spin with the relax

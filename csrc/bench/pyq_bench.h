@@ -4,7 +4,7 @@
  * Python writer and the two-line ping-pong floor; queue round trips are
  * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
  * bench_adapter.c runs the same writer and reader loops over any adapter
- * (pyq_adapter.h) for the peer comparison of issue 7.  Every reader checks
+ * (pyq_adapter.h) for the peer comparison (DESIGN §6.6).  Every reader checks
  * sequence numbers, so nothing can be optimised away.  Latency samples are
  * taken with the cycle counter (CLOCK_MONOTONIC without one), converted to ns.
  */

@@ -1,7 +1,7 @@
 /*
  * reader.c - the reader side: poll with a per-message callback, the copying
  * variants used by Python, and the return of drained blocks to their tier
- * (SPEC §3.3, §3.4).  Reader thread only.  Every call is wait-free: it
+ * (DESIGN §3.3, §3.4).  Reader thread only.  Every call is wait-free: it
  * delivers what is visible and returns.
  */
 #include <string.h>
@@ -178,7 +178,7 @@ static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
 }
 
 /* After the last message of a block, hand the block back at once rather than
- * at the next poll, so the writer can reuse it (SPEC §3.4). */
+ * at the next poll, so the writer can reuse it (DESIGN §3.4). */
 static inline void eager_finish(struct pyq_queue *q)
 {
     struct pyq_reader_state *r = &q->r;

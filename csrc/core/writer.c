@@ -1,6 +1,6 @@
 /*
  * writer.c - the writer's records: claim / commit / write / write_batch /
- * flush (SPEC §3.3, §3.5, §3.7).  Writer thread only.  Taking and sealing
+ * flush (DESIGN §3.3, §3.5, §3.7).  Writer thread only.  Taking and sealing
  * blocks, and the full-queue wait, are writer_block.c's.
  *
  * Hot path (block has room): bounds checks, the payload copy, one header store,
@@ -79,7 +79,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
     return 0;
 }
 
-/* SPEC §3.3 after a record ending at offset next of the current block: each
+/* DESIGN §3.3 after a record ending at offset next of the current block: each
  * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
 static inline void publish_policy(struct pyq_queue *q, uint32_t next)
 {

@@ -1,6 +1,6 @@
 /*
  * writer_block.c - the writer's blocks: taking one from a tier's free ring
- * (waiting while the queue is full, SPEC §3.6), sealing one with a PAD or a
+ * (waiting while the queue is full, DESIGN §3.6), sealing one with a PAD or a
  * linked PAD, and the early seal for scanning readers.  Writer thread only.
  * The records inside a block are writer.c's.
  */
@@ -173,7 +173,7 @@ void pyq_w_seal_early(struct pyq_queue *q)
         pyq_w_seal(q, PYQ_HDR_PAD);
 }
 
-/* SPEC §3.6: spin with a relax hint, sched_yield() every retry_yield_every
+/* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every
  * failed retries (0 = never), until a block is free, the timeout passes or the
  * queue is closed. */
 int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)

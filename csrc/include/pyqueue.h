@@ -1,5 +1,5 @@
 /*
- * pyqueue.h - the public API of the pyqueue SPSC message queue (SPEC §3).
+ * pyqueue.h - the public API of the pyqueue SPSC message queue (DESIGN §3).
  *
  * One writer thread and one reader thread share a pyq_queue_t.  Messages are
  * framed into fixed-size blocks taken from a two-tier pool (tier 1 "hot",
@@ -37,7 +37,7 @@
 #define PYQ_ENOTSUP (-EOPNOTSUPP) /* not supported on this platform/kernel */
 #define PYQ_EINTR (-EINTR)       /* interrupted by a stop request */
 
-/* Publish policies (SPEC §3.3). */
+/* Publish policies (DESIGN §3.3). */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
 #define PYQ_PUBLISH_EACH 1  /* every message is visible when its write returns */
 #define PYQ_PUBLISH_BYTES 2 /* publish every publish_bytes bytes (and when full) */
@@ -59,7 +59,7 @@
 
 typedef struct pyq_queue pyq_queue_t;
 
-/* Queue configuration; pyq_config_init() fills the SPEC §5 defaults. */
+/* Queue configuration; pyq_config_init() fills the defaults of DESIGN §3.11. */
 typedef struct pyq_config {
     uint32_t block_size;        /* bytes per block: multiple of 64 in [64, 16 MiB]; default 4096 */
     uint32_t hot_blocks;        /* tier 1 blocks, >= 1; default 4 */
@@ -85,7 +85,7 @@ typedef struct pyq_config {
                                    when it starts it; default 1 */
 } pyq_config_t;
 
-/* Counters (SPEC §3.8): each written by one thread only, readable at any time. */
+/* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */
 typedef struct pyq_stats {
     uint64_t messages_written;
     uint64_t bytes_written;     /* payload bytes */
@@ -112,7 +112,7 @@ typedef struct pyq_stats {
  * by pyq_reader_poll() when negative. */
 typedef int (*pyq_message_fn)(void *ctx, const void *msg, uint32_t len);
 
-/* Any thread.  Fill *cfg with the defaults of SPEC §5. */
+/* Any thread.  Fill *cfg with the defaults of DESIGN §3.11. */
 void pyq_config_init(pyq_config_t *cfg);
 
 /* Any thread.  Check a configuration without allocating.
@@ -155,7 +155,7 @@ void pyq_queue_stats(const pyq_queue_t *q, pyq_stats_t *out);
 uint64_t pyq_queue_backlog(const pyq_queue_t *q);
 
 /* Writer thread only.  Copy one message in (claim + memcpy + commit) and publish
- * it per the policy.  Waits for a free block per SPEC §3.6 for at most
+ * it per the policy.  Waits for a free block per DESIGN §3.6 for at most
  * timeout_ns (PYQ_WAIT_FOREVER: no limit; 0: do not wait).
  * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN (full past the timeout), PYQ_ECLOSED,
  *         PYQ_EBUSY (a claim is outstanding).

@@ -1,9 +1,9 @@
 /*
- * business.c - the 8-random-node business query of seed 000 (SPEC §6.1, §6.2).
+ * business.c - the 8-random-node business query of the original burst study (DESIGN §6.1, §6.2).
  *
  * The query is the unit both the burst-tail writer and the ownership worker
  * time, so it is kept out of line (noinline): every caller runs this one copy
- * of its machine code, as the seed's Business::step.
+ * of its machine code, as the original study's query function.
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -117,7 +117,7 @@ void pyq_business_state_init(pyq_business_state_t *s, uint64_t seed)
     s->queries = 0;
 }
 
-/* The seed's step: per visit add (address) / ldr value / eor, ror, add / str
+/* The original study's query step: per visit add (address) / ldr value / eor, ror, add / str
  * value / ldr next.  The loop has a constant trip count and is unrolled, so
  * the only branches are none; the start uses Lemire's multiply-shift instead
  * of a division. */

@@ -1,6 +1,6 @@
 /*
- * pipeline.c - producer -> stage -> consumer at a set rate (SPEC §6.4, seed
- * 003): the threads' loops; pipeline_run.c configures, starts and stops them.
+ * pipeline.c - producer -> stage -> consumer at a set rate (DESIGN §6.4):
+ * the threads' loops; pipeline_run.c configures, starts and stops them.
  * See pyq_pipeline.h.
  *
  * Each of the three threads pins itself (when asked), opens its software perf

@@ -1,8 +1,8 @@
 /*
- * pyq_burst_tail.h - the measured loop of the burst-tail study (SPEC §6.1, seed 000).
+ * pyq_burst_tail.h - the measured loop of the burst-tail study (DESIGN §6.1).
  *
  * One pyq_burst_t is one class: a queue behind a pyq_adapter_t, its consumer
- * thread (the seed's 64-iteration callback that verifies every message, every
+ * thread (the original study's 64-iteration callback that verifies every message, every
  * byte and FIFO order) and the business data of the writer.  The writer is the
  * thread that calls pyq_burst_windows(); per window it
  *   1. waits, untimed, while the backlog is above the target,
@@ -29,7 +29,7 @@ typedef struct pyq_burst_config {
     uint32_t warmup_queries;    /* business queries before the burst: 512 */
     uint32_t groups;            /* timed groups after the burst: 4 */
     uint32_t group_queries;     /* queries per group: 16 */
-    uint32_t consumer_loop;     /* 1: the seed's 64-iteration work per message; 0: verify only */
+    uint32_t consumer_loop;     /* 1: the study's 64-iteration work per message; 0: verify only */
     uint32_t retry_yield_every; /* writer on a full queue: sched_yield() every N failed
                                    try_writes (0: never); also used while waiting for
                                    the backlog to fall */
@@ -74,7 +74,7 @@ typedef struct pyq_burst_totals {
     double perf_read_ns;    /* cost of one counter read (PMU mode), -1 if none */
 } pyq_burst_totals_t;
 
-/* Any thread.  Fill *c with the SPEC §6.1 defaults (backlog_target 0: set it). */
+/* Any thread.  Fill *c with the defaults of DESIGN §6.1 (backlog_target 0: set it). */
 void pyq_burst_config_init(pyq_burst_config_t *c);
 
 /* Any thread.  Create the class: the adapter's queue, the business data.

@@ -1,6 +1,6 @@
 /*
- * pyq_business.h - the business workload of the burst-tail study (SPEC §6.1,
- * seed 000) and of the ownership control (§6.2): a linked structure of 64-byte
+ * pyq_business.h - the business workload of the burst-tail study (DESIGN §6.1)
+ * and of the ownership control (DESIGN §6.2): a linked structure of 64-byte
  * nodes in a caller-chosen amount of data (default 48 KiB = 768 nodes), linked
  * in one seeded random cycle.  A query starts at a random node and visits and
  * modifies 8 nodes along the links: load value, mix it into the state
@@ -22,7 +22,7 @@
 #include "pyqueue.h"
 
 #define PYQ_BUSINESS_NODE_SIZE 64       /* one cache line per node */
-#define PYQ_BUSINESS_DEFAULT_BYTES 49152 /* 48 KiB = 768 nodes (seed 000) */
+#define PYQ_BUSINESS_DEFAULT_BYTES 49152 /* 48 KiB = 768 nodes (the original burst study) */
 #define PYQ_BUSINESS_MIN_NODES 2
 #define PYQ_BUSINESS_MAX_NODES 16777216 /* 1 GiB of nodes */
 #define PYQ_BUSINESS_VISITS 8           /* nodes visited and modified per query */

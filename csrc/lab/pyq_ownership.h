@@ -1,5 +1,5 @@
 /*
- * pyq_ownership.h - the ownership control of SPEC §6.2 (seed 000, third
+ * pyq_ownership.h - the ownership control of DESIGN §6.2 (the original burst study's third
  * evidence).  No queue: one worker thread runs the same pyq_business_query()
  * on the same data, after either
  *   arm SELF:  the worker warmed and modified all the data itself, or
@@ -33,7 +33,7 @@
 typedef struct pyq_ownership_config {
     int32_t worker_cpu;    /* CPU of the worker (>= 0) */
     int32_t other_cpu;     /* CPU of the helper (>= 0, != worker_cpu) */
-    uint64_t data_bytes;   /* business data, a multiple of 64 (48 KiB in the seed) */
+    uint64_t data_bytes;   /* business data, a multiple of 64 (48 KiB in the original study) */
     uint64_t seed;         /* data layout and every window's warm salt / query seed */
     uint32_t queries;      /* queries per timed window (64) */
     uint32_t groups;       /* timed groups per window (4: 16 queries each); divides queries */

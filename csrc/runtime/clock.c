@@ -1,6 +1,6 @@
 /*
  * clock.c - CLOCK_MONOTONIC, the cycle counter (rdtsc / CNTVCT_EL0) calibrated
- * against it, and the measured cost of each (SPEC §4).
+ * against it, and the measured cost of each (DESIGN §4.4).
  */
 #define _GNU_SOURCE
 #include <pthread.h>

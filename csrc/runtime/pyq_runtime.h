@@ -1,5 +1,5 @@
 /*
- * pyq_runtime.h - the runtime of SPEC §4: CPU pinning and scheduling, clocks,
+ * pyq_runtime.h - the runtime of DESIGN §4: CPU pinning and scheduling, clocks,
  * perf counters, consumer idle strategies, the token-bucket pacer, and the
  * producer / consumer pthreads that run a queue entirely in C.
  *
@@ -229,9 +229,9 @@ uint64_t pyq_pacer_wait(const pyq_pacer_t *p, uint64_t when_ns);
 
 typedef struct pyq_thread pyq_thread_t;
 
-/* Consumer per-message work (SPEC §6.1, §6.5). */
+/* Consumer per-message work (DESIGN §4.7). */
 #define PYQ_WORK_NONE 0   /* nothing but the optional verification */
-#define PYQ_WORK_LOOP64 1 /* the seed's 64-iteration loop per message */
+#define PYQ_WORK_LOOP64 1 /* the burst study's 64-iteration loop per message */
 #define PYQ_WORK_SPIN_NS 2 /* spin work_ns on the cycle clock per message */
 
 /* Producer test faults (to prove a verifying consumer reports them). */

@@ -1,6 +1,6 @@
 /*
  * threads.c - start, stop, wait for and join the consumer / producer pthreads
- * (SPEC §4).  The new thread pins and schedules itself and reports how that
+ * (DESIGN §4.1).  The new thread pins and schedules itself and reports how that
  * went before pyq_*_start() returns, so a refused CPU or policy is an error of
  * the start call (naming the step), not a silent unpinned run.
  */

@@ -1,4 +1,4 @@
-"""python -m pyqueue bench: pyqueue against its peers, interleaved slices (issue 7)."""
+"""python -m pyqueue bench: pyqueue against its peers, interleaved slices."""
 from .common import command_line, exit_code
 
 NAME = "bench"
@@ -24,7 +24,7 @@ def add_arguments(p):
                         "(default %(default)g)")
     p.add_argument("--quick", action="store_true", help="2 rounds of small slices")
     p.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
-    p.add_argument("--out", help="write the SPEC §6 output folder here")
+    p.add_argument("--out", help="write the output folder here")
     p.add_argument("--no-progress", action="store_true")
 
 

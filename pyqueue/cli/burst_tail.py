@@ -1,4 +1,4 @@
-"""python -m pyqueue burst-tail: the 1 MiB burst-tail study (SPEC §6.1, seed 000).
+"""python -m pyqueue burst-tail: the 1 MiB burst-tail study (DESIGN §6.1).
 
 Also benchmarks/burst/run_burst_tail_1m.py (the same code)."""
 from .common import add_queue_arguments, command_line, exit_code, queue_config
@@ -32,7 +32,7 @@ def add_arguments(p):
     p.add_argument("--pmu", action="store_true", help="add a pass with counters around the queries")
     p.add_argument("--pmu-windows", type=int, default=500)
     p.add_argument("--seed", type=int, default=0x5EED)
-    p.add_argument("--out", help="output folder (SPEC §6); refuses a non-empty one without --overwrite")
+    p.add_argument("--out", help="output folder; refuses a non-empty one without --overwrite")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--quick", action="store_true",
                    help="%d windows per class per round and at most %d spill blocks: well "

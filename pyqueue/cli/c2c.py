@@ -1,4 +1,4 @@
-"""python -m pyqueue c2c: core-to-core latency matrix, queue vs floor, false sharing (SPEC §6.3)."""
+"""python -m pyqueue c2c: core-to-core latency, queue vs floor, false sharing (DESIGN §6.3)."""
 import sys
 
 from .common import EXIT_USAGE, exit_code
@@ -34,7 +34,7 @@ def add_arguments(parser):
                         help="also run the false-sharing demo on the pair")
     parser.add_argument("--increments", type=int, default=20_000_000,
                         help="false sharing: increments per thread per slice")
-    parser.add_argument("--out", default=None, help="output folder (SPEC §6)")
+    parser.add_argument("--out", default=None, help="output folder")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 

@@ -1,4 +1,4 @@
-"""python -m pyqueue ownership: the ownership control of SPEC §6.2 (seed 000).
+"""python -m pyqueue ownership: the ownership control of DESIGN §6.2.
 
 Same worker, same business query, data warmed by the worker itself vs by a
 thread on another core and handed over; prints p50/p99/p999 ns per 64-query
@@ -12,7 +12,7 @@ import sys
 from .common import EXIT_USAGE, exit_code
 
 NAME = "ownership"
-HELP = "ownership control (§6.2): self-warmed vs handed-over data, same worker and query"
+HELP = "ownership control: self-warmed vs handed-over data, same worker and query"
 
 QUICK = {"windows": 1000, "rounds": 3, "slice_windows": 50}
 DEFAULTS = {"windows": 10_000, "rounds": 3, "slice_windows": 100}
@@ -32,11 +32,11 @@ def add_arguments(parser):
     parser.add_argument("--slice-windows", type=int, default=None,
                         help="windows per interleaved slice (%d)" % DEFAULTS["slice_windows"])
     parser.add_argument("--seed", type=lambda s: int(s, 0), default=None,
-                        help="data and query seed (default: seed 000's id)")
+                        help="data and query seed (default: the original study's id)")
     parser.add_argument("--pmu", action="store_true",
                         help="also run counter-bracketed slices (hardware counters where the "
                              "machine has a PMU, software counters otherwise)")
-    parser.add_argument("--out", default=None, help="write the SPEC §6 output folder here")
+    parser.add_argument("--out", default=None, help="write the output folder here")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing pyqueue output folder at --out")
     parser.add_argument("--quick", action="store_true",

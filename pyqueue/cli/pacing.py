@@ -1,6 +1,6 @@
 """python -m pyqueue pacing: measure the drain rate D, pace bursts at P_max per
 delay target, and show the unbounded vs bounded backlog of streams above/below D
-(SPEC §6.5, seed 004).  ``--drain-only`` stops after the drain-rate measurement.
+(DESIGN §6.5).  ``--drain-only`` stops after the drain-rate measurement.
 """
 from .common import command_line, exit_code, parse_duration
 
@@ -19,9 +19,9 @@ def _list(cast):
 
 def add_arguments(p):
     p.add_argument("--burst", type=int, default=90_000, metavar="N",
-                   help="messages per paced burst (default 90000, seed 004)")
+                   help="messages per paced burst (default 90000)")
     p.add_argument("--targets", default="0.5ms,1ms,5ms,10ms,25ms", metavar="T,...",
-                   help="queueing-delay targets (default: the seed's)")
+                   help="queueing-delay targets (default: %(default)s)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of paced bursts and streams")
     p.add_argument("--drain-sizes", default=None, metavar="N,...",
                    help="burst sizes of the drain measurement (default N and N/4)")
@@ -45,7 +45,7 @@ def add_arguments(p):
     p.add_argument("--drain-only", action="store_true", help="only measure D")
     p.add_argument("--quick", action="store_true",
                    help="small run: N=20000, targets 0.5,1,5,20 ms, 1 round, 2 drain reps")
-    p.add_argument("--out", help="write the SPEC §6 output folder here")
+    p.add_argument("--out", help="write the output folder here")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     p.add_argument("--json", metavar="PATH", help="also write the result as one JSON file")
     p.add_argument("--no-progress", action="store_true")

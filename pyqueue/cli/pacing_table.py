@@ -1,4 +1,4 @@
-"""python -m pyqueue pacing-table: print the pacing model table of SPEC §6.5 / seed 004.
+"""python -m pyqueue pacing-table: print the pacing model table of DESIGN §6.5.
 
 Pure arithmetic (no measurement): give the drain rate D you measured (e.g. with
 ``python -m pyqueue pacing``), the burst size N and the delay targets T.
@@ -12,11 +12,11 @@ HELP = "print the pacing model table (P_max per delay target) for a drain rate a
 
 def add_arguments(parser):
     parser.add_argument("--drain", type=float, default=1.6e6, metavar="D",
-                        help="consumer drain rate, messages/s (default 1.6e6, seed 004)")
+                        help="consumer drain rate, messages/s (default 1.6e6)")
     parser.add_argument("--burst", type=float, default=90_000, metavar="N",
-                        help="burst size, messages (default 90000, seed 004)")
+                        help="burst size, messages (default 90000)")
     parser.add_argument("--targets", default="0.5ms,1ms,5ms,10ms,25ms", metavar="T,...",
-                        help="queueing-delay targets, comma separated (default: the seed's)")
+                        help="queueing-delay targets, comma separated (default: %(default)s)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
 
 

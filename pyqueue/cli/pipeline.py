@@ -1,4 +1,4 @@
-"""python -m pyqueue pipeline: producer -> stage -> consumer latency per variant (SPEC §6.4)."""
+"""python -m pyqueue pipeline: producer -> stage -> consumer latency per variant (DESIGN §6.4)."""
 from .common import exit_code
 
 NAME = "pipeline"
@@ -44,7 +44,7 @@ def add_arguments(parser):
                              "(default 10000; with --producer-fifo below half the interval)")
     parser.add_argument("--msg-size", type=int, default=32, help="bytes per message (>= 32)")
     parser.add_argument("--stage-work-ns", type=int, default=0, help="stage spin per message")
-    parser.add_argument("--out", default=None, help="output folder (SPEC §6)")
+    parser.add_argument("--out", default=None, help="output folder")
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 

@@ -1,4 +1,4 @@
-"""python -m pyqueue soak: a bounded stress that checks every message (issue 8)."""
+"""python -m pyqueue soak: a bounded stress that checks every message."""
 from .common import command_line, exit_code
 
 NAME = "soak"
@@ -13,7 +13,7 @@ def add_arguments(p):
                    help="seconds per random queue configuration (default 5)")
     p.add_argument("--slice", type=float, default=0.5,
                    help="seconds per C slice: how soon Ctrl-C is honoured (default 0.5)")
-    p.add_argument("--out", help="write the SPEC §6 output folder here")
+    p.add_argument("--out", help="write the output folder here")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     p.add_argument("--no-progress", action="store_true")
 

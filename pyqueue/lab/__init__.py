@@ -1,4 +1,4 @@
-"""pyqueue.lab: one function per experiment of SPEC §6.
+"""pyqueue.lab: one function per experiment of DESIGN §6.
 
 Each returns a result object with ``summary`` (a table), numpy sample arrays and
 ``to_json(path)``; ``load(path)`` reads any output folder back.  The modules are

@@ -1,4 +1,4 @@
-"""The adapters of SPEC §7: every built one delivers every message, FIFO, every byte;
+"""The adapters of DESIGN §7: every built one delivers every message, FIFO, every byte;
 a missing peer is reported, never dropped; bad names fail clearly.  No timings.
 
 Set PYQ_REQUIRE_PEERS=1 (CI, where the Debian packages are installed) to make a

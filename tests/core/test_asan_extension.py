@@ -1,5 +1,5 @@
 """The Python extension built once with ASan + UBSan, and a subset of the Python
-suite run against it (issue 8).  The build goes to a temporary folder (setup.py
+suite run against it (docs/RELIABILITY.md).  The build goes to a temporary folder (setup.py
 build_ext with PYQ_CFLAGS / PYQ_LDFLAGS, see pyqueue/_build.py), beside
 a copy of the package's Python files and of the tests, so the checkout's own
 extension is untouched.  CPython is not built with ASan: the runtime comes in

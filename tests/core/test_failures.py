@@ -1,4 +1,4 @@
-"""Clean failure (issue 8): each way a run can go wrong ends in a clear error or
+"""Clean failure (RELIABILITY.md): each way a run can go wrong ends in a clear error or
 a documented fallback, never a hang, a crash or a lost message.  Every wait
 here is bounded; cases that change process state (affinity, rlimits,
 capabilities, signals) run in a child process."""

@@ -1,4 +1,4 @@
-"""Property test of the Python API (SPEC §5) against a Python list model, with
+"""Property test of the Python API (DESIGN §5) against a Python list model, with
 hypothesis driving random sequences of write / try_write / write_batch / flush
 / poll / poll_into / close on small queues of every publish policy.
 

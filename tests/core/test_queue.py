@@ -1,4 +1,4 @@
-"""Behaviour of Queue / Writer / Reader from Python (SPEC §3, §5)."""
+"""Behaviour of Queue / Writer / Reader from Python (DESIGN §3, §5)."""
 import threading
 import time
 

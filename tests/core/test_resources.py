@@ -1,4 +1,4 @@
-"""Resource bounds (SPEC §3, issue 8): no allocation on the hot path, memory
+"""Resource bounds (DESIGN §3; docs/RELIABILITY.md): no allocation on the hot path, memory
 use equal to the configured pool, close() gives it all back, and repeated
 create/close leaks nothing.  Each case runs in a fresh interpreter, so other
 tests' memory cannot blur the RSS figures; the malloc count uses an LD_PRELOAD

@@ -1,4 +1,4 @@
-"""FIFO and every byte between a C writer thread and a C reader thread (SPEC §3):
+"""FIFO and every byte between a C writer thread and a C reader thread ([DESIGN §3](DESIGN.md#3-the-queue)):
 >= 10 million messages per publish policy, with and without scan_current, random
 sizes from 0 bytes to the maximum, with backlog spilling into tier 2 and back."""
 import pytest

@@ -1,7 +1,7 @@
 /*
  * fuzz_queue.c - libFuzzer target: one thread drives a random sequence of
  * writer and reader calls on a small queue and checks every result against a
- * reference model (SPEC §3).
+ * reference model (DESIGN §3).
  *
  * The input's first bytes choose the configuration (block size 64..512, 1-3
  * hot and 0-4 spill blocks, publish max / each / bytes:N, scan_current,

@@ -1,4 +1,4 @@
-"""The SPEC §6 output folder (pyqueue.lab.common.output): round trip, checksums, partial runs."""
+"""The output folder of DESIGN §6.8 (pyqueue.lab.common.output): round trip, checksums, partial runs."""
 import gzip
 import json
 import math

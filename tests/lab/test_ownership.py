@@ -1,4 +1,4 @@
-"""The ownership control (SPEC §6.2): end to end, output folder, CPUs, PMU mode.
+"""The ownership control (DESIGN §6.2): end to end, output folder, CPUs, PMU mode.
 
 No assertion here is about timing: only shapes, checksums, statuses and errors.
 """

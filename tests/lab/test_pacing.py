@@ -1,4 +1,4 @@
-"""pyqueue.pacing against hand-computed values, seed 004's table and the edge cases."""
+"""pyqueue.pacing against hand-computed values, the pacing table and the edge cases."""
 import math
 
 import numpy as np
@@ -6,11 +6,11 @@ import pytest
 
 from pyqueue import pacing
 
-D = 1.6e6      # seed 004: typical drain rate of one sender thread, msg/s
-N = 90_000     # seed 004: burst size
+D = 1.6e6      # the pacing article: typical drain rate of one sender thread, msg/s
+N = 90_000     # the pacing article: burst size
 
-# seed 004, "按目标配速": target T (s), tight-loop burst D×T (msgs), P_max (M msg/s,
-# rounded to 2 decimals as the seed prints it)
+# the pacing article's table: target T (s), tight-loop burst D×T (msgs), P_max (M msg/s,
+# rounded to 2 decimals as the article prints it)
 SEED_004 = [
     (0.5e-3, 800, 1.61),
     (1e-3, 1_600, 1.63),

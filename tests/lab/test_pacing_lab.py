@@ -1,4 +1,4 @@
-"""The drain-rate and pacing experiments (pyqueue.lab, SPEC §6.5) and the C pacer's
+"""The drain-rate and pacing experiments (pyqueue.lab, DESIGN §6.5) and the C pacer's
 schedule.  Behaviour only: the schedule is checked on the recorded array, never
 against wall time, and no measured delay or rate is asserted."""
 import json

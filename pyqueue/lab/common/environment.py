@@ -1,4 +1,4 @@
-"""What machine and software produced a result: the environment.json of SPEC §6.
+"""What machine and software produced a result: its environment.json (DESIGN §6.8).
 
 Everything is read best-effort from /proc, /sys and the interpreter; whatever
 cannot be read is recorded as "not readable" / "unknown" / "unsupported" rather

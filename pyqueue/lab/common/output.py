@@ -1,4 +1,4 @@
-"""The output folder of SPEC §6, shared by every experiment.
+"""The output folder (DESIGN §6.8), shared by every experiment.
 
 Layout (format ``pyqueue-output/1``)::
 

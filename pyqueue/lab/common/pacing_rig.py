@@ -1,4 +1,4 @@
-"""One burst through the queue in C, and what its per-message delays say (SPEC §6.5).
+"""One burst through the queue in C, and what its per-message delays say (DESIGN §6.5).
 
 A run starts a C consumer with a fixed per-message cost (spin ``work_ns`` on the
 cycle counter, then verify the message) and a C producer that sends ``n``
@@ -9,7 +9,7 @@ its write began (offer) and the time the consumer dequeued it.
 Queueing delay = dequeue - scheduled.  It is measured from the intended send
 time, so a producer that falls behind never hides the wait (no coordinated
 omission).  In an unpaced burst every message is scheduled at the burst's ready
-time, so message i waits about i/D: the seed's "delay rises linearly with the
+time, so message i waits about i/D: the pacing article's "delay rises linearly with the
 position in the burst to N/D".
 """
 import math
@@ -103,7 +103,7 @@ def analyse(b):
     lp99 = nearest_rank(late, 99)
     b.metrics = dict(
         max_delay_ns=max_delay, p50_delay_ns=float(p50), p99_delay_ns=float(p99),
-        # seed 004's estimate: the last message waited for the whole burst to drain
+        # the pacing article's estimate: the last message waited for the whole burst to drain
         d_max=n / (max_delay * 1e-9) if max_delay > 0 else math.nan,
         # slope of delay vs position = 1/D (ns per message)
         d_fit=1e9 / slope if slope > 0 else math.nan, fit_intercept_ns=intercept,

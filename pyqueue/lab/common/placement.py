@@ -1,4 +1,4 @@
-"""Interleaved slices tagged by a placement probe (SPEC §8, issue 7).
+"""Interleaved slices tagged by a placement probe (DESIGN §8.2).
 
 On a shared VM the host moves the virtual CPUs: a cache-line hand-off between the
 same two vCPUs costs ~26 ns at some moments and ~160 ns at others, and every

@@ -1,6 +1,6 @@
 """Nearest-rank percentiles, per round then averaged, and the table that states it.
 
-Definition (the one the burst-tail study of seed 000 reports): the p-th percentile
+Definition (the one the original burst-tail study reports): the p-th percentile
 of n samples sorted ascending is the sample at 1-based rank ceil(p/100 · n), with
 p = 0 giving the minimum.  The result is always one of the samples (never an
 interpolation).  p is read as a decimal percentage: floating-point noise such as

@@ -1,4 +1,4 @@
-"""pyqueue against its peers (issue 7): throughput and round trip of 32-byte
+"""pyqueue against its peers (DESIGN §6.6): throughput and round trip of 32-byte
 messages in short interleaved slices, each bracketed by a placement probe.
 
 Throughput (writer pinned to one CPU, reader to the other, M msg/s):

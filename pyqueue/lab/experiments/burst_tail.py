@@ -1,7 +1,7 @@
-"""The burst-tail study (SPEC §6.1, seed 000): business latency after a 1 MiB send.
+"""The burst-tail study (DESIGN §6.1): business latency after a 1 MiB send.
 
     import pyqueue.lab as lab
-    res = lab.burst_tail(windows=200)       # the SPEC defaults, fewer windows
+    res = lab.burst_tail(windows=200)       # the study's defaults, fewer windows
     print(res.table())
 
 Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
@@ -28,7 +28,7 @@ from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
 # overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
-# "-cached" ordinary stores (the seed's plain write).  Without a suffix the
+# "-cached" ordinary stores (the original study's plain write).  Without a suffix the
 # configuration's spill_nontemporal is used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
 # The study's classes (docs/DESIGN.md 6.1): three retry strategies, then every peer.
@@ -197,7 +197,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,
                seed=0x5EED, out=None, overwrite=False, progress=True, config=None,
                _fault_seq=0):
-    """Run the study; every default is SPEC §6.1's (seed 000).
+    """Run the study; every default is the original study's (DESIGN §6.1).
 
     classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and adapter names
     (peers.PEERS, and mutex).  A peer that is not installed is reported in
@@ -207,7 +207,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     retry_yield_every, the cadence of the peers' retries, which a yieldN class
     replaces by N.  backlog_target is a fraction of each
     queue's capacity in messages.  writer_cpu/consumer_cpu -1 leave the threads
-    unpinned (as the seed, whose platform could not pin).  pmu=True adds a
+    unpinned (as the original study, whose platform could not pin).  pmu=True adds a
     separate pass of pmu_windows windows per class with counters read around the
     measured queries; the latency tables never use those windows.
     """

@@ -1,4 +1,4 @@
-"""Core-to-core latency (SPEC §6.3, seed 001); false sharing is false_sharing.py.
+"""Core-to-core latency (DESIGN §6.3); false sharing is false_sharing.py.
 
     import pyqueue.lab as lab
     r = lab.core_to_core(round_trips=5000, rounds=3, over_time=5.0, out="c2c-out")
@@ -113,7 +113,7 @@ def core_to_core(cpus=None, modes=("cas", "two_lines"), round_trips=5000, warmup
     the two-line floor on ``pair`` (default: the first two CPUs), interleaved
     per round.  over_time: seconds to follow ``pair`` with one short slice per
     mode every ``interval`` s (default: 5 s on a VM, 0 elsewhere).  out: an
-    output folder (SPEC §6).  Ctrl-C stops after the current slice and leaves a
+    output folder (DESIGN §6.8).  Ctrl-C stops after the current slice and leaves a
     valid partial folder.  Returns a CoreToCoreResult.
     """
     modes = tuple(validate.sequence("modes", modes, lambda n, m: validate.choice(

@@ -1,4 +1,4 @@
-"""False sharing (issue 6, seed 001): two pinned threads increment their own
+"""False sharing (DESIGN §6.3): two pinned threads increment their own
 counter, on one cache line ("shared") and on lines 128 B apart ("padded"), in
 alternating slices; the slowdown is shared / padded per round.  The C loop is
 csrc/lab/false_sharing.c."""

@@ -1,4 +1,4 @@
-"""The ownership control of SPEC §6.2 (seed 000, third evidence).
+"""The ownership control of DESIGN §6.2 (the original burst study's third evidence).
 
 No queue.  One worker thread, pinned to ``worker_cpu``, runs the same C function
 (``pyq_business_query``: 8 dependent visits that modify random nodes of 48 KiB
@@ -42,7 +42,7 @@ from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTE
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
 _ARM_CODE = {"self": lib.PYQ_OWNERSHIP_SELF, "other": lib.PYQ_OWNERSHIP_OTHER}
-DEFAULT_SEED = 0x0FDC1D457E3ECA21          # seed 000's id
+DEFAULT_SEED = 0x0FDC1D457E3ECA21          # the original burst study's id
 
 
 def _check_cpus(worker_cpu, other_cpu):
@@ -147,7 +147,7 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
     is split into; slice_windows: windows per C call (one slice of one arm);
     pmu: also run counter-bracketed slices (cycles, instructions, L1D misses
     where the machine has a PMU; software counters otherwise); out: write the
-    SPEC §6 output folder there.  The first Ctrl-C stops after the current
+    output folder (DESIGN §6.8) there.  The first Ctrl-C stops after the current
     slice and leaves a valid partial result/folder; a second aborts.
     """
     windows = validate.integer("windows", windows, 1, 10**8)

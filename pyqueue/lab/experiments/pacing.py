@@ -1,9 +1,9 @@
-"""Drain rate and burst pacing (SPEC §6.5, seed 004): the model, checked by experiment.
+"""Drain rate and burst pacing (DESIGN §6.5): the model, checked by experiment.
 
 ``drain_rate()`` measures D, the rate at which a consumer with a fixed
 per-message cost drains the queue: unpaced bursts of two sizes; each message's
 queueing delay (dequeue - scheduled) rises linearly with its position to about
-N/D.  D is estimated twice per burst, as N / (max delay) (seed 004's method)
+N/D.  D is estimated twice per burst, as N / (max delay) (the pacing article's method)
 and as 1 / slope of a least-squares fit of delay vs position, and the two burst
 sizes are compared.
 
@@ -15,7 +15,7 @@ grows with the stream; below, it stays flat.
 
 Every run is a separate C run (so Ctrl-C is seen between runs), pinned producer
 CPU 0 -> consumer CPU 1 by default, and with ``out`` every run's raw arrays
-(scheduled, offer, dequeue, delay; unfiltered) land in a SPEC §6 output folder.
+(scheduled, offer, dequeue, delay; unfiltered) land in an output folder (DESIGN §6.8).
 """
 import json
 import math
@@ -84,7 +84,7 @@ class DrainResult(_Result):
 
     @property
     def d_conservative(self):
-        """Conservative D: the lowest N/max-delay of the largest size (seed 004's advice
+        """Conservative D: the lowest N/max-delay of the largest size (the pacing article's advice
         for hard bounds)."""
         return self.results.get("d_conservative")
 
@@ -193,7 +193,7 @@ def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer
     D = N / max delay and D = 1 / fitted slope of delay vs position.  ``config``:
     the queue's QueueConfig (default: publish 'each', prefaulted), its spill tier
     sized for the largest burst (recorded as ``params['queue']``).  ``out``:
-    write the SPEC §6 output folder there.  ``should_stop()``: checked between
+    write the output folder (DESIGN §6.8) there.  ``should_stop()``: checked between
     runs, like Ctrl-C.  Returns a DrainResult.
     """
     p = _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify)
@@ -237,7 +237,7 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
     """Measure D, pace bursts of ``n`` at P_max(D, T, n) per target T (s), then run
     sustained streams at ``f``·D for each f in ``stream_factors``.
 
-    ``pace_with``: "conservative" (the lowest N/max-delay seen; seed 004's advice
+    ``pace_with``: "conservative" (the lowest N/max-delay seen; the pacing article's advice
     for hard bounds) or "typical" (the median); ``d_margin`` in [0, 1) lowers that D
     by this fraction first (headroom for D drifting between measurement and use).
     A target T >= n/D needs no pacing:

@@ -1,4 +1,4 @@
-"""Producer -> stage -> consumer at a set rate (SPEC §6.4, seed 003).
+"""Producer -> stage -> consumer at a set rate (DESIGN §6.4).
 
     import pyqueue.lab as lab
     r = lab.pipeline(rate=20_000, messages=20_000, slices=4, out="pipe-out")
@@ -10,7 +10,7 @@ time that depends on nothing downstream, and latency is measured from it, so a
 stalled stage costs every message it delays (no coordinated omission).  The
 producer's own lateness (actual send - scheduled) is recorded separately.
 
-Variants (seed 003 §3.1, §3.2, §5.2):
+Variants (DESIGN §6.4: the pipeline article's lock-free queue, pinning, busy-poll with backoff):
   mutex_condvar   both hops through a mutex + condition-variable queue, unpinned
   unpinned_yield  pyqueue (publish each), unpinned, idle = relax + sched_yield
   pinned_spin     pyqueue, pinned per ``placement``, idle = busy poll

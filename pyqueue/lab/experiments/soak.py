@@ -1,4 +1,4 @@
-"""Soak: a bounded stress of the queue that checks every message (issue 8).
+"""Soak: a bounded stress of the queue that checks every message (docs/RELIABILITY.md).
 
 The run is a series of queue *periods*; each creates a queue with a random
 configuration (block size, tier sizes, publish policy, scan_current, streaming
@@ -170,7 +170,7 @@ def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, o
     ``seed`` (default: random, recorded) makes the configurations and the
     threads' choices reproducible; ``period_s``: seconds per queue configuration;
     ``slice_s``: seconds per C slice (how soon Ctrl-C is honoured).  ``out``: write
-    the SPEC §6 output folder there.  ``stop``: a GracefulInterrupt to use
+    the output folder (DESIGN §6.8) there.  ``stop``: a GracefulInterrupt to use
     (default: one installed here, catching Ctrl-C).
     """
     seconds = validate.number("seconds", seconds, 0, math.inf, lo_open=True, hi_open=True)

@@ -1,4 +1,4 @@
-"""The summary of a bench run (issue 7): medians per placement, the targets
+"""The summary of a bench run (DESIGN §6.6): medians per placement, the targets
 and the other ratios, and the text and Markdown reports.  Every ratio is taken
 per round within one placement (common/placement.py) and summarised by its median
 over rounds; nothing here measures."""
@@ -174,7 +174,7 @@ def format_markdown(summary, params):
     out += table("python_mmsg_s",
                  lambda e: "%.3f" % e["median"] if e.get("median") is not None else "-",
                  missing=())
-    out += ["", "**Targets of issue 7** (ratio per round within one placement, median over rounds)",
+    out += ["", "**Targets** ([DESIGN §8.5](DESIGN.md#85-targets); ratio per round within one placement, median over rounds)",
             ""]
     out += ["| target | goal | %s |" % " | ".join(places), "|---|---|%s" % ("---|" * len(places))]
     for t in summary["targets"]:

@@ -1,6 +1,6 @@
 """Summaries and tables of the burst-tail study (experiments/burst_tail.py).
 
-Latency figures are the seed's: the mean ns/query of each group of 16 measured
+Latency figures are the original study's: the mean ns/query of each group of 16 measured
 queries; p50/p99/p999 of those group means by nearest rank within each round,
 then averaged over rounds (min–max across rounds kept).  Migration evidence: a
 window "migrated" when the writer's CPU id at the end of the warm-up differs from

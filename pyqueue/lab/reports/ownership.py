@@ -202,7 +202,7 @@ def table(params, summary, status):
                                      counts=tuple(d["counts"]), mean=np.array(d["mean"]),
                                      min=np.array(d["min"]), max=np.array(d["max"]))
     q = params["queries"]
-    lines = ["Ownership control (SPEC §6.2): worker on CPU %d runs pyq_business_query on %d KiB "
+    lines = ["Ownership control: worker on CPU %d runs pyq_business_query on %d KiB "
              "(%d nodes), %d queries per timed window; data warmed and modified by the worker "
              "itself (self) or by a helper on CPU %d and handed over (other). Warm-up and "
              "hand-over untimed. Status: %s." % (params["worker_cpu"], params["data_kib"],

@@ -65,10 +65,10 @@ def _setup_line(p):
 
 
 def drain_text(res, p):
-    lines = ["Drain rate D (SPEC §6.5).  " + _setup_line(p),
+    lines = ["Drain rate D.  " + _setup_line(p),
              "Unpaced bursts: every message is scheduled at the burst's ready time; delay = "
              "dequeue - scheduled (CLOCK_MONOTONIC).",
-             "D_max = N / max delay (seed 004's method); D_fit = 1 / slope of the least-squares "
+             "D_max = N / max delay; D_fit = 1 / slope of the least-squares "
              "line of delay vs position; stalls = gaps > %d us without a dequeue, from the first "
              "scheduled send (kept); steal = host steal on the consumer CPU (10 ms ticks)."
              % (STALL_NS // 1000)]
