@@ -1,5 +1,5 @@
 /*
- * burst.c - the burst-tail study's measured loop (see pyq_burst.h).
+ * burst_tail.c - the burst-tail study's measured loop (see pyq_burst_tail.h).
  *
  * Threads: the writer is whoever calls pyq_burst_windows() (the business
  * thread); the consumer is a pthread started per call.  Shared words:
@@ -8,6 +8,15 @@
  *   BURST-B3 `stop` release (writer)  -> BURST-B4 acquire (consumer loop)
  *   MEET-S1/MEET-S2 `start`: the consumer pinned (or failed to) before the writer goes on
  *      (the start barrier, runtime/start_pvt.h)
+ *   `hold` relaxed both ways: it carries no data; the writer reads the backlog
+ *      through BURST-B2 as always, and a consumer that is slow to see it only
+ *      consumes a little longer.
+ *
+ * The backlog protocol: before each window, untimed, the writer waits while the
+ * backlog is above the target and tops it up, with the consumer held, while it
+ * is below.  Without the top-up a class whose consumer outruns its writer (ck's
+ * enqueue reads the consumer's index on every call) drains below the target and
+ * runs a different experiment from the others.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,6 +55,7 @@ struct pyq_burst {
 
     /* Control words, read-mostly. */
     PYQ_ALIGNED_LINE _Atomic int stop;
+    _Atomic int hold;      /* 1: the consumer polls nothing (the writer tops up) */
     pyq_start_t start;     /* MEET-S1/MEET-S2: writer and consumer, once per call */
     _Atomic int error;     /* first error of either side */
     pthread_t thread;
@@ -107,7 +117,13 @@ static void *consumer_main(void *arg)
     if (pyq_start_meet(&b->start, 2, pyq_cpu_pin_opt(b->c.consumer_cpu)) != 0)
         return NULL;
     while (!pyq_load_acquire(&b->stop)) { /* BURST-B4: pairs with BURST-B3 */
-        int64_t n = b->a->poll(b->h, 1024, consume, b);
+        int64_t n;
+
+        if (atomic_load_explicit(&b->hold, memory_order_relaxed)) {
+            pyq_cpu_relax();
+            continue;
+        }
+        n = b->a->poll(b->h, 1024, consume, b);
         if (n < 0) {
             set_error(b, (int)n);
             break;
@@ -170,7 +186,15 @@ static inline int wait_step(struct pyq_burst *b, uint32_t *since)
     return get_error(b);
 }
 
-static int send_burst(struct pyq_burst *b, uint64_t *retries_out, int *hit_full)
+/* The next message, b->sent, into b->msg: its pattern (and the tests' fault). */
+static inline void make_message(struct pyq_burst *b)
+{
+    pyq_pattern_fill(b->msg, b->c.msg_size, b->sent);
+    if (PYQ_UNLIKELY(b->c.fault_seq && b->sent + 1 == b->c.fault_seq))
+        b->msg[b->c.msg_size - 1] ^= 0xFF; /* injected fault: the consumer must catch it */
+}
+
+static int send_burst(struct pyq_burst *b, uint64_t *retries_out)
 {
     const uint32_t size = b->c.msg_size;
     uint64_t retries = 0;
@@ -178,9 +202,7 @@ static int send_burst(struct pyq_burst *b, uint64_t *retries_out, int *hit_full)
     int rc;
 
     for (uint32_t i = 0; i < b->c.send_messages; i++) {
-        pyq_pattern_fill(b->msg, size, b->sent);
-        if (PYQ_UNLIKELY(b->c.fault_seq && b->sent + 1 == b->c.fault_seq))
-            b->msg[size - 1] ^= 0xFF; /* injected fault: the consumer must catch it */
+        make_message(b);
         while ((rc = b->a->try_write(b->h, b->msg, size)) != 0) {
             if (rc != PYQ_EAGAIN)
                 return rc;
@@ -191,11 +213,35 @@ static int send_burst(struct pyq_burst *b, uint64_t *retries_out, int *hit_full)
         b->sent++;
     }
     b->retries += retries;
-    if (retries_out)
-        *retries_out = retries;
-    if (hit_full)
-        *hit_full = retries > 0;
+    *retries_out = retries;
     return 0;
+}
+
+/* Untimed: write single messages until the backlog reaches the target, the
+ * consumer held so that the backlog only grows; stop early at a full queue (a
+ * target the queue cannot hold).  *topped: messages written. */
+static int top_up(struct pyq_burst *b, uint64_t *topped)
+{
+    const uint32_t size = b->c.msg_size;
+    uint64_t n = 0;
+    int rc = 0;
+
+    if (backlog(b) >= b->c.backlog_target) {
+        *topped = 0;
+        return 0;
+    }
+    atomic_store_explicit(&b->hold, 1, memory_order_relaxed);
+    while (backlog(b) < b->c.backlog_target) {
+        make_message(b);
+        if ((rc = b->a->try_write(b->h, b->msg, size)) != 0)
+            break;
+        b->sent++;
+        n++;
+    }
+    b->a->flush(b->h);
+    atomic_store_explicit(&b->hold, 0, memory_order_relaxed);
+    *topped = n;
+    return rc == PYQ_EAGAIN ? 0 : rc;
 }
 
 static int wait_backlog(struct pyq_burst *b)
@@ -244,7 +290,7 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
 
     *out = NULL;
     if (!a || !ap || !c || c->msg_size < 8 || c->msg_size > MAX_MSG ||
-        c->msg_size != ap->msg_size || c->send_messages == 0 || c->groups == 0 ||
+        c->msg_size != ap->msg_size || c->groups == 0 ||
         c->groups > PYQ_BURST_MAX_GROUPS || c->group_queries == 0 || c->data_bytes < 4096)
         return PYQ_EINVAL;
     b = aligned_alloc(PYQ_CACHELINE, sizeof(*b));
@@ -283,17 +329,14 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
 int pyq_burst_fill(pyq_burst_t *b)
 {
     struct pin_save ps;
-    int rc, full = 0;
+    uint64_t topped;
+    int rc;
 
     if ((rc = writer_pin(b, &ps)) != 0)
         return rc;
-    if ((rc = consumer_start(b)) == 0) {
-        /* Stop at the target, or when a burst found the queue full: a target
-         * above what the queue holds cannot be reached. */
-        while (rc == 0 && !full && backlog(b) < b->c.backlog_target)
-            rc = send_burst(b, NULL, &full);
-        consumer_stop(b);
-    }
+    /* No consumer runs between calls, so the backlog only grows: one top-up
+     * reaches the target (or a full queue, for a target it cannot hold). */
+    rc = top_up(b, &topped);
     writer_unpin(&ps);
     return rc ? rc : get_error(b);
 }
@@ -321,7 +364,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
     for (uint32_t w = 0; w < n && rc == 0; w++) {
         uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->yields, bl;
 
-        if ((rc = wait_backlog(b)) != 0)
+        if ((rc = wait_backlog(b)) != 0 || (rc = top_up(b, &rec->topup[w])) != 0)
             break;
         rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
         bl = backlog(b);
@@ -334,7 +377,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
         rec->cpu_warm[w] = sched_getcpu();
 
         t0 = pyq_cycles_fenced();
-        if ((rc = send_burst(b, &retries, NULL)) != 0)
+        if ((rc = send_burst(b, &retries)) != 0)
             break;
         rec->send_ticks[w] = pyq_cycles_fenced() - t0;
         rec->retries[w] = retries;

@@ -5,7 +5,8 @@
  * thread (the original study's 64-iteration callback that verifies every message, every
  * byte and FIFO order) and the business data of the writer.  The writer is the
  * thread that calls pyq_burst_windows(); per window it
- *   1. waits, untimed, while the backlog is above the target,
+ *   1. untimed: waits while the backlog is above the target, and tops it up
+ *      (the consumer held) while it is below,
  *   2. runs the warm-up queries (512) and samples its CPU id,
  *   3. sends one burst (1 MiB of 32-byte messages) and samples its CPU id,
  *   4. runs the measured queries (4 groups of 16), one cycle-counter stamp per group.
@@ -25,7 +26,8 @@ typedef struct pyq_burst pyq_burst_t;
 
 typedef struct pyq_burst_config {
     uint32_t msg_size;          /* bytes per message: 32 */
-    uint32_t send_messages;     /* messages per burst: 1 MiB / 32 = 32,768 */
+    uint32_t send_messages;     /* messages per burst: 1 MiB / 32 = 32,768; 0: the
+                                   no-burst baseline (the same windows, no send) */
     uint32_t warmup_queries;    /* business queries before the burst: 512 */
     uint32_t groups;            /* timed groups after the burst: 4 */
     uint32_t group_queries;     /* queries per group: 16 */
@@ -49,7 +51,8 @@ typedef struct pyq_burst_config {
 typedef struct pyq_burst_records {
     uint64_t *group_ticks;  /* each timed group's duration */
     uint64_t *send_ticks;   /* the burst's duration */
-    uint64_t *wait_ticks;   /* the untimed wait for the backlog */
+    uint64_t *wait_ticks;   /* the untimed wait for the backlog, and its top-up */
+    uint64_t *topup;        /* messages the untimed top-up wrote before the window */
     uint64_t *backlog;      /* messages in the queue when the window started */
     uint64_t *retries;      /* failed try_writes during the burst */
     uint64_t *yields;       /* sched_yield() calls during wait + burst */
@@ -87,8 +90,8 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
 void pyq_burst_set_backlog_target(pyq_burst_t *b, uint64_t messages);
 void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask);
 
-/* The writer thread.  Untimed: send bursts (no queries) until the backlog
- * reaches the target, with the consumer running.  @return 0 or an error. */
+/* The writer thread.  Untimed: write (no queries, no consumer running) until
+ * the backlog reaches the target or the queue is full.  @return 0 or an error. */
 int pyq_burst_fill(pyq_burst_t *b);
 
 /* The writer thread.  Run n windows, filling rec[0..n).  Starts the consumer

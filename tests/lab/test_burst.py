@@ -23,7 +23,8 @@ SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_
 
 def installed_classes():
     avail = peers.available()
-    return [c for c in DEFAULT_CLASSES if c.startswith("yield") or avail.get(c) == "built"]
+    return [c for c in DEFAULT_CLASSES
+            if c.startswith("yield") or c == "none" or avail.get(c) == "built"]
 
 
 def test_small_study_end_to_end(tmp_path):
@@ -38,8 +39,18 @@ def test_small_study_end_to_end(tmp_path):
     assert set(s["classes"]) | set(s["not_installed"]) == set(DEFAULT_CLASSES)
     checksums = {d["business_checksum"] for d in s["classes"].values()}
     assert len(checksums) == 1, "every class must run the same business work"
+    assert s["protocol_not_met"] == {}
+    assert s["classes"]["none"]["x_no_burst"] == [1.0, 1.0, 1.0]
+    assert s["classes"]["none"]["messages_sent_total"] == 0
     for name, d in s["classes"].items():
         assert d["all_verified"], name
+        assert d["protocol_problems"] == [], name
+        assert d["x_no_burst"] is not None and all(r > 0 for r in d["x_no_burst"]), name
+        if name == "none":
+            assert d["messages_sent_per_round"] == [0, 0] and d["backlog_fraction"]["mean"] == 0
+            continue
+        # Held at the target: the untimed top-up brings every class there.
+        assert abs(d["backlog_fraction"]["mean"] - 0.8) <= 0.02, name
         assert d["messages_sent_total"] == d["messages_verified_total"] > 0
         assert d["messages_sent_per_round"] == [6 * 2048] * 2
         assert d["windows_per_round"] == [6, 6]
@@ -130,3 +141,38 @@ def test_benchmark_script_help():
     proc = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
                           env=_env(), cwd=tempfile.gettempdir(), timeout=60)
     assert proc.returncode == 0 and "--windows" in proc.stdout
+
+
+class _FakeClass:
+    """What reports.burst_tail._protocol reads of a class."""
+
+    def __init__(self, capacity, target, send, backlog, retries):
+        self.capacity, self.target, self.send_messages = capacity, target, send
+        self.done = [len(backlog)]
+        self.rec = {"retries": np.array([retries], np.uint64)}
+        self.backlog = np.array(backlog, np.float64) / capacity
+
+
+def test_protocol_flags_a_class_that_left_it():
+    from pyqueue.lab.reports.burst_tail import _protocol
+    ok = _FakeClass(1000, 800, 100, [800, 805, 795], [0, 0, 0])
+    assert _protocol(ok, {}, ok.backlog) == []
+    low = _FakeClass(1000, 800, 100, [280, 300, 290], [0, 0, 0])   # ck's 28 % of old
+    assert _protocol(low, {}, low.backlog) == ["backlog 29.0% of capacity, target 80.0%"]
+    full = _FakeClass(1000, 800, 100, [800, 800, 800], [0, 5, 0])
+    assert _protocol(full, {}, full.backlog) == ["the send met a full queue in 1 of 3 windows"]
+    # A target + send beyond the capacity: every send must meet a full queue.
+    over = _FakeClass(1000, 950, 100, [950, 950], [3, 0])
+    assert _protocol(over, {}, over.backlog) == [
+        "the send fit in the queue in 1 of 2 windows (target + send exceed the capacity)"]
+
+
+def test_the_table_says_when_the_protocol_was_not_met():
+    from pyqueue.lab.reports import burst_tail as report
+    res = lab.burst_tail(classes=["yield0", "none"], **dict(SMALL, rounds=1))
+    s = dict(res.summary, protocol_not_met={"yield0": "backlog 29.0% of capacity, target 80.0%"})
+    text = report.table(s, res.params)
+    assert "PROTOCOL NOT MET for: yield0 (backlog 29.0% of capacity, target 80.0%)" in text
+    without = report.table(dict(res.summary, classes={"yield0": res.summary["classes"]["yield0"]}),
+                           res.params)
+    assert "not measured: 'none' was not among the classes" in without

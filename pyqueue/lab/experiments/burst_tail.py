@@ -31,10 +31,13 @@ from ..reports import burst_tail as report
 # "-cached" ordinary stores (the original study's plain write).  Without a suffix the
 # configuration's spill_nontemporal is used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
-# The study's classes (docs/DESIGN.md 6.1): three retry strategies, then every peer.
+# The study's classes (DESIGN §6.1): three retry strategies, every peer, no send.
 STRATEGIES = ("yield1024", "yield0", "yield65536")
-DEFAULT_CLASSES = STRATEGIES + _peers.PEERS
-RECORDS_U64 = ("send_ticks", "wait_ticks", "backlog", "retries", "yields")
+# The no-burst baseline: the same windows and consumer (polling an empty pyqueue
+# queue), no send, so every table shows what the burst itself costs.
+NONE = "none"
+DEFAULT_CLASSES = STRATEGIES + _peers.PEERS + (NONE,)
+RECORDS_U64 = ("send_ticks", "wait_ticks", "topup", "backlog", "retries", "yields")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1
 TOTALS = cstruct.fields("pyq_burst_totals_t")   # the keys of _Class.totals()
@@ -172,7 +175,7 @@ def _resolve(classes, config):
     avail = _peers.available()
     run, missing = [], {}
     for name in classes:
-        pq_class = _pyqueue_class(name)
+        pq_class = {} if name == NONE else _pyqueue_class(name)
         if pq_class is not None:
             try:
                 run.append((name, "pyqueue", config.replace(**pq_class)))
@@ -185,7 +188,8 @@ def _resolve(classes, config):
                 missing[name] = "%s (%s)" % (avail[name], _peers.install_hint())
         else:
             raise ValueError("unknown class %r: use yieldN[-nt|-cached] (a pyqueue retry "
-                             "strategy) or one of %s" % (name, ", ".join(sorted(avail))))
+                             "strategy), %s (no send) or one of %s"
+                             % (name, NONE, ", ".join(sorted(avail))))
     return run, missing
 
 
@@ -199,8 +203,9 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                _fault_seq=0):
     """Run the study; every default is the original study's (DESIGN §6.1).
 
-    classes: pyqueue strategies ``yieldN`` (retry_yield_every=N) and adapter names
-    (peers.PEERS, and mutex).  A peer that is not installed is reported in
+    classes: pyqueue strategies ``yieldN`` (retry_yield_every=N), ``none`` (the
+    same windows with no send: the baseline every table compares against) and
+    adapter names (peers.PEERS, and mutex).  A peer that is not installed is reported in
     ``summary['not_installed']`` and skipped.  The queue of every class is
     ``config`` (a QueueConfig; default: the queue defaults) with the keywords
     block_size ... touch_after_write given here; peer_retry_yield_every is its
@@ -315,7 +320,7 @@ def _open_class(name, adapter, qcfg, p):
     cfg = ffi.new("pyq_burst_config_t *")
     lib.pyq_burst_config_init(cfg)
     cfg.msg_size = p["msg_size"]
-    cfg.send_messages = p["send_bytes"] // p["msg_size"]
+    cfg.send_messages = 0 if name == NONE else p["send_bytes"] // p["msg_size"]
     cfg.warmup_queries = p["warmup_queries"]
     cfg.groups = p["groups"]
     cfg.group_queries = p["group_queries"]
@@ -330,9 +335,11 @@ def _open_class(name, adapter, qcfg, p):
     c = _Class(name, cfg, ap, a, p["rounds"], p["windows"], p["groups"],
                p["pmu_windows"] if p["pmu"] else 0)
     cap = c.totals()["capacity"]
-    target = int(cap * p["backlog_target"])   # a fraction of this queue's own capacity
+    # A fraction of this queue's own capacity; the baseline keeps its queue empty.
+    target = 0 if name == NONE else int(cap * p["backlog_target"])
     lib.pyq_burst_set_backlog_target(c.ptr, target)
     c.capacity, c.target, c.adapter, c.retry_yield_every = cap, target, adapter, cfg.retry_yield_every
+    c.send_messages = cfg.send_messages
     c.spill_nontemporal = qcfg.spill_nontemporal if adapter == "pyqueue" else None
     return c
 

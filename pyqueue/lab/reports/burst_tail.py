@@ -14,6 +14,10 @@ from ..common.stats import NOT_MEASURED, nearest_rank, per_round_then_mean
 
 PS = (50.0, 99.0, 99.9)
 LABELS = ("p50", "p99", "p999")
+NONE = "none"               # the no-burst baseline class
+# How far a class's mean backlog at window start may be from its target and
+# still follow the protocol (fraction of capacity).
+BACKLOG_TOLERANCE = 0.02
 
 
 def _group_ns(c, params, r):
@@ -82,19 +86,54 @@ def summarize(state, params, missing):
             "write_retries": int(t.get("retries", 0)),
             "yields": int(t.get("yields", 0)),
             "send_ns_median": _stat(send_all, np.median),
+            "topup_messages": int(sum(int(c.rec["topup"][r, :c.done[r]].sum()) for r in range(rounds))),
             "business_checksum": int(t.get("checksum", 0)),
         }
+        classes[c.name]["protocol_problems"] = _protocol(c, classes[c.name], bl)
+    base = classes.get(NONE, {}).get("latency_ns_per_query")
+    for name, d in classes.items():
+        d["x_no_burst"] = ([_ratio(d["latency_ns_per_query"]["mean"][i], base["mean"][i])
+                            for i in range(len(PS))] if base else None)
     return {"method": ("per-group mean ns/query (groups of %d measured queries after each "
                        "%d-byte send); nearest-rank p50/p99/p999 per round, mean over rounds, "
                        "min/max across rounds" % (params["group_queries"], params["send_bytes"])),
             "classes": classes,
             "not_installed": dict(missing),
+            "protocol_not_met": {n: "; ".join(d["protocol_problems"])
+                                 for n, d in classes.items() if d["protocol_problems"]},
             "ticks_per_ns": params["ticks_per_ns"]}
 
 
+def _protocol(c, d, backlog):
+    """What this class did that the protocol says it must not: a mean backlog at
+    window start off its target, or sends that met a full queue when target +
+    send fits the queue (or none that did when it cannot)."""
+    problems = []
+    target = c.target / max(c.capacity, 1)
+    if backlog.size and abs(float(backlog.mean()) - target) > BACKLOG_TOLERANCE:
+        problems.append("backlog %.1f%% of capacity, target %.1f%%"
+                        % (100 * backlog.mean(), 100 * target))
+    windows = sum(c.done)
+    hit = sum(int((c.rec["retries"][r, :n] > 0).sum()) for r, n in enumerate(c.done))
+    must_fit = c.target + getattr(c, "send_messages", 0) <= c.capacity
+    if windows and must_fit and hit:
+        problems.append("the send met a full queue in %d of %d windows" % (hit, windows))
+    elif windows and not must_fit and hit < windows:
+        problems.append("the send fit in the queue in %d of %d windows (target + send exceed "
+                        "the capacity)" % (windows - hit, windows))
+    return problems
+
+
+def _ratio(x, base):
+    if x is None or base is None or not base or any(math.isnan(v) for v in (x, base)):
+        return None
+    return float(x / base)
+
+
 def _per_round_counts(c, params):
-    """Messages sent in each round's windows, and verified by the consumer during it."""
-    per = params["send_bytes"] // params["msg_size"]
+    """Messages the windows' sends wrote in each round (the untimed top-ups are
+    counted apart), and those the consumer verified during it."""
+    per = getattr(c, "send_messages", params["send_bytes"] // params["msg_size"])
     sent = [int(c.done[r] * per) for r in range(params["rounds"])]
     verified = []
     prev = c.fill_totals["verified"] if c.fill_totals else 0
@@ -123,20 +162,28 @@ def _cell(d, i, digits=1):
     return text
 
 
+def _x(ratios):
+    if not ratios:
+        return NOT_MEASURED
+    return "/".join(NOT_MEASURED if r is None else "%.1f" % r for r in ratios)
+
+
 def _pct(x):
     return "n/a" if x is None else "%.1f%%" % (100 * x)
 
 
 def table(summary, params, markdown=False):
     """The study's table: one row per class, then the classes not installed."""
-    head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "migrated windows",
-            "slowest 1% in migrated", "backlog (mean of cap)", "sent = verified"]
+    head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "x no-burst p50/p99/p999",
+            "migrated windows", "slowest 1% in migrated", "backlog (mean of cap)", "protocol",
+            "sent = verified"]
     rows = []
     for name, d in summary["classes"].items():
         lat = d["latency_ns_per_query"]
-        rows.append([name] + [_cell(lat, i) for i in range(3)] +
+        rows.append([name] + [_cell(lat, i) for i in range(3)] + [_x(d.get("x_no_burst"))] +
                     [_pct(d["migrated_window_share"]), _pct(d["slowest_1pct_in_migrated_share"]),
                      _pct(d["backlog_fraction"]["mean"]),
+                     "NOT MET" if d.get("protocol_problems") else "ok",
                      "%s (%s)" % ("yes" if d["all_verified"] else "NO",
                                   "{:,}".format(d["messages_verified_total"]))])
     for name, why in summary.get("not_installed", {}).items():
@@ -158,9 +205,19 @@ def table(summary, params, markdown=False):
               "Migrated window: the writer's CPU id at the end of the warm-up differs from the one at "
               "the end of the send. Backlog: messages queued at window start / queue capacity "
               "(target %.0f%%)." % (100 * params["backlog_target"]),
+              "x no-burst: the class's percentile / the same percentile of class 'none' (the same "
+              "windows with no send)%s." % ("" if NONE in summary["classes"] else
+                                            " -- not measured: 'none' was not among the classes"),
+              "Protocol: before each window, untimed, the backlog is brought to the target (wait "
+              "while above, top up with the consumer held while below); a class whose mean backlog "
+              "is more than %.0f points off, or whose sends met a full queue the protocol keeps "
+              "them from, is NOT MET." % (100 * BACKLOG_TOLERANCE),
               "Writer CPU %s, consumer CPU %s; %d windows per class per round in slices of %d, "
               "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["consumer_cpu"]),
                                          params["windows"], params["slice_windows"])]
+    bad = summary.get("protocol_not_met") or {}
+    if bad:
+        lines += ["", "PROTOCOL NOT MET for: " + "; ".join("%s (%s)" % kv for kv in bad.items())]
     pmu = summary.get("pmu")
     if pmu:
         lines += ["", pmu_table(pmu)]
