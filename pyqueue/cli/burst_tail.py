@@ -14,6 +14,8 @@ def add_arguments(p):
     others = [n for n in peers.BUILTIN if n != "pyqueue"] + list(peers.PEERS)
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
+                        "optionally with levers, yieldN+field[=value] of the queue settings "
+                        "(e.g. yield1024+hugepages, yield1024+touch_after_write=0), "
                         "none (the same windows with no send) and peers %s (default: %%(default)s)"
                         % ", ".join(others))
     p.add_argument("--rounds", type=int, default=3)

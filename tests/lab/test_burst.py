@@ -176,3 +176,23 @@ def test_the_table_says_when_the_protocol_was_not_met():
     without = report.table(dict(res.summary, classes={"yield0": res.summary["classes"]["yield0"]}),
                            res.params)
     assert "not measured: 'none' was not among the classes" in without
+
+
+def test_levers_are_classes_of_one_run():
+    res = lab.burst_tail(classes=["yield0", "yield0+touch_after_write=0+prefetch=0",
+                                  "yield0+hot_blocks=8", "none"], **dict(SMALL, rounds=1))
+    c = res.summary["classes"]
+    assert set(c) == {"yield0", "yield0+touch_after_write=0+prefetch=0", "yield0+hot_blocks=8",
+                      "none"}
+    assert all(d["all_verified"] for d in c.values())
+    assert len({d["business_checksum"] for d in c.values()}) == 1
+    lever = c["yield0+touch_after_write=0+prefetch=0"]["queue"]
+    assert (lever["touch_after_write"], lever["prefetch"], c["yield0"]["queue"]["prefetch"]) == \
+        (False, False, True)
+    assert c["yield0+hot_blocks=8"]["queue"]["hot_blocks"] == 8
+    for bad, msg in [("yield0+bogus", "'bogus' is not a queue setting"),
+                     ("yield0+hot_blocks=x", "not an integer"),
+                     ("yield0+retry_yield_every=3", "is not a queue setting"),
+                     ("yield0+hot_blocks=0", "hot_blocks")]:
+        with pytest.raises(ValueError, match=msg):
+            lab.burst_tail(classes=[bad], **dict(SMALL, rounds=1))

@@ -21,7 +21,7 @@ from ... import peers as _peers
 from ... import validate
 from ..._errors import check
 from ..._pyq import ffi, lib
-from ...config import QueueConfig
+from ...config import KINDS as _QUEUE_FIELDS, QueueConfig
 from ..common import status as _status
 from ..common.session import Session
 from ..reports import burst_tail as report
@@ -150,10 +150,15 @@ class _Class:
 
 
 def _pyqueue_class(name):
-    """{QueueConfig field: value} of a yield<N>[-nt|-cached] name, or None."""
+    """{QueueConfig field: value} of a yield<N>[-nt|-cached][+lever...] name, or None.
+
+    A lever is ``+field`` (True) or ``+field=value`` (an integer; 0/1 for
+    switches) of QueueConfig, so one run can interleave A/B classes of the same
+    strategy: ``yield1024+hugepages``, ``yield1024+touch_after_write=0``,
+    ``yield1024+hot_blocks=16``.  QueueConfig checks the values."""
     if not name.startswith("yield"):
         return None
-    rest = name[5:]
+    rest, *levers = name[5:].split("+")
     for suffix, nt in _SPILL_SUFFIX.items():
         if suffix and rest.endswith(suffix):
             rest = rest[:-len(suffix)]
@@ -165,6 +170,21 @@ def _pyqueue_class(name):
     out = {"retry_yield_every": int(rest)}
     if nt is not None:
         out["spill_nontemporal"] = nt
+    for lever in levers:
+        field, eq, value = lever.partition("=")
+        kind = _QUEUE_FIELDS.get(field)
+        if kind is None or field == "retry_yield_every":
+            raise ValueError("class %r: %r is not a queue setting a class may change (one of %s)"
+                             % (name, field, ", ".join(f for f in _QUEUE_FIELDS
+                                                       if f != "retry_yield_every")))
+        if not eq:
+            out[field] = True
+        elif kind == "publish":
+            out[field] = value                      # publish=each, publish=bytes:N
+        elif value.isdigit():
+            out[field] = bool(int(value)) if kind == "flag" and value in "01" else int(value)
+        else:
+            raise ValueError("class %r: %s=%r is not an integer" % (name, field, value))
     return out
 
 
@@ -341,6 +361,7 @@ def _open_class(name, adapter, qcfg, p):
     c.capacity, c.target, c.adapter, c.retry_yield_every = cap, target, adapter, cfg.retry_yield_every
     c.send_messages = cfg.send_messages
     c.spill_nontemporal = qcfg.spill_nontemporal if adapter == "pyqueue" else None
+    c.queue = qcfg.as_dict() if adapter == "pyqueue" else None   # levers included
     return c
 
 

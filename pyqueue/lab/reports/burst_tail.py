@@ -66,6 +66,7 @@ def summarize(state, params, missing):
             "adapter": c.adapter,
             "retry_yield_every": c.retry_yield_every,
             "spill_nontemporal": c.spill_nontemporal,
+            "queue": getattr(c, "queue", None),
             "latency_ns_per_query": rp.to_dict(),
             "windows_per_round": list(c.done),
             "migrated_window_share": _mean_or_none(mig_rounds),
