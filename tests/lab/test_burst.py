@@ -178,9 +178,11 @@ def test_the_table_says_when_the_protocol_was_not_met():
     assert "not measured: 'none' was not among the classes" in without
 
 
-def test_levers_are_classes_of_one_run():
+def test_levers_are_classes_of_one_run(tmp_path):
     res = lab.burst_tail(classes=["yield0", "yield0+touch_after_write=0+prefetch=0",
-                                  "yield0+hot_blocks=8", "none"], **dict(SMALL, rounds=1))
+                                  "yield0+hot_blocks=8", "none"], out=str(tmp_path / "levers"),
+                         **dict(SMALL, rounds=1))
+    assert _output.verify(str(tmp_path / "levers")) == []
     c = res.summary["classes"]
     assert set(c) == {"yield0", "yield0+touch_after_write=0+prefetch=0", "yield0+hot_blocks=8",
                       "none"}

@@ -50,7 +50,9 @@ __all__ = ["OutputFolder", "LoadedOutput", "verify", "load", "load_array", "to_j
 
 FORMAT = "pyqueue-output/1"
 SUMMARY, ENVIRONMENT, INDEX, SAMPLES = "summary.json", "environment.json", "index.json", "samples"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# Safe in a path on every filesystem: no separator, no leading dot; "+" and "="
+# spell burst-tail levers (yield1024+hugepages).
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
 
 
 def _now():
@@ -59,8 +61,8 @@ def _now():
 
 def _check_name(kind, name):
     if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
-        raise ValueError("%s must be letters, digits, '_', '-' or '.', not starting with "
-                         "'.' (got %r)" % (kind, name))
+        raise ValueError("%s must be letters, digits, '_', '-', '+', '=' or '.', not starting "
+                         "with '.' (got %r)" % (kind, name))
 
 
 def _sha256(path):
