@@ -1,4 +1,4 @@
-"""The inline twins (pyqueue.twins, csrc/adapters/pyq_twin.h): every twin and
+"""The inline twins (pyqueue.lab.common.twins, csrc/adapters/pyq_twin.h): every twin and
 its adapter row run end to end on small counts, deliver every sequence number
 and report their regime counts; the twin builds the very queue its adapter row
 does; no indirect call is left in a twin's loops.  No timings.
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import pyqueue.peers as peers
-import pyqueue.twins as twins
-from pyqueue import bench_regime
+import pyqueue.lab.common.twins as twins
+from pyqueue.lab.common import regime as bench_regime
 from pyqueue._errors import UnsupportedError
 from pyqueue._pyq import ffi, lib
 
