@@ -107,11 +107,17 @@ def test_roundtrip_leaves_the_callers_affinity_alone():
 
 
 def test_touch_after_write_is_reported_and_settable():
-    assert twins.roundtrip("pyqueue_each", TRIPS, W, R)["touch_after_write"] is True
-    r = twins.roundtrip("pyqueue_each", TRIPS, W, R, touch_after_write=False)
-    assert r["touch_after_write"] is False
+    # The queue's default (off), the burst study's setting (on) as a row of its
+    # own, an explicit override, and no setting at all for a peer.
+    assert twins.roundtrip("pyqueue_each", TRIPS, W, R)["touch_after_write"] is False
+    assert twins.roundtrip("pyqueue_each_touch", TRIPS, W, R)["touch_after_write"] is True
+    r = twins.roundtrip("pyqueue_each", TRIPS, W, R, touch_after_write=True)
+    assert r["touch_after_write"] is True
     assert twins.adapter_roundtrip("pyqueue_each_direct", TRIPS, W, R,
-                                   touch_after_write=False)["touch_after_write"] is False
+                                   touch_after_write=True)["touch_after_write"] is True
+    assert twins.adapter_throughput("pyqueue", 20_000, W, R)["touch_after_write"] is False
+    assert twins.throughput("pyqueue", 20_000, W, R)["touch_after_write"] is False
+    assert twins.roundtrip("ring_floor", TRIPS, W, R)["touch_after_write"] is None
 
 
 # --- the chasing regime on purpose ----------------------------------------------
