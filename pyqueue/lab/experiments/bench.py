@@ -212,10 +212,13 @@ class _Throughput:
         if spec.adapter:
             a = twins.adapter_throughput(name, **self._kw(name))
             value = a["mmsg_s"]
-            extra.update(elapsed_ns=a["elapsed_ns"], writer_ns=a["writer_ns"],
-                         full_retries=a["full_retries"], polls=a["polls"],
+            extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
                          empty_polls=a["empty_polls"], regime=a["regime"]["regime"],
                          touch_after_write=a["touch_after_write"])
+            if a["writer_ns"]:
+                # The writer's own span and its full-queue retries: which side set the
+                # pace (the loops of bench.c keep no writer span).
+                extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
         t = twins.throughput(name, **self._kw(name))
         # The twin's regime: its windows after the first when it has several
         # (start-up left out), else its totals.
@@ -281,7 +284,8 @@ class _RoundTrip:
             self.samples.setdefault(name, []).append(s)
             p50, p99, p999 = nearest_rank(s, (50, 99, 99.9))
             return float(p50), {"p99_ns": float(p99), "p999_ns": float(p999), "twin": None,
-                                "no_twin": twins.NO_TWIN["pingpong"]}
+                                "no_twin": twins.NO_TWIN["pingpong"],
+                                "touch_after_write": None}
         spec = twins.ROUNDTRIP[name]
         kw = dict(trips=self.trips, cpu_a=self.a, cpu_b=self.b, budget_bytes=self.budget,
                   peer_dir=self.peer_dir, **_row_queue(spec, self.base))
