@@ -69,6 +69,11 @@ MSG = 32
 # the regime measured, not the one intended).
 DEFAULT_GAP_NS = 100
 KINDS = ("throughput", "chasing", "roundtrip", "python")
+# A streaming slice runs n messages (20 M by default) or, for a row slower than
+# that, at least this long at its last rate.
+STREAM_SECONDS = 1.0
+RATE_PROBE = 1 << 20      # messages of the untimed run that first sizes a row's slices
+PY_BATCH_MAX = 4_000_000  # py_batch's rows are built in memory (32 B each) beforehand
 PROBE_TRIPS = 2000
 CHUNK = 65536
 LOCAL_CHUNK = 1024
@@ -175,21 +180,40 @@ class _Throughput:
         else:
             self.rows.insert(0, "py_batch")
         self.q = None
+        self.rate = {}             # row -> M msg/s of its last run (sizes its next slice)
         if not gap_ns:
             spec = twins.THROUGHPUT["pyqueue"]
             self.q = _queue.Queue(**twins._queue_kw(spec, budget_bytes, _row_queue(spec, base)))
-            self.data = _seq_rows(n)
+            # The rows are built in memory beforehand: py_batch's slice is capped.
+            self.py_n = min(n, PY_BATCH_MAX)
+            self.data = _seq_rows(self.py_n)
 
     def contenders(self):
         return list(self.rows)
+
+    def warm_up(self):
+        """The rows to run once untimed: only py_batch keeps its queue between slices
+        (every other row builds its queue and warms it in C, twin and driver alike)."""
+        return [r for r in self.rows if r == "py_batch"]
 
     def close(self):
         if self.q is not None:
             self.q.close()
 
-    def _kw(self, row):
+    def messages(self, row):
+        """Messages of a slice of ``row``.  Streaming: ``n``, or fewer when that
+        would take over STREAM_SECONDS at the row's last rate (never under one
+        second's worth): a streaming figure has left start-up by 20 M messages or
+        1 s.  Chasing: always ``n``."""
+        if self.gap or row not in self.rate:
+            return self.n
+        want = int(self.rate[row] * 1e6 * STREAM_SECONDS)
+        return min(self.n, max(twins.WINDOW * 4, -(-want // twins.WINDOW) * twins.WINDOW))
+
+    def _kw(self, row, messages=None):
         spec = twins.THROUGHPUT[row]
-        return dict(messages=self.n, writer_cpu=self.wcpu, reader_cpu=self.rcpu,
+        return dict(messages=messages or self.messages(row), writer_cpu=self.wcpu,
+                    reader_cpu=self.rcpu,
                     budget_bytes=self.budget, yardstick_slots=self.slots, gap_ns=self.gap,
                     peer_dir=self.peer_dir, **_row_queue(spec, self.base))
 
@@ -197,20 +221,24 @@ class _Throughput:
         if name == "py_batch":
             r = ffi.new("pyq_bench_result_t *")
             self._python_batch(r)
-            if r.messages != self.n:
+            if r.messages != self.py_n:
                 raise VerificationError("py_batch delivered %d of %d messages"
-                                        % (r.messages, self.n), lib.PYQ_EBADMSG)
+                                        % (r.messages, self.py_n), lib.PYQ_EBADMSG)
             reg = _regime.classify(int(r.messages), int(r.empty_polls), int(r.full_retries))
             return r.messages / r.elapsed_ns * 1e3, {
-                "elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls),
+                "elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls), "messages": self.py_n,
                 "empty_polls": int(r.empty_polls), "regime": reg.regime,
                 "touch_after_write": bool(self.q.config.touch_after_write),
                 "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
         spec = twins.THROUGHPUT[name]
-        extra = {"gap_ns": self.gap}
+        if not self.gap and name not in self.rate and self.n > RATE_PROBE:
+            # Untimed: the row's rate, so that its slices can be sized in seconds.
+            self.rate[name] = twins.throughput(name, **self._kw(name, RATE_PROBE))["mmsg_s"]
+        n = self.messages(name)
+        extra = {"gap_ns": self.gap, "messages": n}
         value = None
         if spec.adapter:
-            a = twins.adapter_throughput(name, **self._kw(name))
+            a = twins.adapter_throughput(name, **self._kw(name, n))
             value = a["mmsg_s"]
             extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
                          empty_polls=a["empty_polls"], regime=a["regime"]["regime"],
@@ -219,7 +247,8 @@ class _Throughput:
                 # The writer's own span and its full-queue retries: which side set the
                 # pace (the loops of bench.c keep no writer span).
                 extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
-        t = twins.throughput(name, **self._kw(name))
+        t = twins.throughput(name, **self._kw(name, n))
+        self.rate[name] = min(t["mmsg_s"], value or t["mmsg_s"])
         # The twin's regime: its windows after the first when it has several
         # (start-up left out), else its totals.
         t_reg = t.get("window_regime", t["regime"])["regime"]
@@ -236,12 +265,12 @@ class _Throughput:
 
     def _python_batch(self, r):
         h = ffi.new("pyq_bench_reader_t **")
-        check(lib.pyq_bench_reader_start(self.q.c_handle, self.n, MSG, self.rcpu, h),
+        check(lib.pyq_bench_reader_start(self.q.c_handle, self.py_n, MSG, self.rcpu, h),
               "C reader for write_batch")
         try:
             with _Pinned(self.wcpu):
                 t0 = time.monotonic_ns()
-                for i in range(0, self.n, CHUNK):
+                for i in range(0, self.py_n, CHUNK):
                     self.q.writer.write_batch(self.data[i:i + CHUNK])
                 self.q.writer.flush()
         except BaseException:
@@ -265,6 +294,9 @@ class _RoundTrip:
 
     def contenders(self):
         return list(self.rows)
+
+    def warm_up(self):
+        return []        # every queue is built and warmed in C for its slice
 
     def ring_floor_slots(self):
         ab = _AdapterQueue("ring_floor", self.budget, self.peer_dir)
@@ -319,6 +351,9 @@ class _PythonAPI:
 
     def contenders(self):
         return ["py_write_poll", "py_batch_local", "simplequeue", "deque"]
+
+    def warm_up(self):
+        return self.contenders()
 
     def close(self):
         self.q1.close()
@@ -436,8 +471,8 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                      bar_total=rounds * sum(len(g.contenders()) for _, g in groups),
                      bar_unit="slices",
                      pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
-            for kind, g in groups:       # untimed warm-up: fault in every queue's pages
-                for name in g.contenders():
+            for kind, g in groups:       # untimed warm-up: fault in every kept queue's pages
+                for name in g.warm_up():
                     g.run(name)
             rt.samples.clear()
             for r in range(rounds):      # one round of every group, then the next round
