@@ -136,7 +136,9 @@ def roundtrip_twins(slices):
         e = s.extra
         c = out.setdefault(s.placement, {}).setdefault(
             s.contender, {"adapter": [], "twin": [], "ratio": [], "touch_after_write": set()})
-        if not e.get("twin_only"):
+        if e.get("twin_only"):
+            c["twin_only"] = True
+        else:
             c["adapter"].append(s.value)
         if e.get("twin_p50_ns") is not None:
             c["twin"].append(e["twin_p50_ns"])
@@ -150,6 +152,7 @@ def roundtrip_twins(slices):
             for k in ("adapter", "twin", "ratio"):
                 c[k] = spread(c[k])
             c["flag"] = ("no twin" if "no_twin" in c
+                         else "twin only: no adapter row" if c.get("twin_only")
                          else twin_flag(c["ratio"] and c["ratio"]["p50"]))
             c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
     return out
