@@ -73,6 +73,7 @@ KINDS = ("throughput", "chasing", "roundtrip", "python")
 # that, at least this long at its last rate.
 STREAM_SECONDS = 1.0
 RATE_PROBE = 1 << 20      # messages of the untimed run that first sizes a row's slices
+UNMEASURED = "unmeasured"  # the regime of a twin that waits inside the library
 PY_BATCH_MAX = 4_000_000  # py_batch's rows are built in memory (32 B each) beforehand
 PROBE_TRIPS = 2000
 CHUNK = 65536
@@ -181,6 +182,7 @@ class _Throughput:
             self.rows.insert(0, "py_batch")
         self.q = None
         self.rate = {}             # row -> M msg/s of its last run (sizes its next slice)
+        self._blocks = {}          # row -> its twin waits inside the library
         if not gap_ns:
             spec = twins.THROUGHPUT["pyqueue"]
             self.q = _queue.Queue(**twins._queue_kw(spec, budget_bytes, _row_queue(spec, base)))
@@ -252,6 +254,10 @@ class _Throughput:
         # The twin's regime: its windows after the first when it has several
         # (start-up left out), else its totals.
         t_reg = t.get("window_regime", t["regime"])["regime"]
+        if self._blocking(name):
+            # It waits inside the library's own push/pop: no empty poll or full
+            # retry to count, so its regime is not measured (not "streaming").
+            t_reg = UNMEASURED
         extra.update(twin=t["twin"], twin_mmsg_s=t["mmsg_s"], twin_regime=t_reg,
                      twin_empty_polls=t["empty_polls"], twin_full_retries=t["full_retries"],
                      twin_windows=[w.get("mmsg_s") for w in t.get("windows", [])])
@@ -262,6 +268,11 @@ class _Throughput:
         else:
             extra["ratio"] = _ratio(value, t["mmsg_s"])
         return value, extra
+
+    def _blocking(self, row):
+        if row not in self._blocks:
+            self._blocks[row] = twins.describe(row, self.peer_dir)["blocking"]
+        return self._blocks[row]
 
     def _python_batch(self, r):
         h = ffi.new("pyq_bench_reader_t **")

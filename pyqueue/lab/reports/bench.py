@@ -221,7 +221,7 @@ def _touch(c):
 
 def _tput_rows(summary):
     """(regime, placement, row, cell) in table order, 'moved' last."""
-    order = {r: i for i, r in enumerate(_regime.REGIMES)}
+    order = {r: i for i, r in enumerate(_regime.REGIMES + ("unmeasured",))}
     porder = {"near": 0, "far": 1, "moved": 2}
     for reg in sorted(summary["throughput"], key=lambda r: order.get(r, 9)):
         for place in sorted(summary["throughput"][reg], key=lambda p: porder.get(p, 9)):
