@@ -16,7 +16,7 @@
  * Each run also records which throughput regime it was in: the reader counts
  * its polls and those that found the queue empty, the writer the attempts that
  * found it full, and both stamp a window record every `window` messages
- * (pyqueue/bench_regime.py classifies them).  gap_ticks > 0 paces the writer
+ * (pyqueue/lab/common/regime.py classifies them).  gap_ticks > 0 paces the writer
  * (a busy-wait after each message) to put the reader in the chasing regime on
  * purpose.
  *

@@ -12,7 +12,13 @@ def add_arguments(p):
     p.add_argument("--writer-cpu", type=int, default=0)
     p.add_argument("--reader-cpu", type=int, default=1)
     p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--messages", type=int, default=2_000_000, help="messages per throughput slice")
+    p.add_argument("--messages", type=int, default=20_000_000,
+                   help="messages per streaming throughput slice")
+    p.add_argument("--chasing-messages", type=int, default=2_000_000,
+                   help="messages per chasing throughput slice")
+    p.add_argument("--gap-ns", type=float, default=100.0,
+                   help="the chasing pass paces every writer to one message per GAP_NS "
+                        "(default %(default)g)")
     p.add_argument("--trips", type=int, default=20_000, help="round trips per latency slice")
     p.add_argument("--py-messages", type=int, default=200_000,
                    help="messages per Python-API slice")
@@ -32,9 +38,11 @@ def run(args):
     from ..lab.experiments.bench import bench, format_markdown
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
+        args.chasing_messages = 100_000
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
-                split_ns=args.split_ns, progress=not args.no_progress, out=args.out)
+                split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
+                chasing_messages=args.chasing_messages, gap_ns=args.gap_ns)
     print(res.table())
     if args.markdown:
         print("\n" + format_markdown(res.summary, res.params))

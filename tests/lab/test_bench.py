@@ -15,16 +15,24 @@ from pyqueue._errors import check
 from pyqueue._pyq import ffi, lib
 from pyqueue.lab.experiments import bench as B
 from pyqueue.lab.common import output as _output
+from pyqueue.lab.common import placement as pl
+from pyqueue.lab.common import regime
+from pyqueue.lab.common import twins
+from pyqueue.lab.reports import bench as report
 
 import support
 
 ROOT = support.ROOT
 CPUS = support.ALLOWED_CPUS
 
-TINY = dict(rounds=1, messages=20_000, trips=300, py_messages=2_000, progress=False)
+TINY = dict(rounds=1, messages=20_000, trips=300, py_messages=2_000, progress=False,
+            chasing_messages=20_000)
 
 
 def _rows(summary, section):
+    if section == "throughput":      # {regime: {placement: {row: cell}}}
+        return {n for by_place in summary[section].values() for d in by_place.values()
+                for n in d}
     return {n for d in summary[section].values() for n in d}
 
 
@@ -45,17 +53,38 @@ def test_quick_cli_end_to_end(tmp_path):
     assert loaded.complete
     res = loaded.results
     status = peers.available()
-    tput = _rows(res, "throughput_mmsg_s")
+    tput = _rows(res, "throughput")
     lat = _rows(res, "roundtrip_ns")
     for name in peers.NAMES:
         if status[name] != "built":
-            assert "not installed" in p.stdout or "build failed" in p.stdout
-        elif name in B.PEERS + ("pyqueue",):  # atomic_queue: a peer before it is a bench row
+            assert "%s: not installed" % name in p.stdout or "build failed" in p.stdout
+        else:
             assert name in tput and (name in lat or name == "pyqueue")
     assert {"pyqueue_direct", "py_batch", "yardstick", "pyqueue", "pyqueue_stream",
             "pyqueue_burst32", "pyqueue_stream_burst32"} <= tput
     assert {"pingpong", "ring_floor", "pyqueue_each", "pyqueue_scan", "pyqueue_each_direct",
-            "pyqueue_scan_direct"} <= lat
+            "pyqueue_scan_direct", "pyqueue_each_touch"} <= lat
+    # Every row ran beside its twin (or says why it has none), in both passes.
+    slices_ = json.load(open(out / "slices.json"))["data"]
+    for kind, table in (("throughput", twins.THROUGHPUT), ("chasing", twins.THROUGHPUT),
+                        ("roundtrip", twins.ROUNDTRIP)):
+        got = [s for s in slices_ if s["extra"]["kind"] == kind]
+        want = set(twins.bench_rows(table, status))
+        if kind == "chasing":
+            want -= set(twins.UNPACED)
+        assert want <= {s["contender"] for s in got}, kind
+        for s in got:
+            e = s["extra"]
+            assert "touch_after_write" in e
+            if e.get("no_twin"):
+                assert s["contender"] in twins.NO_TWIN
+            else:
+                assert e["twin"] and ("ratio" in e or e.get("twin_only"))
+            if kind != "roundtrip":
+                assert e["regime"] in regime.REGIMES + (B.UNMEASURED,)
+                assert e.get("twin_regime", "mixed") in regime.REGIMES + (B.UNMEASURED,)
+                if s["contender"] == "atomic_queue_optimist":   # spins inside push/pop
+                    assert e["twin_regime"] == B.UNMEASURED
     assert _rows(res, "python_mmsg_s") == {"py_write_poll", "py_batch_local", "simplequeue", "deque"}
     # The ring_floor yardstick: measured with samples, named as a yardstick, never a peer.
     assert "ring_floor" not in status and "ring_floor" not in tput
@@ -67,14 +96,17 @@ def test_quick_cli_end_to_end(tmp_path):
                   "pyqueue_each / ring_floor, round-trip p50",
                   "pyqueue_scan / ring_floor, round-trip p50"):
         assert res["ratios"][label] and label in p.stdout
-    assert len(res["targets"]) == len(B.TARGETS)
+    # A throughput target once per pass (streaming, chasing), the others once.
+    assert len(res["targets"]) == sum(len(report.PASSES) if t[1] == "throughput" else 1
+                                      for t in B.TARGETS)
     for t in res["targets"]:
         for e in t["by_placement"].values():
             assert e["median"] > 0 and isinstance(e["met"], bool)
     slices = json.load(open(out / "slices.json"))["data"]
     assert all(s["probe_before_ns"] > 0 and s["probe_after_ns"] > 0 for s in slices)
     # Adapter rows say which side set the pace: the writer's own span beside the slice's.
-    adapter_rows = [s for s in slices if s["contender"] in tput and "writer_ns" in s["extra"]]
+    adapter_rows = [s for s in slices if s["extra"]["kind"] == "throughput"
+                    and "writer_ns" in s["extra"]]
     assert {s["contender"] for s in adapter_rows} >= {"pyqueue", "pyqueue_stream"}
     for s in adapter_rows:
         assert s["extra"]["writer_ns"] > 0 and s["extra"]["elapsed_ns"] > 0
@@ -88,7 +120,7 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
     """Simulate a machine without one peer: copy the peer folder, remove a library."""
     src = peers.peer_dir()
     status = peers.available()
-    built = [n for n in peers.PEERS if status[n] == "built" and n in B.PEERS]
+    built = [n for n in peers.PEERS if status[n] == "built"]
     if not built:
         pytest.skip("no peer built here: the missing-peer path is the normal one")
     gone = "dpdk" if "dpdk" in built else built[0]
@@ -98,12 +130,12 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
     res = B.bench(CPUS[0], CPUS[1], peer_dir=str(dst), **TINY)
     s = res.summary
     assert s["peers"][gone].startswith("not installed")
-    assert gone not in _rows(s, "throughput_mmsg_s") and gone not in _rows(s, "roundtrip_ns")
+    assert gone not in _rows(s, "throughput") and gone not in _rows(s, "roundtrip_ns")
     if gone == "dpdk":
-        assert "dpdk_burst32" not in _rows(s, "throughput_mmsg_s")
+        assert "dpdk_burst32" not in _rows(s, "throughput")
     for other in built:
         if other != gone:
-            assert other in _rows(s, "throughput_mmsg_s") and other in _rows(s, "roundtrip_ns")
+            assert other in _rows(s, "throughput") and other in _rows(s, "roundtrip_ns")
     text, md = res.table(), B.format_markdown(s, res.params)
     assert "%s: not installed" % gone in text
     assert "| %s | not installed" % gone in md
@@ -209,3 +241,74 @@ def test_ring_floor_roundtrip_same_queue_refused():
     finally:
         ab.close()
         ba.close()
+
+
+# ---- the pairing and the regime tables, on synthetic data ---------------------------
+
+def test_every_bench_row_has_a_twin_or_says_why_not():
+    """Every row the bench runs (all peers built) is a row of the twin tables with a
+    twin that is built, or one of the rows with no twin and a reason."""
+    status = dict.fromkeys(peers.NAMES, "built")
+    built = twins.available()
+    for table in (twins.THROUGHPUT, twins.ROUNDTRIP):
+        for row in twins.bench_rows(table, status):
+            assert table[row].twin in built, row
+    for row, why in twins.NO_TWIN.items():
+        assert row not in twins.THROUGHPUT and row not in twins.ROUNDTRIP
+        assert why.startswith("no twin: ")
+    # A peer that is not installed takes its rows (bursts included) out.
+    gone = dict(status, dpdk="not installed: test")
+    rows = twins.bench_rows(twins.THROUGHPUT, gone)
+    assert "dpdk" not in rows and "dpdk_burst32" not in rows and "ck" in rows
+    assert {"boost_burst32", "atomic_queue", "atomic_queue_optimist"} <= set(
+        twins.bench_rows(twins.THROUGHPUT, status))
+
+
+def _slice(row, value, regime_, twin, twin_regime, place="near", r=0, kind="throughput"):
+    return pl.Slice(r, row, value, 50.0, 50.0, place,
+                    {"kind": kind, "regime": regime_, "twin": row, "twin_mmsg_s": twin,
+                     "twin_regime": twin_regime, "ratio": value / twin,
+                     "touch_after_write": None})
+
+
+def test_streaming_and_chasing_never_share_a_cell():
+    sl = [_slice("ck", 100.0, "streaming", 100.0, "streaming", r=0),
+          _slice("ck", 10.0, "chasing", 10.0, "chasing", r=1),
+          # the adapter streamed, the twin chased: two cells, no ratio
+          _slice("ck", 90.0, "streaming", 12.0, "chasing", r=2),
+          _slice("ck", 200.0, "streaming", 100.0, "streaming", place="far", r=3)]
+    cells = report.regime_cells(sl)
+    st, ch = cells["streaming"]["near"]["ck"], cells["chasing"]["near"]["ck"]
+    assert st["adapter"] == {"min": 90.0, "p50": 95.0, "max": 100.0, "n": 2}
+    assert st["twin"] == {"min": 100.0, "p50": 100.0, "max": 100.0, "n": 1}
+    assert st["ratio"]["n"] == 1 and st["regime_differs"] == 1 and st["flag"] == "ok"
+    assert ch["adapter"]["max"] == 10.0 and ch["twin"]["max"] == 12.0
+    assert ch["ratio"]["n"] == 1
+    # The far slice is its own cell, and its ratio 2.0 is a driver defect.
+    far = cells["streaming"]["far"]["ck"]
+    assert far["adapter"]["n"] == 1 and far["flag"].startswith("DRIVER DEFECT")
+    # The tables print one regime and one placement at a time.
+    keys = [(reg, place) for reg, place, row, c in report._tput_rows({"throughput": cells})]
+    assert keys == [("streaming", "near"), ("streaming", "far"), ("chasing", "near")]
+
+
+def test_targets_take_only_slices_of_their_pass_regime():
+    """A throughput target in the streaming pass uses no chasing slice."""
+    sl = {"throughput": [_slice("pyqueue", 50.0, "streaming", 50.0, "streaming"),
+                         _slice("ck", 10.0, "streaming", 10.0, "streaming"),
+                         _slice("rwq", 1.0, "chasing", 1.0, "chasing")],
+          "chasing": [_slice("pyqueue", 5.0, "chasing", 5.0, "chasing", kind="chasing"),
+                      _slice("ck", 10.0, "chasing", 10.0, "chasing", kind="chasing")]}
+    s = report.summarize(sl, {})
+    by = {t["label"]: t for t in s["targets"]}
+    st = by["pyqueue / best per-message peer, 32 B throughput [streaming]"]
+    ch = by["pyqueue / best per-message peer, 32 B throughput [chasing]"]
+    assert st["by_placement"]["near"]["median"] == 5.0
+    assert st["by_placement"]["near"]["against"] == [("ck", 1)]
+    assert ch["by_placement"]["near"]["median"] == 0.5
+
+
+def test_twin_flag_band():
+    assert report.twin_flag(1.0) == "ok" and report.twin_flag(0.85) == "ok"
+    assert report.twin_flag(1.16).startswith("DRIVER DEFECT")
+    assert report.twin_flag(None) == "no ratio"

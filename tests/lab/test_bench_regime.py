@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pyqueue import bench_regime as br
+from pyqueue.lab.common import regime as br
 
 
 def test_a_reader_that_never_waits_is_streaming():

@@ -1,4 +1,4 @@
-"""The inline twins (pyqueue.twins, csrc/adapters/pyq_twin.h): every twin and
+"""The inline twins (pyqueue.lab.common.twins, csrc/adapters/pyq_twin.h): every twin and
 its adapter row run end to end on small counts, deliver every sequence number
 and report their regime counts; the twin builds the very queue its adapter row
 does; no indirect call is left in a twin's loops.  No timings.
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import pyqueue.peers as peers
-import pyqueue.twins as twins
-from pyqueue import bench_regime
+import pyqueue.lab.common.twins as twins
+from pyqueue.lab.common import regime as bench_regime
 from pyqueue._errors import UnsupportedError
 from pyqueue._pyq import ffi, lib
 
@@ -107,11 +107,17 @@ def test_roundtrip_leaves_the_callers_affinity_alone():
 
 
 def test_touch_after_write_is_reported_and_settable():
-    assert twins.roundtrip("pyqueue_each", TRIPS, W, R)["touch_after_write"] is True
-    r = twins.roundtrip("pyqueue_each", TRIPS, W, R, touch_after_write=False)
-    assert r["touch_after_write"] is False
+    # The queue's default (off), the burst study's setting (on) as a row of its
+    # own, an explicit override, and no setting at all for a peer.
+    assert twins.roundtrip("pyqueue_each", TRIPS, W, R)["touch_after_write"] is False
+    assert twins.roundtrip("pyqueue_each_touch", TRIPS, W, R)["touch_after_write"] is True
+    r = twins.roundtrip("pyqueue_each", TRIPS, W, R, touch_after_write=True)
+    assert r["touch_after_write"] is True
     assert twins.adapter_roundtrip("pyqueue_each_direct", TRIPS, W, R,
-                                   touch_after_write=False)["touch_after_write"] is False
+                                   touch_after_write=True)["touch_after_write"] is True
+    assert twins.adapter_throughput("pyqueue", 20_000, W, R)["touch_after_write"] is False
+    assert twins.throughput("pyqueue", 20_000, W, R)["touch_after_write"] is False
+    assert twins.roundtrip("ring_floor", TRIPS, W, R)["touch_after_write"] is None
 
 
 # --- the chasing regime on purpose ----------------------------------------------

@@ -54,13 +54,27 @@ from ..._errors import VerificationError, check
 from ..._pyq import ffi, lib
 from ...config import QueueConfig
 from ..common import placement as pl
+from ..common import regime as _regime
 from ..common import status as _status
+from ..common import twins
 from ..common.session import Session
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                            format_markdown, format_summary, summarize)
 from ..common.stats import nearest_rank
 
 MSG = 32
+# The chasing pass paces every writer to one message per DEFAULT_GAP_NS (10 M
+# msg/s), below what the readers of the fast rows take; a row whose reader is
+# slower than that streams anyway, and its slices say so (they are tagged with
+# the regime measured, not the one intended).
+DEFAULT_GAP_NS = 100
+KINDS = ("throughput", "chasing", "roundtrip", "python")
+# A streaming slice runs n messages (20 M by default) or, for a row slower than
+# that, at least this long at its last rate.
+STREAM_SECONDS = 1.0
+RATE_PROBE = 1 << 20      # messages of the untimed run that first sizes a row's slices
+UNMEASURED = "unmeasured"  # the regime of a twin that waits inside the library
+PY_BATCH_MAX = 4_000_000  # py_batch's rows are built in memory (32 B each) beforehand
 PROBE_TRIPS = 2000
 CHUNK = 65536
 LOCAL_CHUNK = 1024
@@ -100,17 +114,19 @@ def _seq_rows(n):
     return arr
 
 
-def _tiered(base, budget_bytes, **kw):
-    """``base`` (a QueueConfig) with ``kw``, its pool budget_bytes: the hot tier as
-    configured, the rest spill (the pyqueue rows)."""
-    cfg = base.replace(**kw)
-    return cfg.replace(spill_blocks=max(0, budget_bytes // cfg.block_size - cfg.hot_blocks))
+# The pyqueue fields of the rows' queues come from the base config; the tiers
+# (and the fields a row sets itself) come from the row (common/twins.py), so
+# the bench and the twins build one queue from one formula.
+_TIER_FIELDS = ("hot_blocks", "spill_blocks")
 
 
-def _stream(base, budget_bytes, **kw):
-    """The same budget all in the hot tier (the pyqueue_stream rows)."""
-    cfg = base.replace(**kw)
-    return cfg.replace(hot_blocks=max(1, budget_bytes // cfg.block_size), spill_blocks=0)
+def _row_queue(spec, base):
+    return {k: v for k, v in base.as_dict().items()
+            if k not in _TIER_FIELDS and k not in spec.kw}
+
+
+def _ratio(adapter, twin):
+    return adapter / twin if twin else None
 
 
 class _AdapterQueue:
@@ -149,69 +165,124 @@ class BenchResult:
 
 
 class _Throughput:
-    def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, installed, peer_dir, base):
+    """The throughput rows (common/twins.py THROUGHPUT), each slice the bench's
+    driver and then the row's inline twin on a queue of the same build, back to
+    back inside one pair of probes.  ``gap_ns`` 0 streams (the writer flat out);
+    > 0 paces both writers (chasing, on purpose).  Every slice carries the
+    measured regime of both runs."""
+
+    def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, status, peer_dir, base,
+                 gap_ns=0):
         self.n, self.wcpu, self.rcpu, self.slots = n, wcpu, rcpu, yard_slots
-        self.q = _queue.Queue(_tiered(base, budget_bytes, publish="max"))
-        self.rows = _seq_rows(n)
-        self.adapters = {}
-        try:
-            self.adapters["pyqueue"] = _AdapterQueue(
-                "pyqueue", budget_bytes, peer_dir, _tiered(base, budget_bytes, publish="max"))
-            self.adapters["pyqueue_stream"] = _AdapterQueue(
-                "pyqueue", budget_bytes, peer_dir, _stream(base, budget_bytes, publish="max"))
-            for name in PEERS:
-                if name in installed:
-                    self.adapters[name] = _AdapterQueue(name, budget_bytes, peer_dir)
-        except BaseException:
-            self.close()
-            raise
+        self.budget, self.peer_dir, self.base, self.gap = budget_bytes, peer_dir, base, gap_ns
+        self.rows = twins.bench_rows(twins.THROUGHPUT, status)
+        if gap_ns:
+            self.rows = [r for r in self.rows if r not in twins.UNPACED]
+        else:
+            self.rows.insert(0, "py_batch")
+        self.q = None
+        self.rate = {}             # row -> M msg/s of its last run (sizes its next slice)
+        self._blocks = {}          # row -> its twin waits inside the library
+        if not gap_ns:
+            spec = twins.THROUGHPUT["pyqueue"]
+            self.q = _queue.Queue(**twins._queue_kw(spec, budget_bytes, _row_queue(spec, base)))
+            # The rows are built in memory beforehand: py_batch's slice is capped.
+            self.py_n = min(n, PY_BATCH_MAX)
+            self.data = _seq_rows(self.py_n)
 
     def contenders(self):
-        names = ["pyqueue_direct", "py_batch", "yardstick"] + list(self.adapters)
-        names += ["pyqueue_burst32", "pyqueue_stream_burst32"]
-        if "dpdk" in self.adapters:
-            names.append("dpdk_burst32")
-        return names
+        return list(self.rows)
+
+    def warm_up(self):
+        """The rows to run once untimed: only py_batch keeps its queue between slices
+        (every other row builds its queue and warms it in C, twin and driver alike)."""
+        return [r for r in self.rows if r == "py_batch"]
 
     def close(self):
-        self.q.close()
-        for a in self.adapters.values():
-            a.close()
+        if self.q is not None:
+            self.q.close()
+
+    def messages(self, row):
+        """Messages of a slice of ``row``.  Streaming: ``n``, or fewer when that
+        would take over STREAM_SECONDS at the row's last rate (never under one
+        second's worth): a streaming figure has left start-up by 20 M messages or
+        1 s.  Chasing: always ``n``."""
+        if self.gap or row not in self.rate:
+            return self.n
+        want = int(self.rate[row] * 1e6 * STREAM_SECONDS)
+        return min(self.n, max(twins.WINDOW * 4, -(-want // twins.WINDOW) * twins.WINDOW))
+
+    def _kw(self, row, messages=None):
+        spec = twins.THROUGHPUT[row]
+        return dict(messages=messages or self.messages(row), writer_cpu=self.wcpu,
+                    reader_cpu=self.rcpu,
+                    budget_bytes=self.budget, yardstick_slots=self.slots, gap_ns=self.gap,
+                    peer_dir=self.peer_dir, **_row_queue(spec, self.base))
 
     def run(self, name):
-        r = ffi.new("pyq_bench_result_t *")
-        if name == "pyqueue_direct":
-            check(lib.pyq_bench_queue_throughput(self.q.c_handle, self.n, MSG, self.wcpu,
-                                                 self.rcpu, r), "pyqueue throughput")
-        elif name == "yardstick":
-            check(lib.pyq_bench_ring_throughput(self.n, self.slots, self.wcpu, self.rcpu, r),
-                  "yardstick throughput")
-        elif name == "py_batch":
+        if name == "py_batch":
+            r = ffi.new("pyq_bench_result_t *")
             self._python_batch(r)
+            if r.messages != self.py_n:
+                raise VerificationError("py_batch delivered %d of %d messages"
+                                        % (r.messages, self.py_n), lib.PYQ_EBADMSG)
+            reg = _regime.classify(int(r.messages), int(r.empty_polls), int(r.full_retries))
+            return r.messages / r.elapsed_ns * 1e3, {
+                "elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls), "messages": self.py_n,
+                "empty_polls": int(r.empty_polls), "regime": reg.regime,
+                "touch_after_write": bool(self.q.config.touch_after_write),
+                "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
+        spec = twins.THROUGHPUT[name]
+        if not self.gap and name not in self.rate and self.n > RATE_PROBE:
+            # Untimed: the row's rate, so that its slices can be sized in seconds.
+            self.rate[name] = twins.throughput(name, **self._kw(name, RATE_PROBE))["mmsg_s"]
+        n = self.messages(name)
+        extra = {"gap_ns": self.gap, "messages": n}
+        value = None
+        if spec.adapter:
+            a = twins.adapter_throughput(name, **self._kw(name, n))
+            value = a["mmsg_s"]
+            extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
+                         empty_polls=a["empty_polls"], regime=a["regime"]["regime"],
+                         touch_after_write=a["touch_after_write"])
+            if a["writer_ns"]:
+                # The writer's own span and its full-queue retries: which side set the
+                # pace (the loops of bench.c keep no writer span).
+                extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
+        t = twins.throughput(name, **self._kw(name, n))
+        self.rate[name] = min(t["mmsg_s"], value or t["mmsg_s"])
+        # The twin's regime: its windows after the first when it has several
+        # (start-up left out), else its totals.
+        t_reg = t.get("window_regime", t["regime"])["regime"]
+        if self._blocking(name):
+            # It waits inside the library's own push/pop: no empty poll or full
+            # retry to count, so its regime is not measured (not "streaming").
+            t_reg = UNMEASURED
+        extra.update(twin=t["twin"], twin_mmsg_s=t["mmsg_s"], twin_regime=t_reg,
+                     twin_empty_polls=t["empty_polls"], twin_full_retries=t["full_retries"],
+                     twin_windows=[w.get("mmsg_s") for w in t.get("windows", [])])
+        if value is None:          # a twin-only row: the twin is the figure
+            value = t["mmsg_s"]
+            extra.update(regime=t_reg, touch_after_write=t["touch_after_write"],
+                         twin_only=True)
         else:
-            base, burst = ((name[:-len("_burst32")], 32) if name.endswith("_burst32")
-                           else (name, 0))
-            a = self.adapters[base]
-            check(lib.pyq_bench_adapter_throughput(a.a, a.h, self.n, burst, self.wcpu,
-                                                   self.rcpu, r), "%s throughput" % name)
-        if r.messages != self.n:
-            raise VerificationError("%s delivered %d of %d messages" % (name, r.messages, self.n),
-                                    lib.PYQ_EBADMSG)
-        extra = {"elapsed_ns": int(r.elapsed_ns)}
-        if r.writer_ns:
-            # The writer's own span and its full-queue retries: which side set the pace.
-            extra.update(writer_ns=int(r.writer_ns), full_retries=int(r.full_retries))
-        return r.messages / r.elapsed_ns * 1e3, extra
+            extra["ratio"] = _ratio(value, t["mmsg_s"])
+        return value, extra
+
+    def _blocking(self, row):
+        if row not in self._blocks:
+            self._blocks[row] = twins.describe(row, self.peer_dir)["blocking"]
+        return self._blocks[row]
 
     def _python_batch(self, r):
         h = ffi.new("pyq_bench_reader_t **")
-        check(lib.pyq_bench_reader_start(self.q.c_handle, self.n, MSG, self.rcpu, h),
+        check(lib.pyq_bench_reader_start(self.q.c_handle, self.py_n, MSG, self.rcpu, h),
               "C reader for write_batch")
         try:
             with _Pinned(self.wcpu):
                 t0 = time.monotonic_ns()
-                for i in range(0, self.n, CHUNK):
-                    self.q.writer.write_batch(self.rows[i:i + CHUNK])
+                for i in range(0, self.py_n, CHUNK):
+                    self.q.writer.write_batch(self.data[i:i + CHUNK])
                 self.q.writer.flush()
         except BaseException:
             lib.pyq_bench_reader_stop(h[0])
@@ -223,55 +294,55 @@ class _Throughput:
 
 
 class _RoundTrip:
-    def __init__(self, trips, cpu_a, cpu_b, budget_bytes, installed, peer_dir, base):
+    """The round-trip rows (common/twins.py ROUNDTRIP) and the ping-pong floor;
+    each slice the bench's driver then the row's twin, inside one pair of probes."""
+
+    def __init__(self, trips, cpu_a, cpu_b, budget_bytes, status, peer_dir, base):
         self.trips, self.a, self.b = trips, cpu_a, cpu_b
+        self.budget, self.peer_dir, self.base = budget_bytes, peer_dir, base
         self.samples = {}
-        self.pairs = {}
-        each = _tiered(base, budget_bytes, publish="each")
-        scan = _tiered(base, budget_bytes, publish="max", scan_current=True)
-        variants = [("ring_floor", "ring_floor", None),   # the yardstick (module doc)
-                    ("pyqueue_each", "pyqueue", each), ("pyqueue_scan", "pyqueue", scan)]
-        variants += [(p, p, None) for p in PEERS if p in installed]
-        # pyqueue's own API, no adapter vtable: the rows for the floor targets.
-        direct = [("pyqueue_each_direct", each), ("pyqueue_scan_direct", scan)]
-        try:
-            for row, adapter, cfg in variants:
-                self.pairs[row] = tuple(_AdapterQueue(adapter, budget_bytes, peer_dir, cfg)
-                                        for _ in "ab")
-            for row, cfg in direct:
-                self.pairs[row] = tuple(_queue.Queue(cfg) for _ in "ab")
-        except BaseException:
-            self.close()
-            raise
+        self.rows = ["pingpong"] + twins.bench_rows(twins.ROUNDTRIP, status)
 
     def contenders(self):
-        return ["pingpong"] + list(self.pairs)
+        return list(self.rows)
+
+    def warm_up(self):
+        return []        # every queue is built and warmed in C for its slice
 
     def ring_floor_slots(self):
-        ab = self.pairs["ring_floor"][0]
-        return int(ab.a.capacity(ab.h))
+        ab = _AdapterQueue("ring_floor", self.budget, self.peer_dir)
+        try:
+            return int(ab.a.capacity(ab.h))
+        finally:
+            ab.close()
 
     def close(self):
-        for pair in self.pairs.values():
-            for q in pair:
-                q.close()
+        pass
 
     def run(self, name):
-        s = np.zeros(self.trips, np.uint64)
-        with _Pinned(-1):
-            if name == "pingpong":
+        if name == "pingpong":
+            s = np.zeros(self.trips, np.uint64)
+            with _Pinned(-1):
                 check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
-            elif name.endswith("_direct"):
-                ab, ba = self.pairs[name]
-                check(lib.pyq_bench_queue_roundtrip(ab.c_handle, ba.c_handle, self.a, self.b,
-                                                    self.trips, _u64(s)), name)
-            else:
-                ab, ba = self.pairs[name]
-                check(lib.pyq_bench_adapter_roundtrip(ab.a, ab.h, ba.h, self.a, self.b,
-                                                      self.trips, _u64(s)), name)
-        self.samples.setdefault(name, []).append(s)
-        p50, p99, p999 = nearest_rank(s, (50, 99, 99.9))
-        return float(p50), {"p99_ns": float(p99), "p999_ns": float(p999)}
+            self.samples.setdefault(name, []).append(s)
+            p50, p99, p999 = nearest_rank(s, (50, 99, 99.9))
+            return float(p50), {"p99_ns": float(p99), "p999_ns": float(p999), "twin": None,
+                                "no_twin": twins.NO_TWIN["pingpong"],
+                                "touch_after_write": None}
+        spec = twins.ROUNDTRIP[name]
+        kw = dict(trips=self.trips, cpu_a=self.a, cpu_b=self.b, budget_bytes=self.budget,
+                  peer_dir=self.peer_dir, **_row_queue(spec, self.base))
+        t = twins.roundtrip(name, **kw)
+        extra = {"twin": spec.twin, "twin_p50_ns": t["p50_ns"], "twin_p99_ns": t["p99_ns"],
+                 "twin_p999_ns": t["p999_ns"], "touch_after_write": t["touch_after_write"]}
+        if not spec.adapter:
+            return t["p50_ns"], dict(extra, p99_ns=t["p99_ns"], p999_ns=t["p999_ns"],
+                                     twin_only=True)
+        a = twins.adapter_roundtrip(name, **kw)
+        self.samples.setdefault(name, []).append(a["samples_ns"])
+        extra.update(p99_ns=a["p99_ns"], p999_ns=a["p999_ns"],
+                     ratio=_ratio(a["p50_ns"], t["p50_ns"]))
+        return a["p50_ns"], extra
 
 
 class _PythonAPI:
@@ -283,13 +354,17 @@ class _PythonAPI:
     def __init__(self, n, cpu, budget_bytes, base):
         self.n, self.cpu = n, cpu
         self.msgs = [bytes(r) for r in _seq_rows(n)]
-        self.q1 = _queue.Queue(_tiered(base, budget_bytes, publish="each"))
-        self.qb = _queue.Queue(_tiered(base, budget_bytes, publish="max"))
+        each, batch = twins.ROUNDTRIP["pyqueue_each"], twins.THROUGHPUT["pyqueue"]
+        self.q1 = _queue.Queue(**twins._queue_kw(each, budget_bytes, _row_queue(each, base)))
+        self.qb = _queue.Queue(**twins._queue_kw(batch, budget_bytes, _row_queue(batch, base)))
         self.rows = _seq_rows(n)
         self.out = np.zeros((LOCAL_CHUNK, MSG), np.uint8)
 
     def contenders(self):
         return ["py_write_poll", "py_batch_local", "simplequeue", "deque"]
+
+    def warm_up(self):
+        return self.contenders()
 
     def close(self):
         self.q1.close()
@@ -339,15 +414,19 @@ class _PythonAPI:
         return ok
 
 
-def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_000,
+def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
-          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None):
+          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None,
+          chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
     that is not there is reported as not installed.  config: the QueueConfig every
     pyqueue row starts from (default: the queue defaults, in params['queue']); each
-    row sets its publish policy and splits budget_bytes into its tiers."""
+    row sets its publish policy and splits budget_bytes into its tiers.
+    messages: per streaming slice (long enough to leave start-up);
+    chasing_messages and gap_ns: the chasing pass, every writer paced to one
+    message per gap_ns so that a reader faster than that chases it."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -355,21 +434,23 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
     trips = validate.integer("trips", trips, 1, None)
     py_messages = validate.integer("py_messages", py_messages, 1, None)
     budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
+    chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
+    gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
     base = QueueConfig.of(config)
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
+                  chasing_messages=chasing_messages, gap_ns=gap_ns,
                   timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
                   timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
     peers = _peers.available(peer_dir)
-    installed = {n for n, st in peers.items() if st == "built"}
     res = BenchResult(params, peers)
-    tp = rt = py = None
+    tp = ch = rt = py = None
     slices = {}
     probe = lambda: probe_one_way_ns(writer_cpu, reader_cpu)
 
     def record(folder, status, final):
-        res.slices = [s for kind in ("throughput", "roundtrip", "python")
+        res.slices = [s for kind in KINDS
                       for s in slices.get(kind, [])]
         res.summary = summarize(slices, peers)
         res.summary["rounds_done"] = session.done
@@ -386,19 +467,23 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
 
     try:
         tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
-                         installed, peer_dir, base)
-        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, installed, peer_dir, base)
+                         peers, peer_dir, base)
+        ch = _Throughput(chasing_messages, writer_cpu, reader_cpu, yardstick_slots,
+                         budget_bytes, peers, peer_dir, base, gap_ns=gap_ns)
+        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, peers, peer_dir, base)
         params["ring_floor_slots"] = rt.ring_floor_slots()
+        params["unpaced"] = dict(twins.UNPACED)
+        params["no_twin"] = dict(twins.NO_TWIN)
         py = _PythonAPI(py_messages, writer_cpu, budget_bytes, base)
-        groups = [("throughput", tp), ("roundtrip", rt), ("python", py)]
+        groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
                      progress=progress,
                      bar_total=rounds * sum(len(g.contenders()) for _, g in groups),
                      bar_unit="slices",
                      pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
-            for kind, g in groups:       # untimed warm-up: fault in every queue's pages
-                for name in g.contenders():
+            for kind, g in groups:       # untimed warm-up: fault in every kept queue's pages
+                for name in g.warm_up():
                     g.run(name)
             rt.samples.clear()
             for r in range(rounds):      # one round of every group, then the next round
@@ -419,7 +504,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=2_000_000, trips=20_00
                 if session.stopping:
                     break
     finally:
-        for g in (tp, rt, py):
+        for g in (tp, ch, rt, py):
             if g is not None:
                 g.close()
     return res

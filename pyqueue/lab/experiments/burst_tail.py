@@ -215,7 +215,7 @@ def _resolve(classes, config):
 
 def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                send_bytes=1 << 20, block_size=None, hot_blocks=None, spill_blocks=None,
-               publish=None, scan_current=None, touch_after_write=None, consumer_loop=True,
+               publish=None, scan_current=None, touch_after_write=True, consumer_loop=True,
                warmup_queries=512, groups=4, group_queries=16, data_kib=48,
                backlog_target=0.8, peer_retry_yield_every=None, writer_cpu=-1,
                consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,

@@ -3,9 +3,17 @@ and the other ratios, and the text and Markdown reports.  Every ratio is taken
 per round within one placement (common/placement.py) and summarised by its median
 over rounds; nothing here measures."""
 import collections
+import statistics
 
 from ... import peers as _peers
 from ..common import placement as pl
+from ..common import regime as _regime
+
+# An adapter row and its inline twin, same slice and placement, must agree
+# within this band; outside it the driver has a defect (DESIGN §8.3).
+TWIN_BAND = (0.85, 1.15)
+# Which pass measures which regime on purpose (experiments/bench.py).
+PASSES = (("throughput", _regime.STREAMING), ("chasing", _regime.CHASING))
 
 # The contenders beside pyqueue, as peers.py knows them: the other built-ins (the
 # mutex queue), then every peer of the table -- the "best per-message peer" is one.
@@ -60,34 +68,132 @@ def _ratio_entry(d):
                 "against": e["against"]} for p, e in d.items()}
 
 
+def spread(values):
+    """min / p50 / max and n of a list of figures (None when empty)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"min": min(values), "p50": statistics.median(values), "max": max(values),
+            "n": len(values)}
+
+
+def twin_flag(ratio_p50):
+    """'ok' inside TWIN_BAND, else the words that say the driver has a defect."""
+    if ratio_p50 is None:
+        return "no ratio"
+    lo, hi = TWIN_BAND
+    return "ok" if lo <= ratio_p50 <= hi else "DRIVER DEFECT (outside %.2f-%.2f)" % (lo, hi)
+
+
+def regime_cells(slices):
+    """{regime: {placement: {row: cell}}} of throughput slices, each slice's
+    adapter figure in the cell of its own measured regime and its twin's figure in
+    the cell of the twin's regime; a ratio counts only when both ran in the same
+    regime.  A streaming and a chasing figure never share a cell."""
+    cells = {}
+
+    def cell(regime, place, row):
+        return cells.setdefault(regime, {}).setdefault(place, {}).setdefault(
+            row, {"adapter": [], "twin": [], "ratio": [], "touch_after_write": set(),
+                  "passes": set(), "regime_differs": 0})
+
+    for s in slices:
+        e = s.extra
+        twin_only = e.get("twin_only", False)
+        if not twin_only:
+            c = cell(e["regime"], s.placement, s.contender)
+            c["adapter"].append(s.value)
+            c["touch_after_write"].add(e.get("touch_after_write"))
+            c["passes"].add(e.get("kind"))
+            if "no_twin" in e:
+                c["no_twin"] = e["no_twin"]
+        if e.get("twin_mmsg_s") is not None:
+            c2 = cell(e["twin_regime"], s.placement, s.contender)
+            c2["twin"].append(e["twin_mmsg_s"])
+            c2["touch_after_write"].add(e.get("touch_after_write"))
+            c2["passes"].add(e.get("kind"))
+            if twin_only:
+                c2["twin_only"] = True
+            elif e["twin_regime"] == e["regime"]:
+                c2["ratio"].append(e["ratio"])
+            else:
+                cell(e["regime"], s.placement, s.contender)["regime_differs"] += 1
+    for by_place in cells.values():
+        for rows in by_place.values():
+            for c in rows.values():
+                for k in ("adapter", "twin", "ratio"):
+                    c[k] = spread(c[k])
+                c["flag"] = twin_flag(c["ratio"] and c["ratio"]["p50"])
+                c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
+                c["passes"] = sorted(c["passes"])
+    return cells
+
+
+def roundtrip_twins(slices):
+    """{placement: {row: {adapter, twin, ratio (p50 spreads), touch, flag}}}."""
+    out = {}
+    for s in slices:
+        e = s.extra
+        c = out.setdefault(s.placement, {}).setdefault(
+            s.contender, {"adapter": [], "twin": [], "ratio": [], "touch_after_write": set()})
+        if e.get("twin_only"):
+            c["twin_only"] = True
+        else:
+            c["adapter"].append(s.value)
+        if e.get("twin_p50_ns") is not None:
+            c["twin"].append(e["twin_p50_ns"])
+        if e.get("ratio") is not None:
+            c["ratio"].append(e["ratio"])
+        c["touch_after_write"].add(e.get("touch_after_write"))
+        if "no_twin" in e:
+            c["no_twin"] = e["no_twin"]
+    for rows in out.values():
+        for c in rows.values():
+            for k in ("adapter", "twin", "ratio"):
+                c[k] = spread(c[k])
+            c["flag"] = ("no twin" if "no_twin" in c
+                         else "twin only: no adapter row" if c.get("twin_only")
+                         else twin_flag(c["ratio"] and c["ratio"]["p50"]))
+            c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
+    return out
+
+
 def summarize(slices, status):
-    """Medians per placement and contender, and the per-round ratios."""
-    tput, lat, py = (slices.get(k, []) for k in ("throughput", "roundtrip", "python"))
-    summ = {"peers": status, "throughput_mmsg_s": {}, "roundtrip_ns": {}, "python_mmsg_s": {},
+    """Spreads per regime and placement, medians per placement, the per-round ratios."""
+    lat, py = (slices.get(k, []) for k in ("roundtrip", "python"))
+    tput_all = slices.get("throughput", []) + slices.get("chasing", [])
+    summ = {"peers": status, "throughput": regime_cells(tput_all), "roundtrip_ns": {},
+            "roundtrip_twins": roundtrip_twins(lat), "python_mmsg_s": {},
             "targets": [], "ratios": {}}
-    for dest, sl in (("throughput_mmsg_s", tput), ("python_mmsg_s", py)):
-        for place, d in pl.medians_by_placement(sl).items():
-            summ[dest][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
+    for place, d in pl.medians_by_placement(py).items():
+        summ["python_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
         med = pl.medians_by_placement(lat, key=_p(key))
         for place, d in med.items():
             for k, (v, n) in d.items():
                 summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = v
-    by_kind = {"throughput": tput, "roundtrip": lat, "python": py}
-    for label, kind, num, den, key, best, target, higher in TARGETS:
-        r = pl.ratios_by_placement(by_kind[kind], num, den, key=_p(key),
-                                   best=best)
-        per = {}
-        for place, e in r.items():
-            if e["median"] is not None:
-                met = e["median"] >= target if higher else e["median"] <= target
-                per[place] = {"median": e["median"], "rounds": len(e["ratios"]), "met": met,
-                              "against": collections.Counter(e["against"]).most_common()}
-        summ["targets"].append({"label": label, "target": target, "higher_is_better": higher,
-                                "by_placement": per,
-                                "moved_rounds": r.get("moved", {}).get("rounds", 0)})
-    for label, kind, num, den in EXTRA_RATIOS:
-        summ["ratios"][label] = _ratio_entry(pl.ratios_by_placement(by_kind[kind], num, den))
+    # Throughput ratios: within one pass, and only between slices measured in
+    # the regime that pass is for.
+    by_kind = {"roundtrip": [("", lat)], "python": [("", py)],
+               "throughput": [(" [%s]" % reg, [s for s in slices.get(kind, [])
+                                               if s.extra.get("regime") == reg])
+                              for kind, reg in PASSES]}
+    for label0, kind, num, den, key, best, target, higher in TARGETS:
+        for tag, sl in by_kind[kind]:
+            label = label0 + tag
+            r = pl.ratios_by_placement(sl, num, den, key=_p(key), best=best)
+            per = {}
+            for place, e in r.items():
+                if e["median"] is not None:
+                    met = e["median"] >= target if higher else e["median"] <= target
+                    per[place] = {"median": e["median"], "rounds": len(e["ratios"]), "met": met,
+                                  "against": collections.Counter(e["against"]).most_common()}
+            summ["targets"].append({"label": label, "target": target, "higher_is_better": higher,
+                                    "by_placement": per,
+                                    "moved_rounds": r.get("moved", {}).get("rounds", 0)})
+    for label0, kind, num, den in EXTRA_RATIOS:
+        for tag, sl in by_kind[kind]:
+            summ["ratios"][label0 + tag] = _ratio_entry(pl.ratios_by_placement(sl, num, den))
     return summ
 
 
@@ -104,6 +210,56 @@ def _timer_note(params):
             % (params.get("timer", "the cycle counter"), step))
 
 
+def _sp(e, fmt="%.1f"):
+    return ("%s / %s / %s" % (fmt % e["min"], fmt % e["p50"], fmt % e["max"])) if e else "-"
+
+
+def _touch(c):
+    t = [x for x in c["touch_after_write"] if x is not None]
+    return "/".join("on" if x else "off" for x in t) if t else "n/a"
+
+
+def _tput_rows(summary):
+    """(regime, placement, row, cell) in table order, 'moved' last."""
+    order = {r: i for i, r in enumerate(_regime.REGIMES + ("unmeasured",))}
+    porder = {"near": 0, "far": 1, "moved": 2}
+    for reg in sorted(summary["throughput"], key=lambda r: order.get(r, 9)):
+        for place in sorted(summary["throughput"][reg], key=lambda p: porder.get(p, 9)):
+            for row, c in sorted(summary["throughput"][reg][place].items()):
+                yield reg, place, row, c
+
+
+def _tput_note(c):
+    if c.get("no_twin"):
+        return c["no_twin"]
+    if c.get("twin_only"):
+        return "twin only: no adapter row"
+    note = c["flag"]
+    if c["regime_differs"]:
+        note += "; %d slice(s) with the twin in another regime" % c["regime_differs"]
+    return note
+
+
+def _throughput_text(summary):
+    lines = ["Throughput, M msg/s, per measured regime and placement (never mixed); "
+             "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios:"]
+    last = None
+    for reg, place, row, c in _tput_rows(summary):
+        if (reg, place) != last:
+            lines.append("  %s, %s:" % (reg, place))
+            last = (reg, place)
+        lines.append("    %-24s touch %-6s adapter %-22s twin %-22s ratio %-6s %s"
+                     % (row, _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
+                        "%.2f" % c["ratio"]["p50"] if c["ratio"] else "-", _tput_note(c)))
+    return lines
+
+
+def _roundtrip_twin_rows(summary):
+    for place, rows in sorted(summary["roundtrip_twins"].items()):
+        for row, c in sorted(rows.items()):
+            yield place, row, c
+
+
 def format_summary(summary, params):
     """Plain-text report: medians per placement, then the targets."""
     lines = ["32-byte messages, writer CPU %d -> reader CPU %d; %d rounds of interleaved slices; "
@@ -114,10 +270,11 @@ def format_summary(summary, params):
              % params["split_ns"], _timer_note(params)]
     for n, st in sorted(_missing(summary).items()):
         lines.append("  %s: %s" % (n, st))
-    lines += ["", "Throughput, M msg/s (median over slices):"]
-    for place, d in sorted(summary["throughput_mmsg_s"].items()):
-        lines.append("  %-6s " % place + "  ".join("%s %.2f (n=%d)" % (k, v["median"], v["slices"])
-                                                    for k, v in sorted(d.items())))
+    lines += ["", "Streaming pass: %s messages a slice; chasing pass: %s messages a slice, "
+              "every writer paced to one message per %g ns.  Not paced: %s."
+              % (params.get("messages"), params.get("chasing_messages"), params.get("gap_ns", 0),
+                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items())))]
+    lines += [""] + _throughput_text(summary)
     lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
               "ring_floor is %s:" % _ring_floor_note(params)]
     for place, d in sorted(summary["roundtrip_ns"].items()):
@@ -126,6 +283,12 @@ def format_summary(summary, params):
         for k, v in sorted(d.items(), key=lambda kv: kv[1]["p50"]):
             lines.append("    %-*s %7.0f %8.0f %9.0f  (n=%d)" % (width, k, v["p50"], v["p99"],
                                                                  v["p999"], v["slices"]))
+    lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:"]
+    for place, row, c in _roundtrip_twin_rows(summary):
+        lines.append("  %-6s %-22s touch %-4s adapter %-20s twin %-20s ratio %-6s %s"
+                     % (place, row, _touch(c), _sp(c["adapter"], "%.0f"), _sp(c["twin"], "%.0f"),
+                        "%.2f" % c["ratio"]["p50"] if c["ratio"] else "-",
+                        c.get("no_twin") or c["flag"]))
     lines += ["", "Python API, one thread, M msg/s (median over slices):"]
     for place, d in sorted(summary["python_mmsg_s"].items()):
         lines.append("  %-6s " % place + "  ".join("%s %.3f" % (k, v["median"])
@@ -147,8 +310,8 @@ def format_summary(summary, params):
 
 def format_markdown(summary, params):
     """Markdown tables (docs/BENCHMARKS.md): one column per placement."""
-    places = sorted({p for k in ("throughput_mmsg_s", "roundtrip_ns", "python_mmsg_s")
-                     for p in summary[k]} - {"moved"})
+    places = sorted({p for k in ("roundtrip_ns", "python_mmsg_s") for p in summary[k]}
+                    | {p for d in summary["throughput"].values() for p in d} - {"moved"})
     missing = _missing(summary)
 
     def table(section, cell, label=lambda n: n, missing=missing):
@@ -161,8 +324,25 @@ def format_markdown(summary, params):
         return out + ["| %s | %s |" % (n, " | ".join(["not installed"] * len(places)))
                       for n in sorted(missing)]
 
-    out = ["**Throughput, 32-byte messages, M msg/s** (median over slices; n = slices)", ""]
-    out += table("throughput_mmsg_s", lambda e: "%.2f (n=%d)" % (e["median"], e["slices"]))
+    out = ["**Throughput, 32-byte messages, M msg/s**, per measured regime and placement "
+           "(never mixed): min / p50 / max over slices; ratio = p50 of the per-slice "
+           "adapter/twin ratios (slices whose twin ran in the same regime)", "",
+           "| regime | placement | row | touch | adapter | twin | adapter/twin (n) | note |",
+           "|---|---|---|---|---:|---:|---:|---|"]
+    for reg, place, row, c in _tput_rows(summary):
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            reg, place, row, _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
+            "%.2f (%d)" % (c["ratio"]["p50"], c["ratio"]["n"]) if c["ratio"] else "-",
+            _tput_note(c)))
+    out += ["| %s | | | | not installed | | | |" % n for n in sorted(missing)]
+    out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices", "",
+            "| placement | row | touch | adapter | twin | adapter/twin (n) | note |",
+            "|---|---|---|---:|---:|---:|---|"]
+    for place, row, c in _roundtrip_twin_rows(summary):
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            place, row, _touch(c), _sp(c["adapter"], "%.0f"), _sp(c["twin"], "%.0f"),
+            "%.2f (%d)" % (c["ratio"]["p50"], c["ratio"]["n"]) if c["ratio"] else "-",
+            c.get("no_twin") or c["flag"]))
     out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
             "nearest rank, median over slices). " + _timer_note(params), ""]
     out += table("roundtrip_ns",

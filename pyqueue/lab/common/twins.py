@@ -8,14 +8,14 @@ full-queue and empty-queue policy -- as a minimal two-thread loop compiled in
 the queue's own translation unit with its calls inlined.  Run a row and its
 twin in the same placement and compare::
 
-    import pyqueue.twins as twins
+    import pyqueue.lab.common.twins as twins
     t = twins.throughput("ck", 20_000_000)           # the twin, streaming
     a = twins.adapter_throughput("ck", 20_000_000)   # the bench's driver, same queue
     a["mmsg_s"] / t["mmsg_s"], t["regime"]["regime"], a["regime"]["regime"]
     twins.throughput("ck", 2_000_000, gap_ns=20)     # chasing, on purpose
     twins.roundtrip("pyqueue_each", 20_000)["p50_ns"]
 
-Every run reports its throughput regime (pyqueue.bench_regime): the reader's
+Every run reports its throughput regime (pyqueue.lab.common.regime): the reader's
 empty polls, the writer's full retries and, for twins, one record per
 ``window`` messages, so streaming and chasing figures are never mixed.
 ``gap_ns`` > 0 paces the writer (a busy-wait after each message; the adapter
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bench_regime
-from . import peers as _peers
-from . import queue as _queue
-from ._errors import UnsupportedError, VerificationError, check
-from ._pyq import ffi, lib
+from . import regime as bench_regime
+from ... import peers as _peers
+from ... import queue as _queue
+from ..._errors import UnsupportedError, VerificationError, check
+from ..._pyq import ffi, lib
 
 MSG = 32
 BUDGET = 1 << 20          # the bench's memory budget per queue
@@ -85,9 +85,42 @@ ROUNDTRIP = dict(
     pyqueue_each_direct=Row("pyqueue", "bench", 0, "tiers", dict(publish="each"), "direct"),
     pyqueue_scan_direct=Row("pyqueue", "bench", 0, "tiers",
                             dict(publish="max", scan_current=True), "direct"),
+    # The burst-tail study's setting beside the queue's default, in the same run.
+    pyqueue_each_touch=Row("pyqueue", "bench", 0, "tiers",
+                           dict(publish="each", touch_after_write=True), "pyqueue"),
     pyqueue_read_one_each=Row("pyqueue_read_one", "bench", 0, "tiers", dict(publish="each")),
     atomic_queue_optimist=Row("atomic_queue_optimist", "atomic_queue"),
     **_peer_rows())
+
+
+# Bench rows that have no twin, and why (every other bench row has one).
+NO_TWIN = {
+    "py_batch": "no twin: Python-driven (write_batch from the interpreter), no C loop to inline",
+    "pingpong": "no twin: it is already the minimal loop (two lines, no queue)",
+}
+# Rows whose adapter-side loop lives in bench.c and takes no pace.
+UNPACED = {
+    "pyqueue_direct": "no paced row: its loop lives in bench.c (pyq_bench_queue_throughput)",
+    "yardstick": "no paced row: its loop lives in bench.c (pyq_bench_ring_throughput)",
+}
+
+
+def bench_rows(table, peers_status=None):
+    """The bench's rows of ``table`` (THROUGHPUT or ROUNDTRIP) in order: those with
+    an adapter row, then the twin-only ones; a row whose peer is not built is left
+    out (the bench lists the peer as not installed)."""
+    st = peers_status or {}
+    ok = lambda spec: spec.library not in _peers.PEERS or st.get(spec.library, "built") == "built"
+    rows = [n for n, spec in table.items() if spec.adapter and ok(spec)]
+    return rows + [n for n, spec in table.items() if not spec.adapter and ok(spec)]
+
+
+def touch_of(spec, params):
+    """The touch_after_write a row ran: True/False for a pyqueue queue, None for
+    a queue that has no such setting (the peers, the yardsticks)."""
+    if spec.queue not in ("tiers", "stream"):
+        return None
+    return bool(params.queue.touch_after_write)
 
 
 # ---- finding twins -------------------------------------------------------------
@@ -153,11 +186,12 @@ def _queue_kw(spec, budget_bytes, queue):
     """pyqueue keyword arguments of a row (the bench's tiers: 4 hot blocks and
     the rest of the budget spill; stream: the whole budget hot)."""
     kw = dict(spec.kw, **queue)
+    block = kw.get("block_size", BLOCK)
     if spec.queue == "tiers":
         kw.setdefault("hot_blocks", 4)
-        kw.setdefault("spill_blocks", max(0, budget_bytes // BLOCK - kw["hot_blocks"]))
+        kw.setdefault("spill_blocks", max(0, budget_bytes // block - kw["hot_blocks"]))
     elif spec.queue == "stream":
-        kw.setdefault("hot_blocks", max(1, budget_bytes // BLOCK))
+        kw.setdefault("hot_blocks", max(1, budget_bytes // block))
         kw.setdefault("spill_blocks", 0)
     return kw
 
@@ -274,6 +308,7 @@ def throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1, budget_bytes
                             _WINDOW_DTYPE)[:r.windows].copy()
     out = _tput_result("twin", row, r, messages, int(p.gap_ticks), window, records)
     out["twin"], out["capacity"] = spec.twin, int(r.capacity)
+    out["touch_after_write"] = touch_of(spec, p.queue)
     return out
 
 
@@ -296,7 +331,7 @@ def roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, peer_dir
     ns = s.astype(float)
     if r.samples_in_ticks:
         ns = np.floor(ns / _ticks_per_ns() + 0.5)
-    return _rt_result("twin", row, ns, bool(params.queue.touch_after_write))
+    return _rt_result("twin", row, ns, touch_of(spec, params))
 
 
 # ---- the bench's rows, run once beside their twins ---------------------------------
@@ -341,7 +376,8 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
                 check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
             finally:
                 q.close()
-        return _tput_result("bench", row, r, messages, 0, 0)
+        return dict(_tput_result("bench", row, r, messages, 0, 0),
+                    touch_after_write=touch_of(spec, params))
     hq = _Handle(_peers.get(spec.adapter, peer_dir), params)
     try:
         a, h = hq.a, hq.h
@@ -356,7 +392,8 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
                 a.destroy(h)
     finally:
         hq.close()
-    return _tput_result("bench", row, r, messages, gap, 0)
+    return dict(_tput_result("bench", row, r, messages, gap, 0),
+                touch_after_write=touch_of(spec, params))
 
 
 def adapter_roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, peer_dir=None,
@@ -390,4 +427,4 @@ def adapter_roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, 
             finally:
                 ab.close()
                 ba.close()
-    return _rt_result("bench", row, s.astype(float), bool(params.queue.touch_after_write))
+    return _rt_result("bench", row, s.astype(float), touch_of(spec, params))
