@@ -43,12 +43,14 @@ def add_arguments(p):
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     # The peers' retry cadence is the queue's retry_yield_every; yieldN sets its own.
-    add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"})
+    from ..lab.experiments.burst_tail import STUDY_QUEUE
+    add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"},
+                        base=STUDY_QUEUE)
 
 
 def run(args):
-    from ..lab.experiments.burst_tail import burst_tail
-    config = queue_config(args)
+    from ..lab.experiments.burst_tail import STUDY_QUEUE, burst_tail
+    config = queue_config(args, base=STUDY_QUEUE)
     if args.quick:
         args.windows = min(args.windows, QUICK_WINDOWS)
         config = config.replace(spill_blocks=min(config.spill_blocks, QUICK_SPILL_BLOCKS))

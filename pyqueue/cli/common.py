@@ -66,17 +66,19 @@ def parse_duration(text, name="duration"):
     return validate.duration(name, float(m.group(1)) * _UNITS[m.group(2) or "s"])
 
 
-def add_queue_arguments(parser, rename=None):
+def add_queue_arguments(parser, rename=None, base=None):
     """An option per QueueConfig field (--block-size N, --publish POLICY,
     --scan-current / --no-scan-current, ...) in one group; the help shows the
     default (config.DEFAULTS), the option's own default is None, so that
     queue_config() keeps the defaults where nothing was given.  ``rename``:
-    {field: option} for a command that has always spelt a field otherwise."""
+    {field: option} for a command that has always spelt a field otherwise;
+    ``base``: the command's own QueueConfig defaults (see queue_config)."""
     from .. import config
+    defaults = config.DEFAULTS if base is None else base.as_dict()
     group = parser.add_argument_group("queue configuration (pyqueue.QueueConfig)")
     for name, kind in config.KINDS.items():
         option = (rename or {}).get(name, "--" + name.replace("_", "-"))
-        default = config.DEFAULTS[name]
+        default = defaults[name]
         if kind == "flag":
             group.add_argument(option, dest=name, action=argparse.BooleanOptionalAction,
                                default=None, help="default: %s" % ("on" if default else "off"))
@@ -86,9 +88,9 @@ def add_queue_arguments(parser, rename=None):
                                help="default: %s" % default)
 
 
-def queue_config(args, **changes):
-    """The QueueConfig the options of add_queue_arguments() ask for: the defaults,
-    then the options given, then ``changes``."""
+def queue_config(args, base=None, **changes):
+    """The QueueConfig the options of add_queue_arguments() ask for: ``base``
+    (default: the queue's defaults), then the options given, then ``changes``."""
     from ..config import KINDS, QueueConfig
     given = {n: getattr(args, n) for n in KINDS if getattr(args, n, None) is not None}
-    return QueueConfig(**dict(given, **changes))
+    return QueueConfig.of(base, **dict(given, **changes))

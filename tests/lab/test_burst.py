@@ -198,3 +198,21 @@ def test_levers_are_classes_of_one_run(tmp_path):
                      ("yield0+hot_blocks=0", "hot_blocks")]:
         with pytest.raises(ValueError, match=msg):
             lab.burst_tail(classes=[bad], **dict(SMALL, rounds=1))
+
+
+def test_the_study_keeps_the_touch_unless_told_otherwise():
+    small = dict(SMALL, rounds=1, windows=2, slice_windows=2)
+    assert not pyqueue.QueueConfig().touch_after_write          # the queue's default: off
+    assert lab.burst_tail(classes=["yield0"], **small).params["touch_after_write"] is True
+    off = pyqueue.QueueConfig(touch_after_write=False)
+    assert lab.burst_tail(classes=["yield0"], config=off, **small).params["touch_after_write"] is False
+    from pyqueue.cli import burst_tail as cli
+    import argparse
+    p = argparse.ArgumentParser()
+    cli.add_arguments(p)
+    from pyqueue.cli.common import queue_config
+    from pyqueue.lab.experiments.burst_tail import STUDY_QUEUE
+    assert queue_config(p.parse_args([]), base=STUDY_QUEUE).touch_after_write is True
+    assert queue_config(p.parse_args(["--no-touch-after-write"]),
+                        base=STUDY_QUEUE).touch_after_write is False
+    assert "default: on" in p.format_help().split("--no-touch-after-write")[-1][:60]
