@@ -9,17 +9,8 @@ import sys
 import pytest
 
 import support
+from cli_quick import QUICK, pyqueue
 
-# Each command's quick run, cut further where --quick alone takes tens of seconds.
-QUICK = {
-    "bench": ["--quick"],
-    "burst-tail": ["--quick", "--classes", "yield0", "--rounds", "1", "--windows", "20"],
-    "c2c": ["--quick"],
-    "ownership": ["--quick", "--windows", "200", "--rounds", "1"],
-    "pacing": ["--quick", "--rounds", "1"],
-    "pipeline": ["--quick", "--variants", "mutex_condvar,pinned_backoff"],
-    "soak": ["--quick", "--seconds", "1"],
-}
 BAD = {
     "bench": ["--writer-cpu", "4096"],
     "burst-tail": ["--windows", "0"],
@@ -31,24 +22,6 @@ BAD = {
 }
 SHARED = ("--quick", "--out", "--overwrite", "--no-progress", "--json")
 UNPINNED = {"soak"}          # its threads move on purpose: no CPU to choose
-
-
-def pyqueue(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "pyqueue", *args], capture_output=True,
-                          text=True, env=support.subprocess_env(), timeout=timeout,
-                          cwd=support.ROOT)
-
-
-@pytest.fixture(scope="session")
-def quick_runs(tmp_path_factory):
-    """command -> (completed process, its output folder): one quick run each, shared
-    with the compare and load tests."""
-    root = tmp_path_factory.mktemp("quick")
-    runs = {}
-    for command, args in QUICK.items():
-        out = root / command
-        runs[command] = (pyqueue(command, *args, "--no-progress", "--out", str(out)), out)
-    return runs
 
 
 @pytest.mark.parametrize("command", sorted(QUICK))
