@@ -50,6 +50,23 @@ def _in_notebook():
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
+class _Lines:
+    """What tqdm draws in place with '\\r', as whole lines: a log or a pipe reading
+    stderr line by line sees each redraw as one line instead of one endless line."""
+
+    def __init__(self, stream):
+        self.stream, self._last = stream, None
+
+    def write(self, text):
+        text = text.replace("\r", "").rstrip()
+        if text and text != self._last:
+            self.stream.write(text + "\n")
+            self._last = text
+
+    def flush(self):
+        self.stream.flush()
+
+
 class Progress:
     """A tqdm bar: done/total, percent, elapsed, ETA and a status text after it.
 
@@ -78,7 +95,8 @@ class Progress:
             from tqdm import tqdm
         tty = notebook or bool(isatty and isatty())
         self._bar = tqdm(total=total, desc=desc or None, unit=(" " + unit) if unit else "it",
-                         file=None if notebook else stream, leave=True, dynamic_ncols=True,
+                         file=None if notebook else (stream if tty else _Lines(stream)),
+                         leave=True, dynamic_ncols=tty,
                          mininterval=interval if tty else plain_interval,
                          maxinterval=interval if tty else plain_interval,
                          ascii=None if tty else True)
@@ -106,8 +124,7 @@ class Progress:
         self._closed = True
         if self._bar is not None:
             self._bar.set_postfix_str(self.status, refresh=False)
-            self._bar.refresh()
-            self._bar.close()
+            self._bar.close()                      # draws the final state (leave=True)
 
     def __enter__(self):
         return self
