@@ -34,4 +34,8 @@ setup(
     version=version(),
     cffi_modules=["pyqueue/_build.py:ffibuilder"],
     cmdclass={"build_ext": BuildExtWithPeers},
+    # cffi builds _pyq against the stable ABI (Py_LIMITED_API), so one wheel serves
+    # every CPython from 3.9 on: tag it abi3.  The peers are plain shared objects
+    # opened with dlopen, not Python extensions, so they do not change the tag.
+    options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )

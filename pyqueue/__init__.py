@@ -12,9 +12,9 @@ from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, Que
 from .config import QueueConfig
 from .queue import Queue, Reader, Writer
 
-# Written once, in pyproject.toml; the installed metadata carries it.
+# Written once, in the C header; the installed metadata (distribution pyqueue-lab) carries it.
 try:
-    __version__ = _metadata.version("pyqueue")
+    __version__ = _metadata.version("pyqueue-lab")
 except _metadata.PackageNotFoundError:  # imported from a tree that was never installed
     __version__ = "unknown"
 

@@ -1,5 +1,6 @@
 """python -m pyqueue bench: pyqueue against its peers, interleaved slices."""
 from .common import command_line, exit_code
+from .options import add_cpu_options, add_run_options, emit_json
 
 NAME = "bench"
 HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring and the "
@@ -9,8 +10,6 @@ HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring a
 def add_arguments(p):
     from ..config import DEFAULTS
     from ..lab.common.placement import DEFAULT_SPLIT_NS
-    p.add_argument("--writer-cpu", type=int, default=0)
-    p.add_argument("--reader-cpu", type=int, default=1)
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--messages", type=int, default=20_000_000,
                    help="messages per streaming throughput slice")
@@ -28,14 +27,17 @@ def add_arguments(p):
     p.add_argument("--split-ns", type=float, default=DEFAULT_SPLIT_NS,
                    help="one-way probe threshold between 'near' and 'far' placements "
                         "(default %(default)g)")
-    p.add_argument("--quick", action="store_true", help="2 rounds of small slices")
-    p.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
-    p.add_argument("--out", help="write the output folder here")
-    p.add_argument("--no-progress", action="store_true")
+    add_cpu_options(p)
+    add_run_options(p, quick="2 rounds of small slices")
 
 
 def run(args):
     from ..lab.experiments.bench import bench, format_markdown
+    import os
+    if args.overwrite and args.out and os.listdir(args.out):
+        # bench() has no overwrite= yet: refuse now rather than after the probe.
+        raise FileExistsError("--overwrite: bench cannot replace an output folder yet; remove "
+                              "%s or choose a new one" % args.out)
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
         args.chasing_messages = 100_000
@@ -43,6 +45,8 @@ def run(args):
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns)
+    if emit_json(args, res):
+        return exit_code(res.status)
     print(res.table())
     if args.markdown:
         print("\n" + format_markdown(res.summary, res.params))

@@ -2,6 +2,7 @@
 
 Also benchmarks/burst/run_burst_tail_1m.py (the same code)."""
 from .common import add_queue_arguments, command_line, exit_code, queue_config
+from .options import add_cpu_options, add_run_options, emit_json
 
 NAME = "burst-tail"
 QUICK_WINDOWS, QUICK_SPILL_BLOCKS = 100, 16384
@@ -18,30 +19,28 @@ def add_arguments(p):
                         "(e.g. yield1024+hugepages, yield1024+touch_after_write=0), "
                         "none (the same windows with no send) and peers %s (default: %%(default)s)"
                         % ", ".join(others))
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=3, help="rounds over every class")
     p.add_argument("--windows", type=int, default=2500, help="windows per class per round")
-    p.add_argument("--msg-size", type=int, default=32)
-    p.add_argument("--send-bytes", type=int, default=1 << 20)
+    p.add_argument("--msg-size", type=int, default=32, help="bytes per message")
+    p.add_argument("--send-bytes", type=int, default=1 << 20,
+                   help="bytes of the burst sent at the start of each window")
     p.add_argument("--verify-only", action="store_true",
                    help="consumer verifies without the 64-iteration loop")
-    p.add_argument("--warmup-queries", type=int, default=512)
-    p.add_argument("--groups", type=int, default=4)
-    p.add_argument("--group-queries", type=int, default=16)
-    p.add_argument("--data-kib", type=int, default=48)
-    p.add_argument("--backlog-target", type=float, default=0.8)
-    p.add_argument("--writer-cpu", type=int, default=-1)
-    p.add_argument("--consumer-cpu", type=int, default=-1)
-    p.add_argument("--slice-windows", type=int, default=50)
+    p.add_argument("--warmup-queries", type=int, default=512,
+                   help="untimed business queries before each window's timed groups")
+    p.add_argument("--groups", type=int, default=4, help="timed query groups per window")
+    p.add_argument("--group-queries", type=int, default=16, help="queries per timed group")
+    p.add_argument("--data-kib", type=int, default=48, help="business data in KiB")
+    p.add_argument("--backlog-target", type=float, default=0.8,
+                   help="backlog aimed at, as a fraction of the queue's capacity in messages")
+    p.add_argument("--slice-windows", type=int, default=50,
+                   help="windows per interleaved slice (how soon Ctrl-C is honoured)")
     p.add_argument("--pmu", action="store_true", help="add a pass with counters around the queries")
-    p.add_argument("--pmu-windows", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0x5EED)
-    p.add_argument("--out", help="output folder; refuses a non-empty one without --overwrite")
-    p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--quick", action="store_true",
-                   help="%d windows per class per round and at most %d spill blocks: well "
-                        "under a minute" % (QUICK_WINDOWS, QUICK_SPILL_BLOCKS))
-    p.add_argument("--markdown", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--pmu-windows", type=int, default=500, help="windows per class of the --pmu pass")
+    add_cpu_options(p, reader="consumer", aliases=(("--consumer-cpu", "reader_cpu"),))
+    add_run_options(p, seed=0x5EED,
+                    quick="%d windows per class per round and at most %d spill blocks: well "
+                          "under a minute" % (QUICK_WINDOWS, QUICK_SPILL_BLOCKS))
     # The peers' retry cadence is the queue's retry_yield_every; yieldN sets its own.
     from ..lab.experiments.burst_tail import STUDY_QUEUE
     add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"},
@@ -60,12 +59,13 @@ def run(args):
                      warmup_queries=args.warmup_queries, groups=args.groups,
                      group_queries=args.group_queries, data_kib=args.data_kib,
                      backlog_target=args.backlog_target,
-                     writer_cpu=args.writer_cpu, consumer_cpu=args.consumer_cpu,
+                     writer_cpu=args.writer_cpu, consumer_cpu=args.reader_cpu,
                      slice_windows=args.slice_windows, pmu=args.pmu, pmu_windows=args.pmu_windows,
                      seed=args.seed, out=args.out, overwrite=args.overwrite,
                      progress=not args.no_progress)
-    print(res.table(markdown=args.markdown))
-    print("\nstatus: %s%s" % (res.status, "; output folder: %s" % res.out if res.out else ""))
-    print(command_line())
+    if not emit_json(args, res):
+        print(res.table(markdown=args.markdown))
+        print("\nstatus: %s%s" % (res.status, "; output folder: %s" % res.out if res.out else ""))
+        print(command_line())
     # A class that left the protocol ran a different experiment: a failed check.
     return exit_code(res.status, ok=not res.summary.get("protocol_not_met"))

@@ -23,8 +23,8 @@ EXIT_CODES = {
     EXIT_CHECK_FAILED: "a check failed (a message lost or damaged, checksums that differ, "
                        "an error found by the run)",
     EXIT_USAGE: "bad usage (an argument, a CPU, an output folder)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C: the first finishes the current slice and keeps "
-                      "a valid partial output folder; a second aborts)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM: the first finishes the current slice "
+                      "and keeps a valid partial output folder; a second aborts)",
 }
 # What the lab raises for a request it cannot run (a bad value, a CPU it may not
 # use, a non-empty output folder, SCHED_FIFO without the right, a peer that is not
@@ -49,10 +49,14 @@ def epilog():
         for code, text in EXIT_CODES.items())
 
 
+# How the user started the program ('python -m pyqueue' or 'pyqueue'); __main__ sets it.
+PROG = "python -m pyqueue"
+
+
 def command_line(argv=None):
     """'command: python -m pyqueue <args>': the line that reproduces this run."""
     args = sys.argv[1:] if argv is None else argv
-    return "command: python -m pyqueue " + " ".join(shlex.quote(a) for a in args)
+    return "command: %s %s" % (PROG, " ".join(shlex.quote(a) for a in args))
 
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}

@@ -10,6 +10,7 @@ differ; 2 bad arguments or CPUs; 130 interrupted (the partial output folder is v
 import sys
 
 from .common import EXIT_USAGE, exit_code
+from .options import add_cpu_options, add_run_options, emit_json
 
 NAME = "ownership"
 HELP = "ownership control: self-warmed vs handed-over data, same worker and query"
@@ -19,9 +20,10 @@ DEFAULTS = {"windows": 10_000, "rounds": 3, "slice_windows": 100}
 
 
 def add_arguments(parser):
-    parser.add_argument("--worker-cpu", type=int, default=0, help="CPU of the timed worker (0)")
-    parser.add_argument("--other-cpu", type=int, default=1,
-                        help="CPU of the helper that warms the data in arm 'other' (1)")
+    # The helper writes (warms) the data and hands it over; the timed worker reads it.
+    add_cpu_options(parser, writer="helper that warms the data in arm 'other'",
+                    reader="timed worker",
+                    aliases=(("--other-cpu", "writer_cpu"), ("--worker-cpu", "reader_cpu")))
     parser.add_argument("--windows", type=int, default=None,
                         help="timed windows per arm per round (%d; --quick %d)"
                         % (DEFAULTS["windows"], QUICK["windows"]))
@@ -31,42 +33,39 @@ def add_arguments(parser):
     parser.add_argument("--groups", type=int, default=4, help="timed groups per window (4)")
     parser.add_argument("--slice-windows", type=int, default=None,
                         help="windows per interleaved slice (%d)" % DEFAULTS["slice_windows"])
-    parser.add_argument("--seed", type=lambda s: int(s, 0), default=None,
-                        help="data and query seed (default: the original study's id)")
     parser.add_argument("--pmu", action="store_true",
                         help="also run counter-bracketed slices (hardware counters where the "
                              "machine has a PMU, software counters otherwise)")
-    parser.add_argument("--out", default=None, help="write the output folder here")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an existing pyqueue output folder at --out")
-    parser.add_argument("--quick", action="store_true",
-                        help="a run of a few seconds (%d windows per arm per round)"
-                        % QUICK["windows"])
-    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    from ..lab.experiments.ownership import DEFAULT_SEED
+    add_run_options(parser, quick="a run of a few seconds (%d windows per arm per round)"
+                    % QUICK["windows"], seed=DEFAULT_SEED,
+                    seed_help="data and query seed, decimal or 0x hex (default: %#x, the "
+                              "original study's id)" % DEFAULT_SEED, markdown=False)
 
 
 def run(args):
-    from ..lab.experiments.ownership import DEFAULT_SEED, ownership
+    from ..lab.experiments.ownership import ownership
 
     base = QUICK if args.quick else DEFAULTS
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]
     try:
-        result = ownership(worker_cpu=args.worker_cpu, other_cpu=args.other_cpu,
+        result = ownership(worker_cpu=args.reader_cpu, other_cpu=args.writer_cpu,
                            windows=pick("windows"), rounds=pick("rounds"),
                            data_kib=args.data_kib, queries=args.queries, groups=args.groups,
                            slice_windows=pick("slice_windows"), pmu=args.pmu, out=args.out,
                            progress=not args.no_progress,
-                           seed=DEFAULT_SEED if args.seed is None else args.seed,
+                           seed=args.seed,
                            overwrite=args.overwrite, argv=sys.argv)
     except RuntimeError as e:           # fewer than two CPUs to run on
-        print("ownership: %s" % e, file=sys.stderr)
+        print("pyqueue ownership: %s" % e, file=sys.stderr)
         return EXIT_USAGE
-    print(result.table)
-    if args.out:
-        print("\noutput folder: %s" % args.out)
+    if not emit_json(args, result):
+        print(result.table)
+        if args.out:
+            print("\noutput folder: %s" % args.out)
     equal = result.summary["checksums"]["equal"]
     if not result.complete:
-        print("ownership: %s" % result.status, file=sys.stderr)
+        print("pyqueue ownership: %s" % result.status, file=sys.stderr)
     elif not equal:
-        print("ownership: checksums differ between the arms", file=sys.stderr)
+        print("pyqueue ownership: checksums differ between the arms", file=sys.stderr)
     return exit_code(result.status, ok=equal)

@@ -2,7 +2,10 @@
 delay target, and show the unbounded vs bounded backlog of streams above/below D
 (DESIGN §6.5).  ``--drain-only`` stops after the drain-rate measurement.
 """
+import argparse
+
 from .common import command_line, exit_code, parse_duration
+from .options import add_cpu_options, add_run_options, emit_json
 
 NAME = "pacing"
 HELP = "measure the drain rate D, then check paced bursts against their delay targets"
@@ -36,27 +39,25 @@ def add_arguments(p):
                    help="stream rates as multiples of D (default 1.1,0.9)")
     p.add_argument("--work-ns", type=int, default=500,
                    help="consumer cost per message, ns of spin (default 500: D ~ 1.6 M msg/s)")
-    p.add_argument("--size", type=int, default=32, help="message size in bytes (default 32)")
-    p.add_argument("--producer-cpu", type=int, default=0)
-    p.add_argument("--consumer-cpu", type=int, default=1)
+    p.add_argument("--msg-size", type=int, default=32, help="message size in bytes (default 32)")
+    p.add_argument("--size", dest="msg_size", type=int, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)
+    add_cpu_options(p, writer="producer", reader="consumer",
+                    aliases=(("--producer-cpu", "writer_cpu"), ("--consumer-cpu", "reader_cpu")))
     p.add_argument("--fifo", type=int, default=0, metavar="PRIO",
                    help="run both threads SCHED_FIFO at this priority (0: SCHED_OTHER)")
     p.add_argument("--no-verify", action="store_true", help="do not verify every message")
     p.add_argument("--drain-only", action="store_true", help="only measure D")
-    p.add_argument("--quick", action="store_true",
-                   help="small run: N=20000, targets 0.5,1,5,20 ms, 1 round, 2 drain reps")
-    p.add_argument("--out", help="write the output folder here")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
-    p.add_argument("--json", metavar="PATH", help="also write the result as one JSON file")
-    p.add_argument("--no-progress", action="store_true")
+    add_run_options(p, quick="small run: N=20000, targets 0.5,1,5,20 ms, 1 round, 2 drain reps",
+                    markdown=False)
 
 
 def run(args):
     from ..lab.experiments.pacing import drain_rate, pacing
     if args.quick:
         args.burst, args.targets, args.rounds, args.drain_reps = 20_000, "0.5ms,1ms,5ms,20ms", 1, 2
-    common = dict(work_ns=args.work_ns, size=args.size, producer_cpu=args.producer_cpu,
-                  consumer_cpu=args.consumer_cpu, fifo_priority=args.fifo,
+    common = dict(work_ns=args.work_ns, size=args.msg_size, producer_cpu=args.writer_cpu,
+                  consumer_cpu=args.reader_cpu, fifo_priority=args.fifo,
                   verify=not args.no_verify, out=args.out, overwrite=args.overwrite,
                   progress=not args.no_progress)
     sizes = _list(int)(args.drain_sizes) if args.drain_sizes else None
@@ -69,10 +70,9 @@ def run(args):
                      drain_reps=args.drain_reps, pace_with=args.pace_with, d_margin=args.d_margin,
                      stream_messages=args.stream_messages,
                      stream_factors=_list(float)(args.stream_factors), **common)
-    print(res.summary)
-    if args.json:
-        res.to_json(args.json)
-    if args.out:
-        print("\noutput folder: %s (%s)" % (args.out, res.status))
-    print("\n" + command_line())
+    if not emit_json(args, res):
+        print(res.summary)
+        if args.out:
+            print("\noutput folder: %s (%s)" % (args.out, res.status))
+        print("\n" + command_line())
     return exit_code(res.status)

@@ -1,5 +1,6 @@
 """python -m pyqueue pipeline: producer -> stage -> consumer latency per variant (DESIGN §6.4)."""
 from .common import exit_code
+from .options import add_cpu_options, add_run_options, emit_json
 
 NAME = "pipeline"
 HELP = "producer -> stage -> consumer at a set rate: mutex+condvar vs pyqueue variants"
@@ -17,10 +18,6 @@ def add_arguments(parser):
                         help="messages per slice (default 20000)")
     parser.add_argument("--slices", type=int, default=5,
                         help="slices per variant, interleaved (default 5)")
-    parser.add_argument("--placement", default=",".join(map(str, DEFAULT_PLACEMENT)),
-                        metavar="P,S,C",
-                        help="CPUs of producer, stage, consumer for the pinned variants "
-                             "(-1 = not pinned; default %s)" % ",".join(map(str, DEFAULT_PLACEMENT)))
     parser.add_argument("--fifo", type=int, default=0, metavar="PRIO",
                         help="SCHED_FIFO priority for stage and consumer of every variant, "
                              "the mutex baseline included (0 = off)")
@@ -29,7 +26,7 @@ def add_arguments(parser):
                              "(0 = off); lets it preempt a busy poller sharing its CPU")
     parser.add_argument("--combine", action="store_true",
                         help="pinned variants: the stage's thread also runs the consumer (two "
-                             "threads; --placement must give stage and consumer one CPU, e.g. 0,1,1)")
+                             "threads; --stage-cpu and --reader-cpu must be one CPU)")
     parser.add_argument("--rest-share", type=float, default=None, metavar="F",
                         help="pyqueue receivers sleep --rest-ns whenever their CPU time passes "
                              "(1 - F) of the current 10 ms (default: 0.15 with --fifo while RT "
@@ -44,14 +41,22 @@ def add_arguments(parser):
                              "(default 10000; with --producer-fifo below half the interval)")
     parser.add_argument("--msg-size", type=int, default=32, help="bytes per message (>= 32)")
     parser.add_argument("--stage-work-ns", type=int, default=0, help="stage spin per message")
-    parser.add_argument("--out", default=None, help="output folder")
-    parser.add_argument("--overwrite", action="store_true")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    # Three threads on (usually) two CPUs: the producer sleeps between sends, so the
+    # consumer shares its CPU and the stage has one to itself.
+    add_cpu_options(parser, writer="producer (pinned variants)", stage="stage (pinned variants)",
+                    reader="consumer (pinned variants)", writer_default=DEFAULT_PLACEMENT[0],
+                    stage_default=DEFAULT_PLACEMENT[1], reader_default=DEFAULT_PLACEMENT[2],
+                    placement_alias="--placement",
+                    note="; the consumer shares the producer's CPU, which sleeps between sends")
+    add_run_options(parser, quick="2 slices of 2000 messages per variant: seconds",
+                    markdown=False)
 
 
 def run(args):
     from ..lab.experiments.pipeline import pipeline
-    placement = tuple(int(c) for c in args.placement.split(","))
+    if args.quick:
+        args.slices, args.messages = min(args.slices, 2), min(args.messages, 2000)
+    placement = (args.writer_cpu, args.stage_cpu, args.reader_cpu)
     r = pipeline(variants=[v.strip() for v in args.variants.split(",") if v.strip()],
                  rate=args.rate, messages=args.messages, slices=args.slices,
                  placement=placement, fifo_priority=args.fifo, producer_fifo=args.producer_fifo, msg_size=args.msg_size,
@@ -59,7 +64,8 @@ def run(args):
                  rest_share=args.rest_share, rest_ns=args.rest_ns,
                  receiver_slack_ns=args.timer_slack_ns, pacer_spin_ns=args.pacer_spin_ns,
                  out=args.out, overwrite=args.overwrite,
-                 progress=not args.quiet,
+                 progress=not args.no_progress,
                  queues=[q.strip() for q in args.queues.split(",") if q.strip()])
-    print(r.summary)
+    if not emit_json(args, r):
+        print(r.summary)
     return exit_code(r.status)

@@ -1,7 +1,9 @@
 """pyqueue.lab: one function per experiment of DESIGN §6.
 
 Each returns a result object with ``summary`` (a table), numpy sample arrays and
-``to_json(path)``; ``load(path)`` reads any output folder back.  The modules are
+``to_json(path)``; ``load(path)`` reads any output folder back as that result object
+(``to_pandas(result)`` turns its arrays into a DataFrame; ``load_output(path)`` gives the
+folder's raw summary, environment and arrays).  The modules are
 imported on first use so that ``import pyqueue.lab`` stays cheap.
 
     experiments/   one module per experiment, named after its command and its C loop
@@ -24,7 +26,10 @@ _EXPORTS = {
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "bench": ("experiments.bench", "bench"),
     "soak": ("experiments.soak", "soak"),
-    "load": ("common.output", "load"),
+    "load": ("results", "load"),
+    "to_pandas": ("results", "to_pandas"),
+    "load_array": ("results", "load_array"),
+    "load_output": ("common.output", "load"),
 }
 
 

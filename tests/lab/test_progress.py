@@ -1,4 +1,4 @@
-"""Progress line and graceful Ctrl-C (pyqueue.lab.common.progress), with a fake clock."""
+"""The progress bar (tqdm) and graceful Ctrl-C (pyqueue.lab.common.progress)."""
 import io
 import os
 import signal
@@ -8,19 +8,6 @@ import pytest
 from pyqueue.lab.common.progress import GracefulInterrupt, Progress, format_seconds
 
 
-class Clock:
-    def __init__(self):
-        self.t = 100.0
-
-    def __call__(self):
-        return self.t
-
-
-class Tty(io.StringIO):
-    def isatty(self):
-        return True
-
-
 def test_format_seconds():
     assert format_seconds(7) == "0:07"
     assert format_seconds(723) == "12:03"
@@ -28,54 +15,47 @@ def test_format_seconds():
     assert format_seconds(None) == "--:--" and format_seconds(float("inf")) == "--:--"
 
 
-def test_line_shows_done_total_elapsed_eta_status():
-    clock = Clock()
-    p = Progress(total=100, desc="yield0", unit="windows", stream=io.StringIO(), clock=clock)
-    clock.t += 10
-    p.done, p.status = 25, "round 1/3"
-    line = p.line()
-    assert line.startswith("yield0: [######------------------]")
-    assert "25/100 windows  25%" in line
-    assert "0:10 elapsed, ETA 0:30" in line and line.endswith("round 1/3")
-    p.done = 0
-    assert "ETA --:--" in p.line()
-
-
-def test_plain_lines_are_rate_limited_when_not_a_tty():
-    clock, stream = Clock(), io.StringIO()
-    p = Progress(total=10, stream=stream, clock=clock, plain_interval=10.0)
-    for _ in range(5):
-        clock.t += 1
-        p.update()
-    assert stream.getvalue().count("\n") == 1          # the first update only
-    clock.t += 10
-    p.update(5, status="half")
-    p.close()
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 3 and "\r" not in stream.getvalue()
-    assert "10/10" in lines[-1] and lines[-1].endswith("half")
-    p.close()                                          # idempotent
-    assert len(stream.getvalue().splitlines()) == 3
-
-
-def test_tty_redraws_in_place():
-    clock, stream = Clock(), Tty()
-    with Progress(total=4, stream=stream, clock=clock, interval=0.1) as p:
-        for _ in range(4):
-            clock.t += 0.2
-            p.update()
+def test_bar_shows_done_total_unit_and_status():
+    stream = io.StringIO()
+    with Progress(total=100, desc="yield0", unit="windows", stream=stream) as p:
+        p.update(25, status="round 1/3")
+        p.update(75, status="round 3/3")
     text = stream.getvalue()
-    assert text.count("\r") == 5 and text.endswith("\n") and text.count("\n") == 1
+    last = text.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("yield0:") and "100/100" in last and "windows" in last
+    assert "round 3/3" in last
+
+
+def test_plain_stream_is_rate_limited():
+    stream = io.StringIO()
+    p = Progress(total=1000, stream=stream, plain_interval=60.0)
+    for _ in range(1000):
+        p.update()
+    p.close()
+    drawn = [line for line in stream.getvalue().replace("\r", "\n").splitlines() if line]
+    assert len(drawn) <= 3 and "1000/1000" in drawn[-1]
+    p.close()                                          # idempotent
+    assert [line for line in stream.getvalue().replace("\r", "\n").splitlines() if line] == drawn
+
+
+def test_aborted_status_on_keyboard_interrupt():
+    stream = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        with Progress(total=4, stream=stream) as p:
+            p.update()
+            raise KeyboardInterrupt
+    assert p.status == "aborted" and "aborted" in stream.getvalue()
 
 
 def test_disabled_prints_nothing_and_unknown_total():
     stream = io.StringIO()
     with Progress(total=3, stream=stream, enabled=False) as p:
         p.update(3)
-    assert stream.getvalue() == ""
-    p = Progress(total=None, unit="msgs", stream=io.StringIO(), clock=Clock())
-    p.update(42)
-    assert "42 msgs" in p.line() and "ETA" not in p.line()
+    assert stream.getvalue() == "" and p.done == 3
+    stream = io.StringIO()
+    with Progress(total=None, unit="msgs", stream=stream) as p:
+        p.update(42)
+    assert "42" in stream.getvalue() and "msgs" in stream.getvalue()
     with pytest.raises(ValueError):
         Progress(total=-1)
 
@@ -107,3 +87,11 @@ def test_request_without_a_signal_and_handler_restored():
         stop.request()                                  # idempotent
         assert stop.requested and stop.signal is None
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_sigterm_is_a_first_ctrl_c():
+    before = signal.getsignal(signal.SIGTERM)
+    with GracefulInterrupt(stream=io.StringIO()) as stop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.requested and stop.signal == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before

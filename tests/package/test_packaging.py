@@ -24,7 +24,7 @@ def _sdist(out):
     proc = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(out)], cwd=src,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    (path,) = glob.glob(os.path.join(str(out), "pyqueue-*.tar.gz"))
+    (path,) = glob.glob(os.path.join(str(out), "pyqueue[-_]lab-*.tar.gz"))
     return path
 
 
@@ -32,7 +32,13 @@ def test_sdist_has_every_source(tmp_path):
     with tarfile.open(_sdist(tmp_path)) as t:
         have = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     want = {"README.md", "Makefile", "examples/c/two_threads.c",
-            "benchmarks/burst/run_burst_tail_1m.py", "docs/DESIGN.md", "docs/CONTRIBUTING.md"}
+            "benchmarks/burst/run_burst_tail_1m.py", "docs/DESIGN.md", "docs/CONTRIBUTING.md",
+            "LICENSE", "pyqueue/py.typed", "tests/conftest.py", "tests/support.py"}
+    for d in ("tests", "notebooks", "docs"):
+        for sub, _, files in os.walk(os.path.join(ROOT, d)):
+            want |= {os.path.relpath(os.path.join(sub, f), ROOT) for f in files
+                     if f.endswith((".py", ".ipynb", ".md", ".c"))
+                     and "__pycache__" not in sub and ".ipynb_checkpoints" not in sub}
     for d, _, files in os.walk(os.path.join(ROOT, "csrc")):
         want |= {os.path.relpath(os.path.join(d, f), ROOT) for f in files
                  if f.endswith((".c", ".cpp", ".h", ".mk"))}
@@ -74,3 +80,37 @@ def test_pip_installs_from_the_sdist(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     where, msg = out.stdout.split()[0], out.stdout.splitlines()[1]
     assert where.startswith(str(site)) and msg == "from the sdist"
+
+
+def test_api_reference_names_every_public_name():
+    import pyqueue
+    import pyqueue.lab as lab
+    with open(os.path.join(ROOT, "docs", "API.md")) as f:
+        text = f.read()
+    for name in pyqueue.__all__:
+        assert "`pyqueue.%s" % name in text, name
+    for name in lab._EXPORTS:
+        assert "`pyqueue.lab.%s" % name in text, name
+
+
+def test_typed_and_licensed():
+    import pyqueue
+    here = os.path.dirname(pyqueue.__file__)
+    assert os.path.isfile(os.path.join(here, "py.typed"))
+    with open(os.path.join(ROOT, "LICENSE")) as f:
+        assert f.read().startswith("MIT License")
+
+
+@pytest.mark.slow
+def test_the_wheel_is_abi3_and_typed(tmp_path):
+    # cffi builds _pyq for the stable ABI, so one wheel serves every CPython >= 3.9.
+    import zipfile
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                           "-w", str(tmp_path), _sdist(tmp_path / "sdist")],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    (wheel,) = glob.glob(str(tmp_path / "pyqueue_lab-*.whl"))
+    assert "-cp39-abi3-" in os.path.basename(wheel)
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pyqueue/py.typed" in names and "pyqueue/_pyq.abi3.so" in names
+    assert any(n.endswith("/LICENSE") for n in names)

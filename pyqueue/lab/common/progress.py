@@ -1,4 +1,4 @@
-"""Progress display and graceful Ctrl-C for long experiment runs (no dependencies).
+"""Progress display (tqdm) and graceful Ctrl-C for long experiment runs.
 
 Experiments get both through common/session.py, which pairs them with the output
 folder; the pieces alone:
@@ -14,16 +14,19 @@ folder; the pieces alone:
             if stop.requested:
                 break
 
+The bar is ``tqdm.auto``: a widget in Jupyter, a line redrawn in place on a
+terminal.  When stderr is neither (CI logs, pipes) it is redrawn at most every
+``plain_interval`` seconds, so a log gets a line now and then rather than a flood.
+What stays here is the Ctrl-C handling: tqdm has none.
+
 Python runs signal handlers in the main thread between bytecodes, so while the
 main thread is inside a long C call the first Ctrl-C is only seen when the call
 returns: run the measured loop in slices (or wait for C threads in short joins).
 """
 import math
-import shutil
 import signal
 import sys
 import threading
-import time
 
 __all__ = ["Progress", "GracefulInterrupt", "format_seconds"]
 
@@ -38,81 +41,79 @@ def format_seconds(seconds):
     return "%d:%02d:%02d" % (h, m, s) if h else "%d:%02d" % (m, s)
 
 
-class Progress:
-    """A progress line on stderr: bar, done/total, percent, elapsed, ETA and a status.
+def _in_notebook():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
-    On a terminal the line is redrawn in place at most every ``interval`` seconds;
-    when the stream is not a terminal (CI logs, pipes) a plain line is printed at
-    most every ``plain_interval`` seconds, plus a last one on ``close()``.
-    ``enabled=False`` prints nothing.  ``total=None`` shows a count without bar/ETA.
-    Call it from one thread (the experiment's loop).
+
+class _Lines:
+    """What tqdm draws in place with '\\r', as whole lines: a log or a pipe reading
+    stderr line by line sees each redraw as one line instead of one endless line."""
+
+    def __init__(self, stream):
+        self.stream, self._last = stream, None
+
+    def write(self, text):
+        text = text.replace("\r", "").rstrip()
+        if text and text != self._last:
+            self.stream.write(text + "\n")
+            self._last = text
+
+    def flush(self):
+        self.stream.flush()
+
+
+class Progress:
+    """A tqdm bar: done/total, percent, elapsed, ETA and a status text after it.
+
+    ``enabled=False`` shows nothing; ``total=None`` counts without a bar or ETA.
+    ``stream``: where a terminal bar goes (stderr by default; a notebook gets a
+    widget instead).  Call it from one thread (the experiment's loop).
     """
 
-    BAR = 24
-
     def __init__(self, total=None, desc="", unit="", *, stream=None, enabled=True,
-                 interval=0.1, plain_interval=10.0, clock=time.monotonic):
+                 interval=0.1, plain_interval=10.0):
         if total is not None and total < 0:
             raise ValueError("total must be >= 0 or None, got %r" % (total,))
         self.total, self.desc, self.unit = total, desc, unit
-        self.stream = sys.stderr if stream is None else stream
         self.enabled = bool(enabled)
-        self.clock = clock
-        isatty = getattr(self.stream, "isatty", None)
-        self.tty = bool(isatty and isatty())
-        self.interval = interval if self.tty else plain_interval
         self.done, self.status = 0, ""
-        self.start = clock()
-        self._last_draw = None
-        self._drawn_width = 0
         self._closed = False
+        self._bar = None
+        if not self.enabled:
+            return
+        stream = sys.stderr if stream is None else stream
+        isatty = getattr(stream, "isatty", None)
+        notebook = stream is sys.stderr and _in_notebook()
+        if notebook:
+            from tqdm.auto import tqdm
+        else:
+            from tqdm import tqdm
+        tty = notebook or bool(isatty and isatty())
+        self._bar = tqdm(total=total, desc=desc or None, unit=(" " + unit) if unit else "it",
+                         file=None if notebook else (stream if tty else _Lines(stream)),
+                         leave=True, dynamic_ncols=tty,
+                         mininterval=interval if tty else plain_interval,
+                         maxinterval=interval if tty else plain_interval,
+                         ascii=None if tty else True)
 
     def update(self, n=1, status=None):
-        """Add ``n`` to the count (and replace the status text); redraw if due."""
+        """Add ``n`` to the count (and replace the status text)."""
         self.set(self.done + n, status)
 
     def set(self, done, status=None):
-        """Set the count to ``done`` (and the status text); redraw if due."""
-        self.done = done
+        """Set the count to ``done`` (and the status text)."""
+        step, self.done = done - self.done, done
         if status is not None:
             self.status = str(status)
-        now = self.clock()
-        if self._last_draw is None or now - self._last_draw >= self.interval:
-            self._draw(now)
-
-    def line(self, now=None):
-        """The text of the progress line as it would be drawn now."""
-        elapsed = (self.clock() if now is None else now) - self.start
-        parts = [self.desc + ":"] if self.desc else []
-        unit = " " + self.unit if self.unit else ""
-        if self.total:
-            frac = min(1.0, self.done / self.total)
-            fill = int(frac * self.BAR)
-            parts.append("[" + "#" * fill + "-" * (self.BAR - fill) + "]")
-            parts.append("%d/%d%s %3d%%" % (self.done, self.total, unit, int(frac * 100)))
-            eta = elapsed * (self.total - self.done) / self.done if self.done else None
-            parts.append("%s elapsed, ETA %s" % (format_seconds(elapsed), format_seconds(eta)))
-        else:
-            parts.append("%d%s" % (self.done, unit))
-            parts.append("%s elapsed" % format_seconds(elapsed))
-        if self.status:
-            parts.append(self.status)
-        return " ".join(parts)
-
-    def _draw(self, now, final=False):
-        self._last_draw = now
-        if not self.enabled:
-            return
-        text = self.line(now)
-        if self.tty:
-            width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
-            text = text[:width]
-            pad = max(0, self._drawn_width - len(text))
-            self.stream.write("\r" + text + " " * pad + ("\n" if final else ""))
-            self._drawn_width = len(text)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        if self._bar is not None:
+            if status is not None:
+                self._bar.set_postfix_str(self.status, refresh=False)
+            self._bar.update(step)
 
     def close(self, status=None):
         """Draw the final state (always) and end the line.  Idempotent."""
@@ -121,7 +122,9 @@ class Progress:
         if status is not None:
             self.status = str(status)
         self._closed = True
-        self._draw(self.clock(), final=True)
+        if self._bar is not None:
+            self._bar.set_postfix_str(self.status, refresh=False)
+            self._bar.close()                      # draws the final state (leave=True)
 
     def __enter__(self):
         return self
@@ -134,7 +137,8 @@ class Progress:
 
 
 class GracefulInterrupt:
-    """Turn the first Ctrl-C into a flag; a second one aborts with KeyboardInterrupt.
+    """Turn the first Ctrl-C (or SIGTERM, a polite kill) into a flag; a second one
+    aborts with KeyboardInterrupt.
 
     Inside ``with GracefulInterrupt() as stop:`` the loop checks ``stop.requested``
     between slices, stops its C threads, writes its partial output folder and
@@ -144,7 +148,7 @@ class GracefulInterrupt:
     The previous handlers are restored on exit.
     """
 
-    def __init__(self, stream=None, signals=(signal.SIGINT,),
+    def __init__(self, stream=None, signals=(signal.SIGINT, signal.SIGTERM),
                  message="\nstopping after the current slice (Ctrl-C again to abort now)"):
         self.stream = sys.stderr if stream is None else stream
         self.signals = tuple(signals)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..common.stats import NOT_MEASURED, nearest_rank, per_round_then_mean
+from ..common.table import render
 
 PS = (50.0, 99.0, 99.9)
 LABELS = ("p50", "p99", "p999")
@@ -174,7 +175,7 @@ def _pct(x):
 
 
 def table(summary, params, markdown=False):
-    """The study's table: one row per class, then the classes not installed."""
+    """The study's table: one row per class; the classes not installed, and why, under it."""
     head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "x no-burst p50/p99/p999",
             "migrated windows", "slowest 1% in migrated", "backlog (mean of cap)", "protocol",
             "sent = verified"]
@@ -187,16 +188,10 @@ def table(summary, params, markdown=False):
                      "NOT MET" if d.get("protocol_problems") else "ok",
                      "%s (%s)" % ("yes" if d["all_verified"] else "NO",
                                   "{:,}".format(d["messages_verified_total"]))])
-    for name, why in summary.get("not_installed", {}).items():
-        rows.append([name, "not installed: " + why.split(" (")[0]] + [""] * (len(head) - 2))
-    widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-    if markdown:
-        fmt = "| " + " | ".join("%%-%ds" % w for w in widths) + " |"
-        lines = [fmt % tuple(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    else:
-        fmt = "  ".join("%%-%ds" % w for w in widths)
-        lines = [fmt % tuple(head), "  ".join("-" * w for w in widths)]
-    lines += [fmt % tuple(r) for r in rows]
+    # The reason already starts "not installed" and names the Debian package.
+    missing = ["%s: %s" % (name, why if why.startswith("not installed") else "not installed: " + why)
+               for name, why in summary.get("not_installed", {}).items()]
+    lines = render(head, rows, markdown=markdown, notes=missing).splitlines()
     rounds = params["rounds"]
     lines += ["",
               "Latency: mean ns/query of each group of %d queries measured right after a %s send; "

@@ -1,0 +1,103 @@
+"""Every experiment command speaks one vocabulary: --help, --quick --out into a fresh
+folder, a bad value (exit 2, one line, no traceback), a non-empty --out refused
+before measuring, and the hidden old spellings still accepted."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import support
+from cli_quick import QUICK, pyqueue
+
+BAD = {
+    "bench": ["--writer-cpu", "4096"],
+    "burst-tail": ["--windows", "0"],
+    "c2c": ["--pair", "0"],
+    "ownership": ["--windows", "zero"],
+    "pacing": ["--msg-size", "5000"],
+    "pipeline": ["--placement", "0,1"],
+    "soak": ["--seconds", "-1"],
+}
+SHARED = ("--quick", "--out", "--overwrite", "--no-progress", "--json")
+UNPINNED = {"soak"}          # its threads move on purpose: no CPU to choose
+
+
+@pytest.mark.parametrize("command", sorted(QUICK))
+def test_help_shows_the_shared_options_and_exit_codes(command):
+    p = pyqueue(command, "--help")
+    assert p.returncode == 0, p.stderr
+    for option in SHARED + (() if command in UNPINNED else ("--writer-cpu", "--reader-cpu")):
+        assert option in p.stdout, option
+    assert "--stage-cpu" in p.stdout or command != "pipeline"
+    assert "exit status" in p.stdout and "130" in p.stdout
+    for hidden in ("--quiet", "--consumer-cpu", "--pair", "--placement", "--size"):
+        assert hidden not in p.stdout
+
+
+def test_version_and_program_name():
+    p = pyqueue("--version")
+    assert p.returncode == 0 and p.stdout.startswith("pyqueue ")
+    assert "python -m pyqueue" in pyqueue("--help").stdout
+    from pyqueue.__main__ import program_name
+    assert program_name("/usr/local/bin/pyqueue") == "pyqueue"
+    assert program_name("/x/pyqueue/__main__.py") == "python -m pyqueue"
+
+
+@pytest.mark.parametrize("command", sorted(QUICK))
+def test_quick_run_into_a_fresh_folder(quick_runs, command):
+    p, out = quick_runs[command]
+    assert p.returncode == 0, p.stderr
+    assert (out / "index.json").is_file() and (out / "summary.json").is_file()
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("command", sorted(BAD))
+def test_bad_value_is_one_line_naming_the_flag(command):
+    p = pyqueue(command, *BAD[command], "--no-progress")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0].startswith("pyqueue %s: " % command)
+    assert BAD[command][0] in lines[0]
+
+
+@pytest.mark.parametrize("command", sorted(QUICK))
+def test_non_empty_out_is_refused_before_measuring(tmp_path, command):
+    (tmp_path / "keep.txt").write_text("someone's file\n")
+    # The full-length run would take minutes: refused at once, it takes none.
+    p = pyqueue(command, "--no-progress", "--out", str(tmp_path), timeout=60)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "--out" in p.stderr and "not empty" in p.stderr and "Traceback" not in p.stderr
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt"] and p.stdout == ""
+
+
+def test_out_is_created_before_measuring(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    p = pyqueue("soak", "--seconds", "30", "--out", str(blocker / "sub"), timeout=60)
+    assert p.returncode == 2 and "--out" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_old_spellings_still_work():
+    from pyqueue.__main__ import _Parser
+    from pyqueue.cli import c2c, ownership, pacing, pipeline
+    cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
+              dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True)),
+             (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0)),
+             (pipeline, ["--placement", "1,0,1"], dict(writer_cpu=1, stage_cpu=0, reader_cpu=1)),
+             (ownership, ["--worker-cpu", "0", "--other-cpu", "1", "--seed", "0x10"],
+              dict(reader_cpu=0, writer_cpu=1, seed=16))]
+    for mod, argv, expect in cases:
+        parser = _Parser(prog="pyqueue " + mod.NAME)
+        mod.add_arguments(parser)
+        args = vars(parser.parse_args(argv))
+        assert {k: args[k] for k in expect} == expect, mod.NAME
+
+
+def test_bare_json_prints_one_object(tmp_path):
+    p = pyqueue("soak", "--seconds", "1", "--no-progress", "--json")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    assert set(body) >= {"params", "summary"}
