@@ -18,6 +18,7 @@ def count_example():
 
 
 PRELUDE = ("import copy, gc, os, pickle, signal, sys, threading, time\n"
+           "import pyqueue.threads as pqt\n"
            "import numpy as np\nimport pyqueue as pq\n")
 
 
