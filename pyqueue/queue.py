@@ -13,7 +13,6 @@ Python object outlives the handle.  A queue cannot be copied or pickled (its
 memory is private to this process), and after ``fork()`` the child's copy
 raises QueueError instead of delivering the parent's messages twice.
 """
-import math
 import os
 import sys
 import threading
@@ -38,10 +37,14 @@ _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
 
 
+_FOREVER_NS = 2**62
+
+
 def _timeout_ns(timeout):
     """ns to wait, or None for no limit (None, or an infinite timeout)."""
     seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
-    if seconds is None or seconds == math.inf:
+    # Beyond 2**62 ns (146 years) C's int64 would overflow: that is no limit too.
+    if seconds is None or seconds * 1e9 >= _FOREVER_NS:
         return None
     return int(seconds * 1e9)
 
@@ -50,7 +53,11 @@ def _buffer(data):
     """A bytes-like object as a cffi buffer, without a copy."""
     if isinstance(data, str):
         raise TypeError("a message is bytes-like, not str: encode it first")
-    return ffi.from_buffer(data)
+    try:
+        return ffi.from_buffer(data)
+    except BufferError as e:   # as numpy says it for arrays: a value problem
+        raise ValueError("a message must be a C-contiguous buffer (%s); copy it with "
+                         "bytes(...) first" % e) from None
 
 
 def check_array(arr, name, writable=False, width=None):

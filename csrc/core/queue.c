@@ -27,6 +27,9 @@ void pyq_config_init(pyq_config_t *cfg)
 #endif
 }
 
+/* Every flag field is 0 or 1: a 7 or a -3 is a caller's bug, not a "yes". */
+#define PYQ_IS_FLAG(v) ((v) == 0 || (v) == 1)
+
 int pyq_config_check(const pyq_config_t *c, const char **bad)
 {
     const char *why = NULL;
@@ -42,8 +45,20 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
         why = "publish";
     else if (c->publish == PYQ_PUBLISH_BYTES && c->publish_bytes < 1)
         why = "publish_bytes";
-    else if (c->scan_current != 0 && c->scan_current != 1)
+    else if (!PYQ_IS_FLAG(c->scan_current))
         why = "scan_current";
+    else if (!PYQ_IS_FLAG(c->touch_after_write))
+        why = "touch_after_write";
+    else if (!PYQ_IS_FLAG(c->hugepages))
+        why = "hugepages";
+    else if (!PYQ_IS_FLAG(c->prefault))
+        why = "prefault";
+    else if (!PYQ_IS_FLAG(c->mlock))
+        why = "mlock";
+    else if (!PYQ_IS_FLAG(c->spill_nontemporal))
+        why = "spill_nontemporal";
+    else if (!PYQ_IS_FLAG(c->prefetch))
+        why = "prefetch";
 #if !(defined(__x86_64__) && defined(__SSE2__))
     else if (c->spill_nontemporal)
         why = "spill_nontemporal";
