@@ -385,6 +385,9 @@ class Reader(_Side):
         n, size = out.shape
         if n == 0:
             return 0
+        if size > 0xFFFFFFFF:   # C's message length is 32 bits: no message is this long
+            raise ValueError("out rows are %d bytes; a message is at most %d bytes"
+                             % (size, self._max))
         buf = ffi.from_buffer(out, require_writable=True)
         self._take()
         try:

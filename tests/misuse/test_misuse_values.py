@@ -130,3 +130,9 @@ def test_publish_strings_are_strict(publish):
 def test_flags_are_strict_booleans(value):
     with pytest.raises(ValueError, match="mlock"):
         pq.Queue(mlock=value, **SMALL)
+
+
+def test_poll_into_rows_beyond_32_bits_are_a_value_error(queue):
+    out = np.empty((1, 2**32), np.uint8)      # mapped, never touched
+    with pytest.raises(ValueError, match="at most"):
+        queue.reader.poll_into(out)
