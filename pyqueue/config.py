@@ -103,11 +103,9 @@ def _publish(value):
         policy, sep, n = value.partition(":")
         if policy in PUBLISH and policy != _COUNTED and not sep:
             return PUBLISH[policy], 0
-        if policy == _COUNTED and sep:
-            try:
-                count = int(n)
-            except ValueError:
-                count = 0
+        # Digits only: int() would also take " 12", "+7" and "1_000".
+        if policy == _COUNTED and sep and n.isascii() and n.isdigit():
+            count = int(n)
             if 1 <= count <= hi:
                 return PUBLISH[policy], count
     names = ["'%s:N'" % p if p == _COUNTED else "'%s'" % p for p in PUBLISH]

@@ -5,10 +5,19 @@ core checks again.  Each side holds a lock around its C calls, so two Python
 threads misusing one side cannot break the single-producer/single-consumer
 contract, and close() waits for calls in flight before it unmaps the pool.
 cffi releases the GIL around every C call.
+
+Lifetime (RELIABILITY.md, "Object lifetime"): a queue has exactly one Writer
+and one Reader, built by the queue and reached as ``q.writer`` / ``q.reader``;
+they reach the C handle only through their queue, under their side lock, so no
+Python object outlives the handle.  A queue cannot be copied or pickled (its
+memory is private to this process), and after ``fork()`` the child's copy
+raises QueueError instead of delivering the parent's messages twice.
 """
-import math
+import os
+import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -28,10 +37,14 @@ _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
 
 
+_FOREVER_NS = 2**62
+
+
 def _timeout_ns(timeout):
     """ns to wait, or None for no limit (None, or an infinite timeout)."""
     seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
-    if seconds is None or seconds == math.inf:
+    # Beyond 2**62 ns (146 years) C's int64 would overflow: that is no limit too.
+    if seconds is None or seconds * 1e9 >= _FOREVER_NS:
         return None
     return int(seconds * 1e9)
 
@@ -40,7 +53,11 @@ def _buffer(data):
     """A bytes-like object as a cffi buffer, without a copy."""
     if isinstance(data, str):
         raise TypeError("a message is bytes-like, not str: encode it first")
-    return ffi.from_buffer(data)
+    try:
+        return ffi.from_buffer(data)
+    except BufferError as e:   # as numpy says it for arrays: a value problem
+        raise ValueError("a message must be a C-contiguous buffer (%s); copy it with "
+                         "bytes(...) first" % e) from None
 
 
 def check_array(arr, name, writable=False, width=None):
@@ -61,10 +78,24 @@ def check_array(arr, name, writable=False, width=None):
     return arr
 
 
+_BUILD = object()   # only Queue builds its sides
+
+
+def _not_shared(what):
+    return TypeError("%s cannot be copied or pickled: its memory is private to this process "
+                     "(shared memory is not available yet); pass the one queue object "
+                     "(threads share it as it is)" % what)
+
+
 class _Side:
     """Common part of Writer and Reader: the lock and the closed check."""
 
-    def __init__(self, queue):
+    _name = "side"
+
+    def __init__(self, queue, _token=None):
+        if _token is not _BUILD:
+            raise TypeError("a queue has exactly one %s: use q.%s instead of building one"
+                            % (self._name, self._name))
         self._queue = queue
         self._lock = threading.Lock()
         # The per-message paths use these: a bound acquire/release pair costs
@@ -83,17 +114,38 @@ class _Side:
         return self._lock
 
     def _closed_error(self):
-        return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+        return self._queue._closed_error()
 
     def _ptr(self):
-        ptr = self._queue._ptr
-        if ptr is None:
-            raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
-        return ptr
+        # Called with the side lock held: close() clears _h under it.
+        if self._h is None or self._queue._closing:
+            raise self._closed_error()
+        return self._h
+
+    def _take(self):
+        """The side lock without waiting, for the calls that never wait: a side
+        owned by a C thread or by another thread's waiting call is a clear error."""
+        if self._acquire(False):
+            return
+        if self._h is None or self._queue._closing:
+            raise self._closed_error()
+        raise QueueError("the %s side is in use by another thread (a C thread or a waiting "
+                         "call owns it); one thread per side" % self._name)
+
+    def __copy__(self):
+        raise _not_shared("a queue's %s" % self._name)
+
+    def __deepcopy__(self, memo):
+        raise _not_shared("a queue's %s" % self._name)
+
+    def __reduce_ex__(self, protocol):
+        raise _not_shared("a queue's %s" % self._name)
 
 
 class Writer(_Side):
-    """The producing side.  One writer per queue; calls are serialised."""
+    """The producing side: ``q.writer``, the queue's one writer; calls are serialised."""
+
+    _name = "writer"
 
     def _too_large(self, n):
         return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
@@ -145,8 +197,11 @@ class Writer(_Side):
         buf = _buffer(data)
         if len(buf) > self._max:
             raise self._too_large(len(buf))
-        with self._lock:
+        self._take()
+        try:
             rc = lib.pyq_writer_try_write(self._ptr(), buf, len(buf))
+        finally:
+            self._release()
         if rc == lib.PYQ_EAGAIN:
             return False
         check(rc, "try_write")
@@ -155,32 +210,40 @@ class Writer(_Side):
     def write_batch(self, arr, timeout=None):
         """Write every row of a 2-D uint8 array as one message, without copying
         the array.  Returns the number written (all of them).  On timeout raises
-        QueueFull whose ``written`` attribute says how many rows went in."""
+        QueueFull whose ``written`` attribute says how many rows went in; any
+        exception out of the call (QueueClosed, KeyboardInterrupt) carries
+        ``written`` too.  C is called for at most _BATCH_BYTES at a time, so
+        Ctrl-C is seen within one wait slice even when the queue never fills."""
+        n = arr.shape[0] if isinstance(arr, np.ndarray) and arr.ndim == 2 else None
+        if n == 0 and arr.dtype == np.uint8:
+            return 0   # zero rows: nothing to write, whatever their width
         check_array(arr, "arr", width=self._queue.max_message)
         n, size = arr.shape
-        if n == 0:
-            return 0
         tns = _timeout_ns(timeout)
         buf = ffi.from_buffer(arr)
         err = ffi.new("int *")
-        done = 0
+        step = max(1, _BATCH_BYTES // max(size, 1))
         deadline = None if tns is None else time.monotonic_ns() + tns
         with self._lock:
             ptr = self._ptr()
-            while done < n:
-                left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
-                k = lib.pyq_writer_write_batch(ptr, buf + done * size, n - done, size, max(left, 0), err)
-                done += k
-                if done == n:
-                    break
-                if err[0] == lib.PYQ_EAGAIN and (deadline is None or left > 0):
-                    continue
-                try:
+            # The count comes from C's own counter: a KeyboardInterrupt raised as
+            # a C call returns would lose a count kept in a Python variable.
+            start = _written(ptr)
+            try:
+                while True:
+                    done = _written(ptr) - start
+                    if done >= n:
+                        break
+                    left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
+                    lib.pyq_writer_write_batch(ptr, buf + done * size, min(step, n - done), size,
+                                               max(left, 0), err)
+                    if err[0] == 0 or (err[0] == lib.PYQ_EAGAIN and (deadline is None or left > 0)):
+                        continue
                     check(err[0], "write_batch")
-                except QueueError as e:
-                    e.written = done
-                    raise
-        return done
+            except BaseException as e:
+                e.written = _written(ptr) - start
+                raise
+        return n
 
     def flush(self):
         """Publish every message written so far (with publish='max')."""
@@ -197,12 +260,13 @@ class Writer(_Side):
 
 
 class Reader(_Side):
-    """The consuming side.  One reader per queue; calls are serialised."""
+    """The consuming side: ``q.reader``, the queue's one reader; calls are serialised."""
 
+    _name = "reader"
     _LENS = 4096
 
-    def __init__(self, queue):
-        super().__init__(queue)
+    def __init__(self, queue, _token=None):
+        super().__init__(queue, _token)
         self._cap = max(1 << 16, queue.block_size)
         self._buf = bytearray(self._cap)
         self._cbuf = ffi.from_buffer(self._buf)
@@ -229,7 +293,7 @@ class Reader(_Side):
             self._acquire()
             try:
                 h = self._h
-                if h is None:
+                if h is None or self._queue._closing:
                     raise self._closed_error()
                 rc = lib.pyq_reader_wait(h, max(left, 0))
             finally:
@@ -256,7 +320,8 @@ class Reader(_Side):
         """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""
         if max_messages == 1 and type(max_messages) is int:
             # The per-message path: one C call, one copy into the new bytes.
-            self._acquire()
+            if not self._acquire(False):
+                self._take()
             try:
                 h = self._h
                 if h is None:
@@ -274,18 +339,41 @@ class Reader(_Side):
         out = []
         mv = self._mv
         lens = self._lens
-        with self._lock:
+        self._take()
+        try:
             ptr = self._ptr()
-            while max_messages is None or len(out) < max_messages:
-                want = self._LENS if max_messages is None else min(self._LENS, max_messages - len(out))
-                n = lib.pyq_reader_poll_copy(ptr, self._cbuf, self._cap, lens, want)
-                off = 0
-                for i in range(n):
+            start = _read(ptr)
+            # No limit: at most what was written when the call began, so a
+            # faster writer cannot keep one call going for ever.
+            budget = lib.pyq_queue_backlog(ptr) if max_messages is None else None
+            got_bytes = 0
+            try:
+                while max_messages is None or len(out) < max_messages:
+                    base = len(out)
+                    want = self._LENS if max_messages is None else min(self._LENS, max_messages - base)
+                    n = lib.pyq_reader_poll_copy(ptr, self._cbuf, self._cap, lens, want)
+                    off = 0
+                    for i in range(n):
+                        ln = lens[i]
+                        out.append(bytes(mv[off:off + ln]))
+                        off += (ln + 7) & ~7
+                        got_bytes += ln
+                    if n == 0 or (budget is not None and got_bytes >= budget):
+                        break
+            except BaseException as e:
+                # Interrupted (Ctrl-C): every message C consumed goes to the
+                # caller on the exception, none is lost.  C's counter says how
+                # many this round consumed; the staging buffer still holds them.
+                missing = (_read(ptr) - start) - len(out)
+                off = sum((lens[i] + 7) & ~7 for i in range(len(out) - base))
+                for i in range(len(out) - base, len(out) - base + missing):
                     ln = lens[i]
                     out.append(bytes(mv[off:off + ln]))
                     off += (ln + 7) & ~7
-                if n == 0:  # nothing visible (a full buffer still returns n > 0)
-                    break
+                e.messages = out
+                raise
+        finally:
+            self._release()
         return out
 
     def poll_into(self, out):
@@ -297,20 +385,44 @@ class Reader(_Side):
         n, size = out.shape
         if n == 0:
             return 0
+        if size > 0xFFFFFFFF:   # C's message length is 32 bits: no message is this long
+            raise ValueError("out rows are %d bytes; a message is at most %d bytes"
+                             % (size, self._max))
         buf = ffi.from_buffer(out, require_writable=True)
-        with self._lock:
+        self._take()
+        try:
             ptr = self._ptr()
-            got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
+            start = _read(ptr)
+            try:
+                got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
+            except BaseException as e:
+                e.filled = _read(ptr) - start   # rows C filled before the interrupt
+                raise
             if got == lib.PYQ_ERANGE:
                 ln = lib.pyq_reader_next_len(ptr)
                 raise QueueError("the next message is %d bytes but poll_into(out) reads %d-byte "
                                  "messages; it stays in the queue (read it with poll())"
                                  % (ln, size), lib.PYQ_ERANGE)
+        finally:
+            self._release()
         return check(got, "poll_into")
 
 
 # The keys of Queue.stats(): pyq_stats_t's fields.
 STATS = cstruct.fields("pyq_stats_t")
+_BATCH_BYTES = 8 << 20   # one write_batch C call copies at most this much
+
+
+def _written(ptr):
+    st = ffi.new("pyq_stats_t *")
+    lib.pyq_queue_stats(ptr, st)
+    return st.messages_written
+
+
+def _read(ptr):
+    st = ffi.new("pyq_stats_t *")
+    lib.pyq_queue_stats(ptr, st)
+    return st.messages_read
 
 
 class Queue:
@@ -323,7 +435,11 @@ class Queue:
     """
 
     def __init__(self, config=None, **overrides):
+        if "_ptr" in self.__dict__:
+            raise TypeError("Queue.__init__ called on a queue that already exists; make a new Queue")
         self._ptr = None
+        self._closing = False
+        self._pid = os.getpid()
         cfg = QueueConfig.of(config, **overrides)
         out = ffi.new("pyq_queue_t **")
         rc = lib.pyq_queue_create(cfg.to_c(), out)
@@ -338,8 +454,9 @@ class Queue:
         self.block_size = self._config.block_size
         self.publish = self._config.publish
         self.max_message = lib.pyq_queue_max_message(self._ptr)
-        self.writer = Writer(self)
-        self.reader = Reader(self)
+        self.writer = Writer(self, _BUILD)
+        self.reader = Reader(self, _BUILD)
+        _LIVE.add(self)
 
     @property
     def config(self):
@@ -348,13 +465,20 @@ class Queue:
 
     @property
     def closed(self):
-        return self._ptr is None
+        return self._ptr is None or self._closing
+
+    def _closed_error(self):
+        if self._pid != os.getpid():
+            return QueueError("this queue belongs to process %d: after fork() an in-process "
+                              "queue cannot be used in the child (shared memory is not "
+                              "available yet)" % self._pid, lib.PYQ_ECLOSED)
+        return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 
     @property
     def c_handle(self):
         """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab)."""
-        if self._ptr is None:
-            raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+        if self._ptr is None or self._closing:
+            raise self._closed_error()
         return self._ptr
 
     def stats(self):
@@ -362,7 +486,7 @@ class Queue:
         st = ffi.new("pyq_stats_t *")
         with self._state_lock:
             if self._ptr is None:
-                raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+                raise self._closed_error()
             lib.pyq_queue_stats(self._ptr, st)
         return cstruct.as_dict(st, STATS)
 
@@ -370,25 +494,86 @@ class Queue:
         """Payload bytes written but not yet read."""
         with self._state_lock:
             if self._ptr is None:
-                raise QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
+                raise self._closed_error()
             return int(lib.pyq_queue_backlog(self._ptr))
 
     def close(self):
         """Close and unmap.  A writer waiting for space gets QueueClosed; calls in
         flight finish first.  A running ConsumerThread drains every message
         written before it ends; messages nobody reads are then discarded.
-        Idempotent."""
-        ptr = self._ptr
-        if ptr is None:
+        Idempotent, and safe from any thread and from a signal handler: called
+        while this thread is inside a call on the queue (a signal handler that
+        interrupted it), close() wakes that call, which ends with QueueClosed,
+        and the memory is unmapped once it has returned."""
+        # The handle is read and the flag set under the state lock, which the
+        # unmapping also holds: a second close() can never reach freed memory.
+        with self._state_lock:
+            ptr = self._ptr
+            if ptr is None:
+                return
+            self._closing = True
+            lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+        if sys.is_finalizing():
+            # Daemon threads are frozen now, possibly holding a side lock: never
+            # wait for them.  The process is ending; its memory goes with it.
+            self._finish(wait=False)
+        elif self._inside_call():
+            threading.Thread(target=self._finish, name="pyqueue-close", daemon=True).start()
+        else:
+            self._finish()
+
+    def _inside_call(self):
+        """True if this thread is inside a Writer/Reader call on this queue (a
+        signal handler runs on top of the call it interrupted): waiting for the
+        side lock here would wait for ourselves."""
+        sides = (self.writer, self.reader)
+        f = sys._getframe(2)
+        while f is not None:
+            if f.f_code in _SIDE_CODES and f.f_locals.get("self") in sides:
+                return True
+            f = f.f_back
+        return False
+
+    def _finish(self, wait=True):
+        w, r = self.writer.side_lock, self.reader.side_lock
+        if not w.acquire(wait):    # no write in flight, no producer thread running
             return
-        lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
-        with self.writer.side_lock:   # no write in flight, no producer thread running
-            if self._ptr is None:
+        try:
+            ptr = self._ptr
+            if ptr is None:
                 return
             lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            with self.reader.side_lock, self._state_lock:
-                self._ptr = self.writer._h = self.reader._h = None
-                lib.pyq_queue_destroy(ptr)
+            if not r.acquire(wait):
+                return
+            try:
+                with self._state_lock:
+                    self._ptr = self.writer._h = self.reader._h = None
+                    lib.pyq_queue_destroy(ptr)
+            finally:
+                r.release()
+        finally:
+            w.release()
+
+    def __copy__(self):
+        raise _not_shared("a Queue")
+
+    def __deepcopy__(self, memo):
+        raise _not_shared("a Queue")
+
+    def __reduce_ex__(self, protocol):
+        raise _not_shared("a Queue")
+
+    def _after_fork_in_child(self):
+        # The child's copy must neither deliver the parent's messages a second
+        # time nor free what it does not own; a lock some other parent thread
+        # held at fork() would never be released here.
+        self.writer._lock = threading.Lock()
+        self.reader._lock = threading.Lock()
+        for side in (self.writer, self.reader):
+            side._acquire, side._release = side._lock.acquire, side._lock.release
+            side._h = None
+        self._state_lock = threading.Lock()
+        self._ptr = None
 
     def __enter__(self):
         return self
@@ -404,5 +589,21 @@ class Queue:
             pass
 
     def __repr__(self):
-        state = "closed" if self._ptr is None else "open"
+        state = "closed" if self.closed else "open"
         return "<pyqueue.Queue %s block_size=%d publish=%r>" % (state, self.block_size, self.publish)
+
+
+# Every side method: close() looks for them on its own stack (Queue._inside_call).
+_SIDE_CODES = frozenset(f.__code__ for cls in (_Side, Writer, Reader)
+                        for f in vars(cls).values() if hasattr(f, "__code__"))
+# Open queues, for the fork handler.
+_LIVE = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    for q in list(_LIVE):
+        q._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

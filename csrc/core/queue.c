@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stddef.h>
+
 #include "core/queue_pvt.h"
 
 void pyq_config_init(pyq_config_t *cfg)
@@ -27,6 +29,14 @@ void pyq_config_init(pyq_config_t *cfg)
 #endif
 }
 
+/* Every flag field is 0 or 1: a 7 or a -3 is a caller's bug, not a "yes". */
+#define PYQ_IS_FLAG(v) ((v) == 0 || (v) == 1)
+#define PYQ_FLAG(f) { offsetof(pyq_config_t, f), #f }
+static const struct { size_t off; const char *name; } flags[] = {
+    PYQ_FLAG(scan_current), PYQ_FLAG(touch_after_write), PYQ_FLAG(hugepages),
+    PYQ_FLAG(prefault), PYQ_FLAG(mlock), PYQ_FLAG(spill_nontemporal), PYQ_FLAG(prefetch),
+};
+
 int pyq_config_check(const pyq_config_t *c, const char **bad)
 {
     const char *why = NULL;
@@ -42,10 +52,11 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
         why = "publish";
     else if (c->publish == PYQ_PUBLISH_BYTES && c->publish_bytes < 1)
         why = "publish_bytes";
-    else if (c->scan_current != 0 && c->scan_current != 1)
-        why = "scan_current";
+    for (size_t i = 0; !why && i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (!PYQ_IS_FLAG(*(const int32_t *)((const char *)c + flags[i].off)))
+            why = flags[i].name;
 #if !(defined(__x86_64__) && defined(__SSE2__))
-    else if (c->spill_nontemporal)
+    if (!why && c->spill_nontemporal)
         why = "spill_nontemporal";
 #endif
     if (bad)

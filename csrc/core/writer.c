@@ -200,8 +200,8 @@ int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **pt
 
 int pyq_writer_commit(pyq_queue_t *q)
 {
-    if (q->w.claim_len == PYQ_NO_CLAIM)
-        return PYQ_ENOCLAIM;
+    if (q->w.claim_len == PYQ_NO_CLAIM)   /* detach dropped a claim left open */
+        return pyq_load_relaxed(&q->detached) ? PYQ_ECLOSED : PYQ_ENOCLAIM;
     commit(q);
     return 0;
 }
@@ -446,6 +446,10 @@ int pyq_writer_flush(pyq_queue_t *q)
 
 void pyq_writer_detach(pyq_queue_t *q)
 {
+    /* A claim still open is dropped: committed after the reader was told
+     * end-of-stream it would appear past the end (commit then says ECLOSED). */
+    if (q->w.claim_len != PYQ_NO_CLAIM)
+        pyq_writer_abort(q);
     atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
     pyq_writer_flush(q);
     /* W4: every committed record is published before this; pairs with A5. */

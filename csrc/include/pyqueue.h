@@ -135,7 +135,8 @@ int pyq_queue_is_closed(const pyq_queue_t *q);
 /* Writer thread, or the thread that holds the writer side once no writer runs
  * (Python's close() does this after pyq_queue_close()).  Publish everything
  * committed and declare that no write will follow: from then on a reader that
- * finds the queue empty has every message.  Implies pyq_queue_close(). */
+ * finds the queue empty has every message.  A claim still open is dropped,
+ * never delivered.  Implies pyq_queue_close(). */
 void pyq_writer_detach(pyq_queue_t *q);
 
 /* Any thread.  1 once pyq_writer_detach() was called (acquire: every message
@@ -178,10 +179,12 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr);
 
 /* Writer thread only.  Turn the outstanding claim into a message. Wait-free.
- * @return 0 or PYQ_ENOCLAIM. */
+ * The claim's pointer is invalid from then on (and after pyq_writer_abort()).
+ * @return 0, PYQ_ENOCLAIM, or PYQ_ECLOSED when pyq_writer_detach() dropped the claim. */
 int pyq_writer_commit(pyq_queue_t *q);
 
-/* Writer thread only.  Drop the outstanding claim. @return 0 or PYQ_ENOCLAIM. */
+/* Writer thread only.  Drop the outstanding claim; its pointer is invalid from
+ * then on. @return 0 or PYQ_ENOCLAIM. */
 int pyq_writer_abort(pyq_queue_t *q);
 
 /* Writer thread only.  Publish every committed message now. Wait-free. @return 0. */

@@ -17,7 +17,10 @@ import support
 
 ROOT = support.ROOT
 # The Python-facing paths; the C stress already runs under ASan in tests/c.
-TESTS = ["core/test_queue.py", "core/test_misuse.py", "core/test_properties.py",
+TESTS = ["core/test_queue.py", "core/test_properties.py",
+         # the misuse suite's lifetime, race and signal cases
+         "misuse/test_misuse_crashes.py", "misuse/test_misuse_lifetime.py",
+         "misuse/test_misuse_signals.py",
          "runtime/test_threads.py", "core/test_failures.py"]
 # ASan intercepts mlock() (a no-op that succeeds), so the mlock refusals cannot be seen.
 DESELECT = "not mlock"

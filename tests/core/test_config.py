@@ -51,7 +51,9 @@ def test_publish_names_are_the_c_constants():
                           "bytes": lib.PYQ_PUBLISH_BYTES}
     c = pq.QueueConfig(publish="bytes:300").to_c()
     assert (c.publish, c.publish_bytes) == (lib.PYQ_PUBLISH_BYTES, 300)
-    assert pq.QueueConfig(publish="bytes:+0300").publish == "bytes:300"
+    assert pq.QueueConfig(publish="bytes:0300").publish == "bytes:300"
+    with pytest.raises(ValueError, match="publish must be"):   # digits only, no sign
+        pq.QueueConfig(publish="bytes:+0300")
 
 
 @pytest.mark.parametrize("kw", [

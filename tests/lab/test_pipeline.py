@@ -4,6 +4,8 @@ The C stage and consumer check each message's sequence number and check word,
 so a run that returns has delivered 0..n-1 in order.  No timing assertions.
 """
 
+import os
+
 import pytest
 
 import pyqueue.lab as lab

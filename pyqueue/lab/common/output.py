@@ -26,19 +26,20 @@ NaN and infinities are not JSON: summary values that are NaN or ±inf are writte
 as null, and ``notes`` in summary.json lists where and what they were.
 """
 import dataclasses
+import errno
 import gzip
 import hashlib
 import json
 import math
 import os
 import re
-import shutil
 import signal
 import threading
 import time
+import zlib
 from collections import Counter
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -53,6 +54,34 @@ SUMMARY, ENVIRONMENT, INDEX, SAMPLES = "summary.json", "environment.json", "inde
 # Safe in a path on every filesystem: no separator, no leading dot; "+" and "="
 # spell burst-tail levers (yield1024+hugepages).
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
+# The temporary names _commit writes before renaming; a crash may leave one.
+_TMP = re.compile(r"^\..+\.tmp-\d+$")
+INVALID = "not a valid pyqueue output folder"
+
+
+def _inside(rel):
+    """True if index entry ``rel`` names a file inside the folder: relative,
+    no '..', no empty or '.' part (the index is data; never follow it out)."""
+    if not isinstance(rel, str) or not rel or "\\" in rel:
+        return False
+    p = PurePosixPath(rel)
+    return not p.is_absolute() and all(part not in ("", ".", "..") for part in p.parts)
+
+
+def _read_index(path):
+    """The ``files`` of ``path``/index.json if it parses as a pyqueue output
+    index (format, algorithm, a dict of entries inside the folder), else None."""
+    try:
+        index = json.loads((path / INDEX).read_text())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(index, dict) and index.get("format") == FORMAT
+            and isinstance(index.get("files"), dict)):
+        return None
+    files = index["files"]
+    if not all(_inside(rel) and isinstance(e, dict) for rel, e in files.items()):
+        return None
+    return files
 
 
 def _now():
@@ -184,11 +213,35 @@ class OutputFolder:
             if not overwrite:
                 raise FileExistsError("%s is not empty; choose a new folder or pass "
                                       "overwrite=True (--overwrite)" % self.path)
-            if not (self.path / INDEX).is_file():
-                raise FileExistsError("%s is not empty and has no %s: not a pyqueue output "
-                                      "folder, refusing to delete it" % (self.path, INDEX))
-            shutil.rmtree(self.path)
+            self._delete_previous()
         self.path.mkdir(parents=True, exist_ok=True)
+
+    def _delete_previous(self):
+        """Delete a previous output folder's files, and only those: the folder
+        must hold a pyqueue output index and nothing it does not list (our own
+        leftover temporary files aside); anything else is refused untouched."""
+        files = _read_index(self.path)
+        if files is None:
+            raise FileExistsError("%s is not empty and its %s is not a pyqueue output index: "
+                                  "refusing to delete it" % (self.path, INDEX))
+        root = self.path.resolve()
+        listed = set(files) | {INDEX}
+        foreign = []
+        for target in self.path.rglob("*"):
+            rel = target.relative_to(self.path).as_posix()
+            if target.is_symlink() or (target.is_file() and rel not in listed
+                                       and not _TMP.match(target.name)):
+                foreign.append(rel)
+            elif target.is_file() and root not in target.resolve().parents:
+                foreign.append(rel)
+        if foreign:
+            raise FileExistsError("%s holds files its %s does not list (%s): refusing to "
+                                  "delete it" % (self.path, INDEX, ", ".join(sorted(foreign)[:5])))
+        for target in sorted(self.path.rglob("*"), key=lambda t: -len(t.parts)):
+            if target.is_dir():
+                target.rmdir()      # empty by now: only listed files were inside
+            else:
+                target.unlink()
 
     # -- writing: every file goes through _commit, which keeps index.json true --
 
@@ -202,6 +255,20 @@ class OutputFolder:
                 write(f)
             entry = {"sha256": _sha256(tmp), "size": tmp.stat().st_size}
             with _sigint_deferred():
+                # Any crash point (or a full disk) leaves a folder that verifies:
+                # the index first accepts the old or the new file, then the file
+                # is renamed in, then the index names only the new one.  If the
+                # last index write fails, the one before is still true.
+                old = self._files.get(rel)
+                self._files[rel] = dict(entry, previous=old)
+                try:
+                    self._write_index()
+                except BaseException:
+                    if old is None:
+                        self._files.pop(rel, None)
+                    else:
+                        self._files[rel] = old
+                    raise
                 os.replace(tmp, target)
                 self._files[rel] = entry
                 self._write_index()
@@ -216,8 +283,12 @@ class OutputFolder:
         data = (json.dumps(index, indent=1) + "\n").encode()
         target = self.path / INDEX
         tmp = target.with_name(".%s.tmp-%d" % (INDEX, os.getpid()))
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
     def _json(self, rel, obj):
         data = (json.dumps(obj, indent=1, allow_nan=False) + "\n").encode()
@@ -295,6 +366,8 @@ class OutputFolder:
         interrupted, or "failed: <why>" when ``error`` (an exception or a text)
         ended the run."""
         self._check_progress(done, self.total)
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+            error = "no space left on device (%s)" % (error.filename or self.path)
         return self._write_summary(results, _status.final(done, self.total, self.unit, error),
                                    done)
 
@@ -308,6 +381,8 @@ def verify(path):
     try:
         index = json.loads((path / INDEX).read_text())
         files = index["files"]
+        if not isinstance(files, dict):
+            raise TypeError("'files' is not a mapping")
     except FileNotFoundError:
         return ["%s: missing" % INDEX]
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -317,17 +392,29 @@ def verify(path):
         if required not in files:
             problems.append("%s: not in index" % required)
     for rel, entry in sorted(files.items()):
+        if not _inside(rel):
+            problems.append("%r: not a path inside the folder" % (rel,))
+            continue
+        if not isinstance(entry, dict):
+            problems.append("%s: index entry is not a mapping" % rel)
+            continue
         target = path / rel
+        # An entry written just before its file was renamed in (the write
+        # stopped there) also accepts the file it replaces, or none.
+        prev = entry.get("previous")
+        accept = [entry] + ([prev] if isinstance(prev, dict) else [])
         if not target.is_file():
-            problems.append("%s: missing" % rel)
-        elif target.stat().st_size != entry.get("size"):
+            if "previous" not in entry or prev is not None:
+                problems.append("%s: missing" % rel)
+        elif not any(target.stat().st_size == e.get("size") for e in accept):
             problems.append("%s: size %d, index says %s" % (rel, target.stat().st_size,
                                                             entry.get("size")))
-        elif _sha256(target) != entry.get("sha256"):
+        elif _sha256(target) not in [e.get("sha256") for e in accept]:
             problems.append("%s: SHA-256 mismatch" % rel)
     for target in sorted(path.rglob("*")):
         rel = target.relative_to(path).as_posix()
-        if target.is_file() and rel != INDEX and rel not in files:
+        if (target.is_file() and rel != INDEX and rel not in files
+                and not _TMP.match(target.name)):
             problems.append("%s: not in index" % rel)
     return problems
 
@@ -375,12 +462,18 @@ def load(path, samples=True, check=True):
     path = Path(path)
     problems = verify(path)
     if check and problems:
-        raise ValueError("%s does not verify: %s" % (path, "; ".join(problems)))
-    summary = json.loads((path / SUMMARY).read_text())
-    environment = json.loads((path / ENVIRONMENT).read_text())
-    arrays = {}
-    if samples:
-        for f in sorted((path / SAMPLES).glob("*/*.npy.gz")):
-            arrays.setdefault(f.parent.name, {})[f.name[:-len(".npy.gz")]] = load_array(f)
+        raise ValueError("%s: %s does not verify: %s" % (INVALID, path, "; ".join(problems)))
+    try:
+        summary = json.loads((path / SUMMARY).read_text())
+        environment = json.loads((path / ENVIRONMENT).read_text())
+        if not (isinstance(summary, dict) and isinstance(environment, dict)):
+            raise TypeError("%s or %s is not a JSON object" % (SUMMARY, ENVIRONMENT))
+        arrays = {}
+        if samples:
+            for f in sorted((path / SAMPLES).glob("*/*.npy.gz")):
+                arrays.setdefault(f.parent.name, {})[f.name[:-len(".npy.gz")]] = load_array(f)
+    except (OSError, ValueError, TypeError, EOFError, zlib.error) as e:
+        # Corrupt or hand-made files: one error, whatever broke inside.
+        raise ValueError("%s: %s: %s" % (INVALID, path, e)) from e
     return LoadedOutput(path=path, summary=summary, environment=environment,
                         samples=arrays, problems=problems)

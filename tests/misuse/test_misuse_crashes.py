@@ -1,14 +1,8 @@
 """Misuse from Python must raise, never crash: each case runs in a subprocess and
 the test checks its exit code (a segfault would be -11)."""
-import subprocess
-import sys
-import tempfile
-import textwrap
-
 import pytest
 
-
-import support
+from misuse_support import run_case
 
 CASES = {
     "close_while_reader_polls": """
@@ -94,14 +88,6 @@ CASES = {
     """,
 }
 
-PRELUDE = "import gc, threading, time\nimport numpy as np\nimport pyqueue as pq\n"
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_misuse_does_not_crash(name):
-    code = PRELUDE + textwrap.dedent(CASES[name])
-    # Run outside the source tree, importing the same pyqueue this test imports.
-    env = support.subprocess_env()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=tempfile.gettempdir(), env=env)
-    assert proc.returncode == 0, "%s exited %d\n%s" % (name, proc.returncode, proc.stderr[-3000:])
+    run_case(name, CASES[name], timeout=120)
