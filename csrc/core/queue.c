@@ -3,10 +3,9 @@
  * Nothing here is on the hot path.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stddef.h>
 
 #include "core/queue_pvt.h"
 

@@ -67,7 +67,7 @@ def summarize(state, params, missing):
             "adapter": c.adapter,
             "retry_yield_every": c.retry_yield_every,
             "spill_nontemporal": c.spill_nontemporal,
-            "queue": getattr(c, "queue", None),
+            "queue": c.queue,
             "latency_ns_per_query": rp.to_dict(),
             "windows_per_round": list(c.done),
             "migrated_window_share": _mean_or_none(mig_rounds),
@@ -117,7 +117,7 @@ def _protocol(c, d, backlog):
                         % (100 * backlog.mean(), 100 * target))
     windows = sum(c.done)
     hit = sum(int((c.rec["retries"][r, :n] > 0).sum()) for r, n in enumerate(c.done))
-    must_fit = c.target + getattr(c, "send_messages", 0) <= c.capacity
+    must_fit = c.target + c.send_messages <= c.capacity
     if windows and must_fit and hit:
         problems.append("the send met a full queue in %d of %d windows" % (hit, windows))
     elif windows and not must_fit and hit < windows:
@@ -135,8 +135,7 @@ def _ratio(x, base):
 def _per_round_counts(c, params):
     """Messages the windows' sends wrote in each round (the untimed top-ups are
     counted apart), and those the consumer verified during it."""
-    per = getattr(c, "send_messages", params["send_bytes"] // params["msg_size"])
-    sent = [int(c.done[r] * per) for r in range(params["rounds"])]
+    sent = [int(c.done[r] * c.send_messages) for r in range(params["rounds"])]
     verified = []
     prev = c.fill_totals["verified"] if c.fill_totals else 0
     for t in c.round_totals:
