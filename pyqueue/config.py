@@ -42,6 +42,10 @@ _RULES = {
     "hot_blocks": lambda v: "in [1, %d]" % lib.PYQ_MAX_BLOCKS,
     "spill_blocks": lambda v: "in [0, %d] (at most %d blocks in all)"
                               % (lib.PYQ_MAX_BLOCKS - v["hot_blocks"], lib.PYQ_MAX_BLOCKS),
+    # Only when the tiers together are too many and hot_blocks is the larger one.
+    "hot_blocks+": lambda v: "in [1, %d] with spill_blocks=%d (at most %d blocks in all)"
+                             % (lib.PYQ_MAX_BLOCKS - v["spill_blocks"], v["spill_blocks"],
+                                lib.PYQ_MAX_BLOCKS),
     "spill_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
 }
 
@@ -115,6 +119,12 @@ def _publish(value):
 
 
 def _bad(name, value, values):
+    if name == "spill_blocks" and "spill_blocks" in values \
+            and values["hot_blocks"] > values["spill_blocks"]:
+        # C names the second tier when the two together are too many; the one the
+        # user made too big is the larger (Queue(block_size=64, hot_blocks=2**30)).
+        return ValueError("hot_blocks must be %s, got %r"
+                          % (_RULES["hot_blocks+"](values), values["hot_blocks"]))
     if name in _RULES:
         return ValueError("%s must be %s, got %r" % (name, _RULES[name](values), value))
     return ValueError("%s=%r is not supported on this platform" % (name, value))

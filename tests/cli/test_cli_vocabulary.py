@@ -101,3 +101,9 @@ def test_bare_json_prints_one_object(tmp_path):
     assert p.returncode == 0, p.stderr
     body = json.loads(p.stdout)
     assert set(body) >= {"params", "summary"}
+
+
+def test_soak_without_end_is_refused_with_a_reason():
+    p = pyqueue("soak", "--seconds", "inf", "--no-progress", timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "--seconds" in p.stderr and "finite" in p.stderr, p.stderr

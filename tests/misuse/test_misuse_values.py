@@ -4,6 +4,8 @@ negative integers, NaN, infinities, complex, bools, strings, bytes, None,
 containers).  A call either works or raises ValueError/TypeError (or
 MemoryError for a pool that cannot be had): never OverflowError, never a crash.
 Examples are bounded so the suite stays within a few minutes."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -136,3 +138,21 @@ def test_poll_into_rows_beyond_32_bits_are_a_value_error(queue):
     out = np.empty((1, 2**32), np.uint8)      # mapped, never touched
     with pytest.raises(ValueError, match="at most"):
         queue.reader.poll_into(out)
+
+
+@pytest.mark.parametrize("tiers, named", [(dict(hot_blocks=2**30), "hot_blocks"),
+                                          (dict(hot_blocks=2**29, spill_blocks=2**29 + 1),
+                                           "spill_blocks"),
+                                          (dict(spill_blocks=2**30), "spill_blocks")])
+def test_too_many_blocks_names_the_tier_that_is_too_big(tiers, named):
+    # The two tiers share one limit: the message names the one the user made large.
+    with pytest.raises(ValueError) as e:
+        pq.QueueConfig(block_size=64, **tiers)
+    assert str(e.value).startswith(named + " must be"), e.value
+
+
+@pytest.mark.parametrize("seconds", [math.inf, float("nan"), -1.0, 0])
+def test_soak_seconds_must_be_finite_and_positive(seconds):
+    from pyqueue.lab import soak
+    with pytest.raises(ValueError, match="seconds must be"):
+        soak(seconds, progress=False)

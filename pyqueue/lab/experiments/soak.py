@@ -173,6 +173,11 @@ def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, o
     the output folder (DESIGN §6.8) there.  ``stop``: a GracefulInterrupt to use
     (default: one installed here, catching Ctrl-C).
     """
+    if isinstance(seconds, float) and math.isinf(seconds) and seconds > 0:
+        # A soak is bounded: its progress, its summary and its exit code all need an end.
+        raise ValueError("seconds must be a finite number of seconds, got inf (for a long soak "
+                         "give e.g. 86400; Ctrl-C or SIGTERM ends it early and keeps what was "
+                         "checked)")
     seconds = validate.number("seconds", seconds, 0, math.inf, lo_open=True, hi_open=True)
     period_s = validate.number("period_s", period_s, 0, math.inf, lo_open=True, hi_open=True)
     slice_s = validate.number("slice_s (at most period_s)", slice_s, 0, period_s, lo_open=True)
