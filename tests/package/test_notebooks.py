@@ -1,10 +1,14 @@
-"""Every notebook runs end to end on its small parameters and draws its plots.
+"""Every notebook runs end to end on its small parameters and draws its plots, and
+analyses a saved run (the output folder of a quick CLI run) the same way.
 
 Each runs from a temporary working directory with PYTHONPATH pointing at the
 pyqueue under test, so the kernel never imports the source tree by accident.
 Notebooks are kept in git without outputs.  No test asserts a measured value.
 """
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -39,21 +43,73 @@ def test_stored_without_outputs(name):
             assert cell.outputs == [] and cell.execution_count is None, name
 
 
-@pytest.mark.two_cpus(reason="the experiments need two CPUs")
-@pytest.mark.parametrize("name", sorted(EXPECT))
-def test_runs_and_plots(name, tmp_path, monkeypatch):
+# notebook -> {variable: the quick command whose output folder it loads instead}
+SAVED = {
+    "01_burst_tail.ipynb": {"RUN_DIR": ["burst-tail", "--quick", "--classes", "yield0,none",
+                                        "--rounds", "2", "--windows", "20"]},
+    "02_pacing.ipynb": {"RUN_DIR": ["pacing", "--quick", "--rounds", "1"]},
+    "03_core_to_core.ipynb": {"RUN_DIR": ["c2c", "--quick", "--false-sharing",
+                                          "--increments", "1000000"],
+                              "PIPE_DIR": ["pipeline", "--quick", "--variants",
+                                           "mutex_condvar,pinned_backoff"]},
+}
+# c2c --false-sharing writes its second folder beside the first.
+DERIVED = {"03_core_to_core.ipynb": {"FS_DIR": ("RUN_DIR", "-false-sharing")}}
+
+
+def _execute(nb, workdir, monkeypatch):
     root = os.path.dirname(os.path.dirname(os.path.abspath(pyqueue.__file__)))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    nb = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+                            resources={"metadata": {"path": str(workdir)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    return outputs
+
+
+def _check(name, outputs, workdir):
     images, texts = EXPECT[name]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= images
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     for t in texts:
         assert t in text, (name, t)
-    assert not list(tmp_path.iterdir()), "a notebook wrote files into its working directory"
+    assert not list(workdir.iterdir()), "a notebook wrote files into its working directory"
+
+
+@pytest.mark.two_cpus(reason="the experiments need two CPUs")
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_runs_and_plots(name, tmp_path, monkeypatch):
+    nb = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
+    _check(name, _execute(nb, tmp_path, monkeypatch), tmp_path)
+
+
+def test_every_notebook_can_load_a_saved_run():
+    assert sorted(SAVED) == sorted(EXPECT)
+
+
+# By default one notebook analyses a saved run (02: the pacing runs rebuilt as
+# Bursts); the other two do it in the slow run, each costing a notebook's time again.
+@pytest.mark.two_cpus(reason="the experiments need two CPUs")
+@pytest.mark.parametrize("name", [n if n == "02_pacing.ipynb" else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in sorted(SAVED)])
+def test_analyses_a_saved_run(name, tmp_path_factory, tmp_path, monkeypatch):
+    saved = tmp_path_factory.mktemp("saved")
+    dirs = {}
+    for var, argv in SAVED[name].items():
+        dirs[var] = str(saved / var.lower())
+        p = subprocess.run([sys.executable, "-m", "pyqueue", *argv, "--no-progress",
+                            "--out", dirs[var]], capture_output=True, text=True,
+                           env=support.subprocess_env(), timeout=300, cwd=support.ROOT)
+        assert p.returncode == 0, p.stderr
+    for var, (base, suffix) in DERIVED.get(name, {}).items():
+        dirs[var] = dirs[base] + suffix
+    nb = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
+    for cell in nb.cells:
+        for var, path in dirs.items():
+            # The notebook's own switch: "VAR = None" becomes the folder to load.
+            cell.source = re.sub(r"^%s = None\b" % var, "%s = %r" % (var, path), cell.source,
+                                 flags=re.M)
+    assert all(any("%s = %r" % (v, p) in c.source for c in nb.cells) for v, p in dirs.items())
+    _check(name, _execute(nb, tmp_path, monkeypatch), tmp_path)

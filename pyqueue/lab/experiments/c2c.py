@@ -26,6 +26,7 @@ from ..common import cloops, environment, placement
 from ..common import status as _status
 from ..common.session import Session
 from ..reports import c2c as report
+from ..results import ToPandas
 
 __all__ = ["core_to_core", "CoreToCoreResult", "MODES", "QUEUE_VARIANTS", "relation_matrix",
            "read_topology", "pingpong_slice"]
@@ -77,7 +78,7 @@ def relation_matrix(topology, cpus):
 
 
 @dataclass
-class CoreToCoreResult:
+class CoreToCoreResult(ToPandas):
     cpus: list
     relations: list                      # (n, n) relation names
     ticks_per_ns: float

@@ -12,12 +12,13 @@ from ..._pyq import ffi, lib
 from ..common import cloops, environment
 from ..common import status as _status
 from ..common.session import Session
+from ..results import ToPandas
 
 __all__ = ["FalseSharingResult", "false_sharing"]
 
 
 @dataclass
-class FalseSharingResult:
+class FalseSharingResult(ToPandas):
     cpus: tuple
     increments: int
     rmw: bool

@@ -38,6 +38,7 @@ from ..common import placement as _placement
 from ..reports import ownership as report
 from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
                                 PS)
+from ..results import ToPandas
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
@@ -106,7 +107,7 @@ class _Arrays:
         return out
 
 
-class OwnershipResult:
+class OwnershipResult(ToPandas):
     """What ``ownership()`` returns: ``summary`` (dict), ``samples`` (numpy arrays
     keyed "<arm>/<name>", "pmu-<arm>/<name>" and "slices/<name>"), ``status``,
     ``table`` (text; also ``str(result)``) and ``to_json(path)``."""

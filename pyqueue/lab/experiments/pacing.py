@@ -29,6 +29,7 @@ from ..common.pacing_rig import Rig
 from ..common.session import Session
 from ..reports import pacing as report
 from ..reports.pacing import drain_text, ms, pacing_text
+from ..results import ToPandas
 
 __all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
 
@@ -38,7 +39,7 @@ PACE_WITH = ("typical", "conservative")
 # ---------------------------------------------------------------- results ----
 
 @dataclass
-class _Result:
+class _Result(ToPandas):
     """What both results share: parameters, figures, text, status, JSON."""
     params: dict
     results: dict = field(default_factory=dict)
@@ -56,6 +57,13 @@ class _Result:
 
     def table(self):
         return self.summary
+
+    @property
+    def samples(self):
+        """{run label: {"scheduled_ns", "offer_ns", "dequeue_ns", "delay_ns"}}: every
+        run's arrays under the names of the output folder."""
+        return {b.label: dict(scheduled_ns=b.scheduled_ns, offer_ns=b.offer_ns,
+                              dequeue_ns=b.dequeue_ns, delay_ns=b.delay_ns) for b in self.runs}
 
     def __str__(self):
         return self.summary
@@ -93,8 +101,11 @@ class DrainResult(_Result):
 class PacingResult(_Result):
     """What ``pacing()`` measured: ``drain`` (a DrainResult), ``paced`` (one Burst
     per target per round), ``checks`` (an unpaced drain check per round) and
-    ``streams`` (sustained streams above/below D)."""
+    ``streams`` (sustained streams above/below D).  ``summary`` is the drain
+    rate's table (``drain.summary``) followed by ``paced_summary``, the paced
+    bursts' and the streams'."""
     drain: DrainResult = None
+    paced_summary: str = ""
     paced: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     streams: list = field(default_factory=list)
@@ -279,7 +290,8 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
             d.status = _status.final(len(d.runs), drain_reps * len(sizes), "runs")
         res.results = report.pacing_results(res, params)
         if final:
-            res.summary = res.drain.summary + "\n\n" + pacing_text(res, params)
+            res.paced_summary = pacing_text(res, params)
+            res.summary = res.drain.summary + "\n\n" + res.paced_summary
             res.status = status
             if folder is not None:
                 folder.save_text("table.txt", res.summary + "\n")

@@ -81,6 +81,7 @@ from ..common import status as _status
 from ..common.output import to_jsonable
 from ..common.session import Session
 from ..common.stats import format_table, per_round_then_mean
+from ..results import ToPandas
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
 
@@ -278,7 +279,7 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
 
 
 @dataclass
-class PipelineResult:
+class PipelineResult(ToPandas):
     params: dict
     latency_ns: dict                 # variant -> all messages' latencies, slices concatenated
     lateness_ns: dict                # variant -> producer lateness per message
@@ -286,6 +287,7 @@ class PipelineResult:
     table: dict = field(default_factory=dict)   # variant -> figures
     status: str = _status.COMPLETE
     summary: str = ""
+    samples: dict = field(default_factory=dict)  # variant -> the arrays as saved (OUTPUT.md)
 
     def to_dict(self):
         return {"params": self.params, "table": self.table, "slices": self.slices,
@@ -428,13 +430,14 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                      for v in variants if done}
         res.status = status
         res.summary = _summary(res) if done else "nothing measured (status: %s)" % res.status
+        res.samples = {v: dict(latency_ns=np.concatenate(lat[v][:done]),
+                               producer_lateness_ns=np.concatenate(late[v][:done]),
+                               slice_lengths=np.array([len(s) for s in lat[v][:done]]))
+                       for v in variants if lat[v][:done]}
         if folder is None:
             return None
-        for v in variants:
-            if lat[v][:done]:
-                folder.save_samples(v, latency_ns=np.concatenate(lat[v][:done]),
-                                    producer_lateness_ns=np.concatenate(late[v][:done]),
-                                    slice_lengths=np.array([len(s) for s in lat[v][:done]]))
+        for v, arrays in res.samples.items():
+            folder.save_samples(v, **arrays)
         if final:
             folder.save_text("summary.txt", res.summary + "\n")
         return res.to_dict()

@@ -26,6 +26,7 @@ from ..._pyq import ffi, lib
 from ...config import QueueConfig
 from ..common.progress import format_seconds
 from ..common.session import Session
+from ..results import ToPandas
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
            "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
@@ -41,7 +42,7 @@ class SoakError(VerificationError):
 
 
 @dataclass
-class SoakResult:
+class SoakResult(ToPandas):
     params: dict
     status: str = "running"     # on return: "complete", "interrupted after ..." or "failed: ..."
     seconds: float = 0.0
@@ -55,6 +56,11 @@ class SoakResult:
     @property
     def ok(self):
         return not self.error
+
+    @property
+    def samples(self):
+        """No sample arrays: the soak checks every message in C and keeps counts."""
+        return {}
 
     @property
     def summary(self):
