@@ -32,8 +32,7 @@ def add_arguments(parser):
                     reader="pair's second thread (queue reader)", writer_default=None,
                     reader_default=None, pair_alias="--pair",
                     note="; the pair defaults to the first two of --cpus")
-    add_run_options(parser, quick="1 round of 2000 round trips, no over-time series: seconds",
-                    markdown=False)
+    add_run_options(parser, quick="1 round of 2000 round trips, no over-time series: seconds")
 
 
 def run(args):
@@ -56,14 +55,16 @@ def run(args):
     except OSError as e:                # e.g. no cycle counter to time with
         print("pyqueue c2c: %s" % e, file=sys.stderr)
         return EXIT_USAGE
-    if not emit_json(args, r):
-        print(r.summary)
+    json_out = emit_json(args, r)
+    if not json_out:
+        print(r.text(markdown=args.markdown))
     if args.false_sharing and r.status == "complete":
         fs_out = (args.out.rstrip("/") + "-false-sharing") if args.out else None
         f = false_sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
                                         rounds=args.rounds, out=fs_out, overwrite=args.overwrite,
                                         progress=not args.no_progress)
-        print()
-        print(f.summary)
+        if not json_out:
+            print()
+            print(f.text(markdown=args.markdown))
         return exit_code(f.status)
     return exit_code(r.status)

@@ -1,6 +1,7 @@
 """python -m pyqueue compare OLD NEW: two output folders of one experiment, figure by
 figure, with the regressions beyond --threshold flagged: exit 1 if any (a CI gate)."""
 from .common import EXIT_CHECK_FAILED, EXIT_OK
+from .options import add_output_options, emit_json
 
 NAME = "compare"
 HELP = ("compare two output folders of one experiment (burst-tail, bench, pipeline, c2c, "
@@ -23,11 +24,17 @@ def add_arguments(p):
                         "0.15 or 15%% (default: 15%%)")
     p.add_argument("--force", action="store_true",
                    help="compare even when machine, pinning or parameters differ")
-    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    add_output_options(p, what="the table")
 
 
 def run(args):
-    from ..lab.reports.compare import compare, format_changes
+    from ..lab.reports.compare import LOWER, compare, format_changes
     changes, only = compare(args.old, args.new, threshold=args.threshold, force=args.force)
-    print(format_changes(changes, only, args.threshold, markdown=args.markdown))
+    body = {"old": args.old, "new": args.new, "threshold": args.threshold,
+            "regressions": sum(c.regression for c in changes), "only_in_one": only,
+            "changes": [{"figure": c.name, "old": c.old, "new": c.new, "change": c.change,
+                         "higher_is_better": c.better != LOWER, "regression": c.regression}
+                        for c in changes]}
+    if not emit_json(args, body):
+        print(format_changes(changes, only, args.threshold, markdown=args.markdown))
     return EXIT_CHECK_FAILED if any(c.regression for c in changes) else EXIT_OK

@@ -3,17 +3,19 @@
 Prints the topology, the clocks and their measured costs, which perf counters
 work (and why not), and whether pinning and SCHED_FIFO are allowed.
 """
-import json
 import os
 import platform
 import sys
+
+from ..lab.common.table import render
+from .options import add_output_options, emit_json
 
 NAME = "env"
 HELP = "print topology, clock costs, perf counters and scheduling rights of this machine"
 
 
 def add_arguments(parser):
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_output_options(parser, what="the report")
     parser.add_argument("--sysfs-root", default="/sys", help="read the topology under this root (default /sys)")
 
 
@@ -117,51 +119,58 @@ def _fmt(v, unit=" ns"):
     return "n/a" if v is None else "%.1f%s" % (v, unit)
 
 
-def print_text(env, file=sys.stdout):
-    p = lambda *a: print(*a, file=file)  # noqa: E731
+def rows(env):
+    """The report as (item, value) rows, sub-items indented under their item."""
+    out = []
+    p = lambda key, value: out.append((key, value))  # noqa: E731
     m = env["machine"]
-    p("machine     %s (%s), kernel %s, %s CPUs online, python %s"
+    p("machine", "%s (%s), kernel %s, %s CPUs online, python %s"
       % (m["cpu_model"], m["arch"], m["kernel"], m["cpus_online"], m["python"]))
-    p("governor    %s" % (m["governor"] or "not readable"))
+    p("governor", m["governor"] or "not readable")
     t = env["topology"]
     if "error" in t:
-        p("topology    unreadable: %s" % t["error"])
+        p("topology", "unreadable: %s" % t["error"])
     else:
-        p("topology    %s (from %s)" % (t["summary"], t["source"]))
-        p("  cores       %s" % " ".join("[%s]" % ",".join(map(str, c)) for c in t["cores"]))
-        p("  L3 domains  %s" % (" ".join("[%s]" % ",".join(map(str, d)) for d in t["l3_domains"]) or "unknown"))
-        p("  NUMA nodes  %s" % " ".join("%s:[%s]" % (n, ",".join(map(str, c))) for n, c in t["numa_nodes"].items()))
+        p("topology", "%s (from %s)" % (t["summary"], t["source"]))
+        p("  cores", " ".join("[%s]" % ",".join(map(str, c)) for c in t["cores"]))
+        p("  L3 domains", " ".join("[%s]" % ",".join(map(str, d)) for d in t["l3_domains"])
+          or "unknown")
+        p("  NUMA nodes", " ".join("%s:[%s]" % (n, ",".join(map(str, c)))
+                                   for n, c in t["numa_nodes"].items()))
         for r, pair in t["pairs"].items():
-            p("  %-11s %s" % (r, "CPUs %d,%d" % tuple(pair) if pair else "none on this machine"))
+            p("  " + r, "CPUs %d,%d" % tuple(pair) if pair else "none on this machine")
     c = env["clocks"]
     cyc = c["cycle_counter"]
-    p("clocks      clocksource %s; %s %s" % (c["clocksource"], cyc["name"],
+    p("clocks", "clocksource %s; %s %s" % (c["clocksource"], cyc["name"],
       "%.4f ticks/ns" % cyc["ticks_per_ns"] if cyc["available"] else "unavailable"))
     for name, cost in c["cost_ns"].items():
         step = c["step_ns"].get(name)
-        p("  %-15s %s per read%s" % (name, _fmt(cost), "" if step is None else
-                                     ", resolution not measured (it hardly moved)" if not step
-                                     else ", moves in steps of %s" % _fmt(step)))
+        p("  " + name, "%s per read%s" % (_fmt(cost), "" if step is None else
+                                          ", resolution not measured (it hardly moved)"
+                                          if not step else ", moves in steps of %s" % _fmt(step)))
     if c["cycle_step_ticks"] and c["cycle_step_ticks"] > 1:
-        p("  the cycle counter advances %d ticks at a time: every cycle-timed sample "
+        p("", "the cycle counter advances %d ticks at a time: every cycle-timed sample "
           "is a multiple of %s" % (c["cycle_step_ticks"], _fmt(c["step_ns"]["cycles"])))
     k = env["counters"]
-    p("counters    perf_event_paranoid=%s; one read of all available: %s"
+    p("counters", "perf_event_paranoid=%s; one read of all available: %s"
       % (k["perf_event_paranoid"], _fmt(k["read_cost_ns"])))
-    for name, s in k["events"].items():
-        p("  %-24s %s" % (name, "available" if s["available"] else "unavailable: " + s["reason"]))
+    for name, st in k["events"].items():
+        p("  " + name, "available" if st["available"] else "unavailable: " + st["reason"])
     s = env["scheduling"]
-    p("pinning     %s (%s)" % ("allowed" if s["pinning"] else "REFUSED", s["pinning_detail"]))
-    p("SCHED_FIFO  %s (%s)" % ("allowed" if s["sched_fifo"] else "refused", s["sched_fifo_detail"]))
+    p("pinning", "%s (%s)" % ("allowed" if s["pinning"] else "REFUSED", s["pinning_detail"]))
+    p("SCHED_FIFO", "%s (%s)" % ("allowed" if s["sched_fifo"] else "refused",
+                                 s["sched_fifo_detail"]))
     for w in env["warnings"]:
-        p("warning     %s" % w)
+        p("warning", w)
+    return out
+
+
+def print_text(env, file=sys.stdout, markdown=False):
+    print(render(("item", "value"), rows(env), markdown=markdown), file=file)
 
 
 def run(args):
     env = collect(args.sysfs_root)
-    if args.json:
-        json.dump(env, sys.stdout, indent=2, sort_keys=True)
-        print()
-    else:
-        print_text(env)
+    if not emit_json(args, env):
+        print_text(env, markdown=args.markdown)
     return 0

@@ -13,8 +13,9 @@ import argparse
 import os
 import sys
 
-__all__ = ["WRITER_CPU", "READER_CPU", "STAGE_CPU", "add_run_options", "add_cpu_options",
-           "check_out", "flag_for", "emit_json", "CpuPairAction", "CpuListAction"]
+__all__ = ["WRITER_CPU", "READER_CPU", "STAGE_CPU", "add_run_options", "add_output_options",
+           "add_cpu_options", "check_out", "flag_for", "emit_json", "CpuPairAction",
+           "CpuListAction"]
 
 # The CPUs every two-thread command pins to unless told otherwise; -1 leaves a
 # thread to the scheduler.
@@ -39,7 +40,15 @@ def _integer(text):
         raise argparse.ArgumentTypeError("not an integer: %r" % text) from None
 
 
-def add_run_options(parser, *, quick, seed=None, seed_help=None, markdown=True):
+def add_output_options(parser, what="the tables"):
+    """--markdown and --json, which every command has: ``what`` it prints."""
+    parser.add_argument("--markdown", action="store_true", help="print %s as Markdown" % what)
+    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                        help="also write the result as one JSON object to PATH (alone: to "
+                             "stdout, instead of %s)" % what)
+
+
+def add_run_options(parser, *, quick, seed=None, seed_help=None):
     """--quick, --out, --overwrite, --no-progress (alias --quiet), --markdown, --json
     and, for an experiment with random input, --seed (``seed``: its default; the
     string "random" for one drawn and recorded)."""
@@ -59,12 +68,7 @@ def add_run_options(parser, *, quick, seed=None, seed_help=None, markdown=True):
                        help=seed_help or ("seed of the random input, decimal or 0x hex "
                                           "(default: %s)" % (seed if seed == "random"
                                                              else "%#x" % seed)))
-    if markdown:
-        g.add_argument("--markdown", action="store_true",
-                       help="print the tables as Markdown")
-    g.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
-                   help="also write the result as one JSON object to PATH (alone: to stdout, "
-                        "instead of the tables)")
+    add_output_options(g)
     return g
 
 
@@ -165,18 +169,26 @@ def flag_for(message, parser):
 
 
 def emit_json(args, result):
-    """Write ``result.to_json`` where --json asked: the file, or stdout for a bare
-    --json.  Returns True when the tables should not be printed (stdout is JSON)."""
+    """Write ``result`` where --json asked: the file, or stdout for a bare --json.
+    ``result``: an object with ``to_json(path)`` (an experiment's result) or plain
+    data (dicts, lists, dataclasses; NaN and inf become null).  Returns True when
+    the tables should not be printed (stdout is JSON)."""
     target = getattr(args, "json", None)
     if target is None:
         return False
-    if target != "-":
-        result.to_json(target)
-        return False
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "result.json")
-        result.to_json(path)
+        path = os.path.join(tmp, "result.json") if target == "-" else target
+        if hasattr(result, "to_json"):
+            result.to_json(path)
+        else:
+            import json
+            from ..lab.common.output import to_jsonable
+            with open(path, "w") as f:
+                json.dump(to_jsonable(result), f, indent=1)
+                f.write("\n")
+        if target != "-":
+            return False
         with open(path) as f:
             sys.stdout.write(f.read())
     return True

@@ -40,7 +40,7 @@ def add_arguments(parser):
     add_run_options(parser, quick="a run of a few seconds (%d windows per arm per round)"
                     % QUICK["windows"], seed=DEFAULT_SEED,
                     seed_help="data and query seed, decimal or 0x hex (default: %#x, the "
-                              "original study's id)" % DEFAULT_SEED, markdown=False)
+                              "original study's id)" % DEFAULT_SEED)
 
 
 def run(args):
@@ -60,7 +60,7 @@ def run(args):
         print("pyqueue ownership: %s" % e, file=sys.stderr)
         return EXIT_USAGE
     if not emit_json(args, result):
-        print(result.table)
+        print(result.text(markdown=args.markdown))
         if args.out:
             print("\noutput folder: %s" % args.out)
     equal = result.summary["checksums"]["equal"]

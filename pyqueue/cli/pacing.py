@@ -48,8 +48,7 @@ def add_arguments(p):
                    help="run both threads SCHED_FIFO at this priority (0: SCHED_OTHER)")
     p.add_argument("--no-verify", action="store_true", help="do not verify every message")
     p.add_argument("--drain-only", action="store_true", help="only measure D")
-    add_run_options(p, quick="small run: N=20000, targets 0.5,1,5,20 ms, 1 round, 2 drain reps",
-                    markdown=False)
+    add_run_options(p, quick="small run: N=20000, targets 0.5,1,5,20 ms, 1 round, 2 drain reps")
 
 
 def run(args):
@@ -71,7 +70,7 @@ def run(args):
                      stream_messages=args.stream_messages,
                      stream_factors=_list(float)(args.stream_factors), **common)
     if not emit_json(args, res):
-        print(res.summary)
+        print(res.text(markdown=args.markdown))
         if args.out:
             print("\noutput folder: %s (%s)" % (args.out, res.status))
         print("\n" + command_line())

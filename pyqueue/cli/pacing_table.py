@@ -5,6 +5,7 @@ Pure arithmetic (no measurement): give the drain rate D you measured (e.g. with
 """
 from .. import pacing
 from .common import parse_duration
+from .options import add_output_options, emit_json
 
 NAME = "pacing-table"
 HELP = "print the pacing model table (P_max per delay target) for a drain rate and burst"
@@ -17,11 +18,12 @@ def add_arguments(parser):
                         help="burst size, messages (default 90000)")
     parser.add_argument("--targets", default="0.5ms,1ms,5ms,10ms,25ms", metavar="T,...",
                         help="queueing-delay targets, comma separated (default: %(default)s)")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    add_output_options(parser, what="the table")
 
 
 def run(args):
     targets = [parse_duration(t, "--targets") for t in args.targets.split(",") if t.strip()]
     table = pacing.pacing_table(args.drain, args.burst, targets)
-    print(table.to_text(markdown=args.markdown))
+    if not emit_json(args, table):
+        print(table.to_text(markdown=args.markdown))
     return 0

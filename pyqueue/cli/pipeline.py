@@ -48,8 +48,7 @@ def add_arguments(parser):
                     stage_default=DEFAULT_PLACEMENT[1], reader_default=DEFAULT_PLACEMENT[2],
                     placement_alias="--placement",
                     note="; the consumer shares the producer's CPU, which sleeps between sends")
-    add_run_options(parser, quick="2 slices of 2000 messages per variant: seconds",
-                    markdown=False)
+    add_run_options(parser, quick="2 slices of 2000 messages per variant: seconds")
 
 
 def run(args):
@@ -67,5 +66,5 @@ def run(args):
                  progress=not args.no_progress,
                  queues=[q.strip() for q in args.queues.split(",") if q.strip()])
     if not emit_json(args, r):
-        print(r.summary)
+        print(r.text(markdown=args.markdown))
     return exit_code(r.status)

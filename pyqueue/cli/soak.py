@@ -18,7 +18,7 @@ def add_arguments(p):
     p.add_argument("--slice", type=float, default=0.5,
                    help="seconds per C slice: how soon Ctrl-C is honoured (default 0.5)")
     add_run_options(p, quick="%g seconds instead of --seconds" % QUICK_SECONDS, seed="random",
-                    seed_help="reproduce a run (default: random, printed)", markdown=False)
+                    seed_help="reproduce a run (default: random, printed)")
 
 
 def run(args):
@@ -31,7 +31,7 @@ def run(args):
                progress=not args.no_progress, out=args.out, overwrite=args.overwrite)
     if emit_json(args, res):
         return exit_code(res.status)
-    print(res.table())
+    print(res.text(markdown=args.markdown))
     print("\n" + command_line())
     print("reproduce: %s soak --seconds %g --seed %d --period %g --slice %g"
           % (common.PROG, args.seconds, res.params["seed"], args.period, args.slice))

@@ -3,6 +3,7 @@ folder, a bad value (exit 2, one line, no traceback), a non-empty --out refused
 before measuring, and the hidden old spellings still accepted."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -20,7 +21,7 @@ BAD = {
     "pipeline": ["--placement", "0,1"],
     "soak": ["--seconds", "-1"],
 }
-SHARED = ("--quick", "--out", "--overwrite", "--no-progress", "--json")
+SHARED = ("--quick", "--out", "--overwrite", "--no-progress", "--markdown", "--json")
 UNPINNED = {"soak"}          # its threads move on purpose: no CPU to choose
 
 
@@ -51,6 +52,37 @@ def test_quick_run_into_a_fresh_folder(quick_runs, command):
     assert p.returncode == 0, p.stderr
     assert (out / "index.json").is_file() and (out / "summary.json").is_file()
     assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("command", sorted(QUICK))
+def test_markdown_prints_markdown_tables(quick_runs, command):
+    p, _ = quick_runs[command]
+    rules = [line for line in p.stdout.splitlines() if re.fullmatch(r"\|(-+\|)+", line)]
+    assert rules, p.stdout
+    header = p.stdout.splitlines()[p.stdout.splitlines().index(rules[0]) - 1]
+    assert header.startswith("| ") and header.count("|") == rules[0].count("|")
+
+
+OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": []}
+
+
+def test_every_command_has_markdown_and_json():
+    from pyqueue.__main__ import _commands
+    assert sorted(_commands()) == sorted(set(QUICK) | set(OTHERS))
+    for command in OTHERS:
+        p = pyqueue(command, "--help")
+        assert "--markdown" in p.stdout and "--json" in p.stdout, command
+
+
+@pytest.mark.parametrize("command, argv", [("env", []), ("pacing-table", ["--drain", "1e6"])])
+def test_markdown_and_json_of_the_commands_that_do_not_measure(command, argv, tmp_path):
+    p = pyqueue(command, *argv, "--markdown")
+    assert p.returncode == 0 and "|---" in p.stdout, p.stdout
+    p = pyqueue(command, *argv, "--json")
+    assert p.returncode == 0 and isinstance(json.loads(p.stdout), dict), p.stdout
+    p = pyqueue(command, *argv, "--json", str(tmp_path / "x.json"))
+    assert p.returncode == 0 and "|" not in p.stdout and p.stdout.strip()
+    assert json.loads((tmp_path / "x.json").read_text())
 
 
 @pytest.mark.parametrize("command", sorted(BAD))

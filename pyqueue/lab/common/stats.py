@@ -15,6 +15,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .table import render
+
 __all__ = ["nearest_rank", "nearest_rank_index", "per_round_then_mean", "RoundPercentiles",
            "percentile_label", "format_table", "NOT_MEASURED", "STUDY_PERCENTILES"]
 
@@ -164,16 +166,8 @@ def format_table(results: Mapping[str, RoundPercentiles], unit="ns", markdown=Tr
         show = r.measured_rounds > 1
         cells = [_cell(r.mean[i], r.min[i], r.max[i], digits, show) for i in range(len(ps))]
         body.append([str(name)] + cells + ["{:,}".format(sum(r.counts))])
-    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
     lines = [title, ""] if title else []
-    if markdown:
-        fmt = "| " + " | ".join("%%-%ds" % w for w in widths) + " |"
-        lines += [fmt % tuple(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    else:
-        fmt = "  ".join("%%-%ds" % w for w in widths)
-        lines += [fmt % tuple(head), "  ".join("-" * w for w in widths)]
-    lines += [fmt % tuple(row) for row in body]
-    lines += ["", _method_line(results.values())]
+    lines += [render(head, body, markdown=markdown), "", _method_line(results.values())]
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -90,6 +90,10 @@ class CoreToCoreResult(ToPandas):
     status: str = _status.COMPLETE
     summary: str = ""
 
+    def text(self, markdown=False):
+        """The summary the command prints (``markdown``: its tables in Markdown)."""
+        return report.summary_text(self, markdown) if markdown else self.summary
+
     def to_dict(self):
         return {"cpus": self.cpus, "relations": self.relations, "ticks_per_ns": self.ticks_per_ns,
                 "matrix": self.matrix, "queue": self.queue, "over_time": self.over_time,

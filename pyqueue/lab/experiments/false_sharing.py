@@ -12,6 +12,7 @@ from ..._pyq import ffi, lib
 from ..common import cloops, environment
 from ..common import status as _status
 from ..common.session import Session
+from ..common.table import render
 from ..results import ToPandas
 
 __all__ = ["FalseSharingResult", "false_sharing"]
@@ -27,6 +28,27 @@ class FalseSharingResult(ToPandas):
     params: dict
     status: str = _status.COMPLETE
     summary: str = ""
+
+    @property
+    def samples(self):
+        """{"false_sharing": {"shared_ns_per_increment", "padded_ns_per_increment"}}, per
+        round: the arrays of the output folder."""
+        n = len(self.slowdown)
+        return {"false_sharing": {"%s_ns_per_increment" % k: np.asarray(v[:n])
+                                  for k, v in self.ns_per_increment.items()}}
+
+    def text(self, markdown=False):
+        """The summary the command prints: a table of the rounds."""
+        per = self.ns_per_increment
+        rows = [["shared line (ns/increment)"] + ["%.2f" % x for x in per["shared"]],
+                ["padded lines (ns/increment)"] + ["%.2f" % x for x in per["padded"]],
+                ["slowdown (shared/padded)"] + ["%.2fx" % x for x in self.slowdown]]
+        head = ["round"] + [str(i + 1) for i in range(max(len(r) for r in rows) - 1)]
+        return ("False sharing, CPUs %d and %d, %s increments x %d per round; median slowdown "
+                "%.2fx\n\n%s\n\nstatus: %s"
+                % (self.cpus[0], self.cpus[1], "fetch_add" if self.rmw else "load+store",
+                   self.increments, self.slowdown_median,
+                   render(head, rows, markdown=markdown), self.status))
 
     @property
     def slowdown_median(self):
@@ -77,14 +99,7 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
         n = min(len(per["shared"]), len(per["padded"]))
         res.slowdown = [s / p for s, p in zip(per["shared"][:n], per["padded"][:n])]
         res.status = status
-        res.summary = ("False sharing, CPUs %d and %d, %s increments x %d per round:\n"
-                       "  shared line : %s ns/increment\n  padded lines: %s ns/increment\n"
-                       "  slowdown (shared/padded) per round: %s; median %.2fx\nstatus: %s"
-                       % (cpus[0], cpus[1], "fetch_add" if rmw else "load+store", increments,
-                          ", ".join("%.2f" % x for x in per["shared"]),
-                          ", ".join("%.2f" % x for x in per["padded"]),
-                          ", ".join("%.2f" % x for x in res.slowdown), res.slowdown_median,
-                          res.status))
+        res.summary = res.text()
         if folder is not None:
             folder.save_samples("false_sharing",
                                 shared_ns_per_increment=np.asarray(per["shared"][:n]),

@@ -129,6 +129,11 @@ class OwnershipResult(ToPandas):
             f.write("\n")
         return path
 
+    def text(self, markdown=False):
+        """The table the command prints (``markdown``: its tables in Markdown)."""
+        return report.table(self.params, self.summary, self.status, markdown) if markdown \
+            else self.table
+
     def __str__(self):
         return self.table
 

@@ -58,6 +58,10 @@ class _Result(ToPandas):
     def table(self):
         return self.summary
 
+    def text(self, markdown=False):
+        """The tables the command prints (``markdown``: in Markdown)."""
+        return self._text(markdown) if markdown else self.summary
+
     @property
     def samples(self):
         """{run label: {"scheduled_ns", "offer_ns", "dequeue_ns", "delay_ns"}}: every
@@ -84,6 +88,9 @@ class DrainResult(_Result):
     ``.scheduled_ns``, ``.offer_ns``, ``.dequeue_ns``, ``.delay_ns``)."""
     runs: list = field(default_factory=list)
     experiment = "drain_rate"
+
+    def _text(self, markdown):
+        return drain_text(self, self.params, markdown)
 
     @property
     def d(self):
@@ -114,6 +121,9 @@ class PacingResult(_Result):
     @property
     def runs(self):
         return (self.drain.runs if self.drain else []) + self.paced + self.checks + self.streams
+
+    def _text(self, markdown):
+        return self.drain.text(markdown) + "\n\n" + pacing_text(self, self.params, markdown)
 
 
 # ---------------------------------------------------------- the session -----

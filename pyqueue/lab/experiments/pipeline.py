@@ -81,6 +81,7 @@ from ..common import status as _status
 from ..common.output import to_jsonable
 from ..common.session import Session
 from ..common.stats import format_table, per_round_then_mean
+from ..common.table import render
 from ..results import ToPandas
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
@@ -289,6 +290,10 @@ class PipelineResult(ToPandas):
     summary: str = ""
     samples: dict = field(default_factory=dict)  # variant -> the arrays as saved (OUTPUT.md)
 
+    def text(self, markdown=False):
+        """The summary the command prints (``markdown``: its tables in Markdown)."""
+        return _summary(self, markdown) if markdown and self.table else self.summary
+
     def to_dict(self):
         return {"params": self.params, "table": self.table, "slices": self.slices,
                 "status": self.status}
@@ -335,22 +340,20 @@ def _peer_variants(variants, queues):
     return specs
 
 
-def _summary(res):
+def _summary(res, markdown=False):
     rows = {n: f["latency_us"] for n, f in res.table.items()}
     lines = ["Pipeline producer -> stage -> consumer at %g msg/s, %d-byte messages, %d messages "
              "per slice; end-to-end latency from the scheduled send time"
              % (res.params["rate"], res.params["msg_size"], res.params["messages"]), ""]
-    lines.append(format_table(rows, unit="µs", digits=1, label="variant"))
+    lines.append(format_table(rows, unit="µs", digits=1, label="variant", markdown=markdown))
     lines.append("")
-    w = max([16] + [len(n) for n in res.table])
-    lines.append("%-*s %12s %16s %10s  %-34s %s" % (
-        w, "variant", "ctx switches", "per 1k messages", "CPUs used",
-        "CPU share producer/stage/consumer", "other load (CPUs)"))
-    for n, f in res.table.items():
-        lines.append("%-*s %12d %16.1f %10.2f  %-34s %s" % (
-            w, n, f["context_switches"], f["cs_per_1k_messages"], f["cpus_used"],
-            " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS),
-            "-" if f["others_cpus"] is None else "%.2f" % f["others_cpus"]))
+    lines.append(render(
+        ["variant", "ctx switches", "per 1k messages", "CPUs used",
+         "CPU share producer/stage/consumer", "other load (CPUs)"],
+        [[n, f["context_switches"], "%.1f" % f["cs_per_1k_messages"], "%.2f" % f["cpus_used"],
+          " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS),
+          "-" if f["others_cpus"] is None else "%.2f" % f["others_cpus"]]
+         for n, f in res.table.items()], markdown=markdown))
     lines.append("")
     lines.append("producer lateness p99.9 (send - scheduled, µs): " + ", ".join(
         "%s %.1f" % (n, f["producer_lateness_us"].mean[2]) for n, f in res.table.items()))

@@ -26,6 +26,7 @@ from ..._pyq import ffi, lib
 from ...config import QueueConfig
 from ..common.progress import format_seconds
 from ..common.session import Session
+from ..common.table import render
 from ..results import ToPandas
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
@@ -78,6 +79,10 @@ class SoakResult(ToPandas):
             json.dump(self.to_dict(), f, indent=1)
 
     def table(self):
+        return self.text()
+
+    def text(self, markdown=False):
+        """What was checked, a row per figure (``markdown``: as a Markdown table)."""
         t = self.totals
         rows = [
             ("status", self.status),
@@ -98,8 +103,7 @@ class SoakResult(ToPandas):
         ]
         if self.error:
             rows.append(("error", self.error))
-        w = max(len(k) for k, _ in rows)
-        return "\n".join("%-*s  %s" % (w, k, v) for k, v in rows)
+        return render(("soak", "result"), rows, markdown=markdown)
 
 
 def random_config(rng):

@@ -8,6 +8,7 @@ import numpy as np
 from ...topology import RELATION_LABELS as RELATION_NAMES
 from ..common import placement
 from ..common.stats import nearest_rank, per_round_then_mean
+from ..common.table import render
 
 __all__ = ["one_way", "matrix_tables", "queue_summary", "summary_text"]
 
@@ -43,7 +44,7 @@ def matrix_tables(cpus, relations, mode_cells, tpn):
     return out
 
 
-def summary_text(res):
+def summary_text(res, markdown=False):
     lines = ["Core-to-core one-way latency (ping-pong round trip / 2), cycle counter at "
              "%.3f GHz; nearest-rank per round, mean over rounds" % res.ticks_per_ns]
     step = res.params.get("timer_step_ticks")
@@ -55,14 +56,12 @@ def summary_text(res):
     for mode, m in res.matrix.items():
         lines.append("")
         lines.append("%s: median ns [p99 ns]" % mode)
-        lines.append("from\\to " + " ".join("%16s" % ("cpu%d" % c) for c in cpus))
-        for i, a in enumerate(cpus):
-            cells = []
-            for j, _ in enumerate(cpus):
-                med, p99 = m["median_ns"][i][j], m["p99_ns"][i][j]
-                cells.append("%16s" % ("-" if not np.isfinite(med) else
-                                       "%.1f [%.1f]" % (med, p99)))
-            lines.append("%7s " % ("cpu%d" % a) + " ".join(cells))
+        # The diagonal is NaN in memory, null once loaded from summary.json.
+        rows = [["cpu%d" % a] + ["-" if m["median_ns"][i][j] is None
+                                 or not np.isfinite(m["median_ns"][i][j]) else
+                                 "%.1f [%.1f]" % (m["median_ns"][i][j], m["p99_ns"][i][j])
+                                 for j, _ in enumerate(cpus)] for i, a in enumerate(cpus)]
+        lines.append(render(["from\\to"] + ["cpu%d" % c for c in cpus], rows, markdown=markdown))
     lines.append("")
     lines.append("relations: " + "; ".join(
         "%d-%d %s" % (a, b, RELATION_NAMES.get(res.relations[i][j], res.relations[i][j]))
@@ -72,14 +71,15 @@ def summary_text(res):
         lines.append("")
         lines.append("pyqueue round trip vs the two-line floor on CPUs %d->%d "
                      "(same rounds, interleaved):" % tuple(q["pair"]))
-        for name, v in q["variants"].items():
-            lines.append("  %-16s one-way median %7.1f ns  p99 %7.1f ns  (%6.0f / %6.0f cycles)%s"
-                         % (name, v["median_ns"], v["p99_ns"], v["median_cycles"],
-                            v["p99_cycles"],
-                            "" if name == "two_lines" else
-                            "  ratio %.2fx (per-round median; near %s, far %s)" % (
-                                v["ratio_median"], _fmt_ratio(v["ratio_by_placement"].get("near")),
-                                _fmt_ratio(v["ratio_by_placement"].get("far")))))
+        rows = [[name, "%.1f" % v["median_ns"], "%.1f" % v["p99_ns"],
+                 "%.0f / %.0f" % (v["median_cycles"], v["p99_cycles"])]
+                + (["", "", ""] if name == "two_lines" else
+                   ["%.2fx" % v["ratio_median"], _fmt_ratio(v["ratio_by_placement"].get("near")),
+                    _fmt_ratio(v["ratio_by_placement"].get("far"))])
+                for name, v in q["variants"].items()]
+        lines.append(render(["variant", "one-way median ns", "p99 ns", "cycles median / p99",
+                             "ratio (per-round median)", "near", "far"], rows,
+                            markdown=markdown))
     ot = res.over_time
     if ot.get("t_s"):
         lines.append("")

@@ -193,7 +193,7 @@ def _fmt(x, digits=1):
     return NOT_MEASURED if x is None or not np.isfinite(x) else "%.*f" % (digits, x)
 
 
-def table(params, summary, status):
+def table(params, summary, status, markdown=False):
     from ..common.stats import RoundPercentiles
     rows = {}
     for arm in ARMS:
@@ -207,7 +207,7 @@ def table(params, summary, status):
              "itself (self) or by a helper on CPU %d and handed over (other). Warm-up and "
              "hand-over untimed. Status: %s." % (params["worker_cpu"], params["data_kib"],
                                                 params["nodes"], q, params["other_cpu"], status),
-             "", format_table(rows, unit="ns/window", label="arm"), ""]
+             "", format_table(rows, unit="ns/window", label="arm", markdown=markdown), ""]
     ratio = summary["ratio_other_over_self"]
     lines.append("other/self: " + ", ".join(
         "%s %s×" % (k, _fmt(v["of_means"], 2)) for k, v in ratio.items()) +

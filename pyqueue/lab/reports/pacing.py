@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import pacing as model
 from ..common.pacing_rig import STALL_NS, fit_line
+from ..common.table import render
 
 __all__ = ["drain_results", "pace_plan", "pacing_results", "drain_text", "pacing_text", "grid",
            "ms", "rate", "ratio_text", "median"]
@@ -21,13 +22,9 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def grid(head, rows):
-    """Plain aligned columns: header, rule, rows (a list of lines)."""
-    rows = [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(r[i]) for r in [tuple(head)] + rows) for i in range(len(head))]
-    fmt = "  ".join("%%-%ds" % w for w in widths)
-    return [(fmt % tuple(head)).rstrip(), "  ".join("-" * w for w in widths)] + \
-        [(fmt % r).rstrip() for r in rows]
+def grid(head, rows, markdown=False):
+    """A table (common/table.py, the one formatter) as a list of lines."""
+    return render(head, rows, markdown=markdown).splitlines()
 
 
 def ms(ns, unit=True):
@@ -64,7 +61,7 @@ def _setup_line(p):
                 cpu(p["producer_cpu"]), cpu(p["consumer_cpu"]), pol))
 
 
-def drain_text(res, p):
+def drain_text(res, p, markdown=False):
     lines = ["Drain rate D.  " + _setup_line(p),
              "Unpaced bursts: every message is scheduled at the burst's ready time; delay = "
              "dequeue - scheduled (CLOCK_MONOTONIC).",
@@ -80,13 +77,14 @@ def drain_text(res, p):
              "%d (%s)" % (b.metrics["stalls"], ms(b.metrics["stall_ns"])), _steal(b))
             for b in res.runs]
     lines += [""] + grid(("N", "rep", "t (s)", "max delay", "D_max", "D_fit", "stalls", "steal"),
-                         rows)
+                         rows, markdown=markdown)
     r = res.results
     rows = [("{:,}".format(int(n)), v["runs"], rate(v["d_max_median"]), rate(v["d_fit_median"]),
              rate(v["d_max_min"]), "%.1f %%" % (100 * v["spread"]) if v["spread"] is not None else "-")
             for n, v in r["by_size"].items()]
     lines += ["", "Per burst size (median over reps):"]
-    lines += grid(("N", "runs", "D_max", "D_fit", "lowest D_max", "spread max/min"), rows)
+    lines += grid(("N", "runs", "D_max", "D_fit", "lowest D_max", "spread max/min"), rows,
+                  markdown=markdown)
     ag = r.get("agreement")
     if ag:
         lines += ["", "Agreement of the two sizes |D(big)/D(small) - 1|: D_max %s, D_fit %s -> "
@@ -106,7 +104,7 @@ def _pct(x):
     return "-" if x is None else "%.1f %%" % (100 * x)
 
 
-def pacing_text(res, params):
+def pacing_text(res, params, markdown=False):
     r = res.results
     n = params["n"]
     if not r.get("targets"):
@@ -135,7 +133,7 @@ def pacing_text(res, params):
                      "%d (%s)" % (sum(t["stalls"]), ms(sum(t["stall_ns"]))),
                      "-" if None in t["steal_ms"] else "%g ms" % sum(t["steal_ms"])))
     lines += [""] + grid(("T", "P", "P/D_pace", "model@D_typ", "model@D_run", "measured max",
-                          "measured/T", "pacer late", "stalls", "steal"), rows)
+                          "measured/T", "pacer late", "stalls", "steal"), rows, markdown=markdown)
     if r.get("checks"):
         t0 = res.runs[0].start_ns
         lines += ["", "Drift: unpaced check burst of N each round (t = s since the first run): " +
@@ -155,7 +153,7 @@ def pacing_text(res, params):
                              ms(st["model_max_delay_s"] * 1e9), "%.3f" % g if g is not None else "-",
                              "%.3f" % st["model_growth_per_s"]))
         lines += grid(("f", "P", "round", "segment max delays (ms)", "model max", "growth",
-                       "model growth"), rows)
+                       "model growth"), rows, markdown=markdown)
     return "\n".join(lines)
 
 
