@@ -13,6 +13,7 @@ imported on first use so that ``import pyqueue.lab`` stays cheap.
                    progress, checkpoints), the status words, statistics, placement
 """
 import importlib
+from typing import TYPE_CHECKING
 
 # public name -> (module, name in it)
 _EXPORTS = {
@@ -31,6 +32,20 @@ _EXPORTS = {
     "load_array": ("results", "load_array"),
     "load_output": ("common.output", "load"),
 }
+
+
+if TYPE_CHECKING:                   # what a type checker sees; at run time, imported on use
+    from .common.output import load as load_output  # noqa: F401
+    from .experiments.bench import bench  # noqa: F401
+    from .experiments.burst_tail import burst_tail  # noqa: F401
+    from .experiments.burst_tail import load as load_burst_tail  # noqa: F401
+    from .experiments.c2c import core_to_core  # noqa: F401
+    from .experiments.false_sharing import false_sharing  # noqa: F401
+    from .experiments.ownership import ownership  # noqa: F401
+    from .experiments.pacing import drain_rate, pacing  # noqa: F401
+    from .experiments.pipeline import pipeline  # noqa: F401
+    from .experiments.soak import soak  # noqa: F401
+    from .results import load, load_array, to_pandas  # noqa: F401
 
 
 def __getattr__(name):

@@ -11,9 +11,11 @@ plus each run's arrays) whose producer and consumer are the ``SavedThread`` reco
 that runs.json keeps of a thread.
 """
 import json
+import os
 import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Tuple, Union
 
 from .common import output
 
@@ -32,6 +34,7 @@ AXES = {
     "ownership/slices": {"*": ("slice",)},
     "pacing": {"*": ("message",)},
     "drain_rate": {"*": ("message",)},
+    "false_sharing": {"*": ("round",)},
     "pipeline": {"slice_lengths": ("slice",), "*": ("message",)},
 }
 # What each result class is the result of, for a result made by running an experiment.
@@ -41,7 +44,7 @@ _EXPERIMENT_OF = {"BurstTailResult": "burst_tail", "BenchResult": "bench",
                   "SoakResult": "soak", "PacingResult": "pacing", "DrainResult": "drain_rate"}
 
 
-def load_array(path):
+def load_array(path: Union[str, "os.PathLike[str]"]) -> Any:
     """One ``.npy.gz`` sample file as a numpy array.  ``numpy.load`` cannot read it
     directly (it is gzip-compressed, and numpy then guesses 'pickled data')."""
     return output.load_array(path)
@@ -49,7 +52,7 @@ def load_array(path):
 
 # ---- the arrays as a DataFrame ---------------------------------------------------
 
-def axes_of(experiment, group, name, ndim):
+def axes_of(experiment: str, group: str, name: str, ndim: int) -> Tuple[str, ...]:
     """The names of the axes of array ``name`` of ``group`` in an ``experiment``'s
     output (docs/OUTPUT.md), ``ndim`` of them."""
     table = AXES.get("%s/%s" % (experiment, group)) or AXES.get(experiment, {})
@@ -72,7 +75,7 @@ def _arrays(result):
             yield group, name, value
 
 
-def to_pandas(result):
+def to_pandas(result: Any) -> Any:
     """The sample arrays of ``result`` as one long pandas DataFrame: columns
     ``group`` (a class, variant, arm, run ...), ``name`` (the array), one column per
     axis of the arrays (``round``, ``window``, ``group_index`` for burst-tail's
@@ -258,7 +261,7 @@ _LOADERS = {"burst_tail": _burst_tail, "ownership": _ownership, "core_to_core": 
             "drain_rate": _pacing, "soak": _soak, "bench": _bench}
 
 
-def load(path, check=True):
+def load(path: Union[str, "os.PathLike[str]"], check: bool = True) -> Any:
     """The result object of the experiment whose output folder is ``path``.
 
     The index is verified first (``check=False`` loads a damaged folder anyway);

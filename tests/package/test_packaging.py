@@ -33,7 +33,8 @@ def test_sdist_has_every_source(tmp_path):
         have = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     want = {"README.md", "Makefile", "examples/c/two_threads.c",
             "benchmarks/burst/run_burst_tail_1m.py", "docs/DESIGN.md", "docs/CONTRIBUTING.md",
-            "LICENSE", "pyqueue/py.typed", "tests/conftest.py", "tests/support.py"}
+            "LICENSE", "pyqueue/py.typed", "pyqueue/queue.pyi", "pyqueue/config.pyi",
+            "pyqueue/_pyq.pyi", "tests/conftest.py", "tests/support.py"}
     for d in ("tests", "notebooks", "docs"):
         for sub, _, files in os.walk(os.path.join(ROOT, d)):
             want |= {os.path.relpath(os.path.join(sub, f), ROOT) for f in files
@@ -113,4 +114,5 @@ def test_the_wheel_is_abi3_and_typed(tmp_path):
     assert "-cp39-abi3-" in os.path.basename(wheel)
     names = zipfile.ZipFile(wheel).namelist()
     assert "pyqueue/py.typed" in names and "pyqueue/_pyq.abi3.so" in names
+    assert {"pyqueue/queue.pyi", "pyqueue/config.pyi", "pyqueue/_pyq.pyi"} <= set(names)
     assert any(n.endswith("/LICENSE") for n in names)

@@ -1,0 +1,37 @@
+# Type stub of pyqueue.config: QueueConfig is made at import time from the C struct
+# pyq_config_t (its fields and defaults are C's), which no type checker can follow.
+# tests/package/test_typing.py checks that the fields here are the C struct's.
+from typing import Any, Dict, Optional
+
+PUBLISH: Dict[str, int]
+KINDS: Dict[str, str]
+DEFAULTS: Dict[str, Any]
+
+class QueueConfig:
+    """The queue's configuration, checked: pyq_config_t in Python terms."""
+    block_size: int
+    hot_blocks: int
+    spill_blocks: int
+    publish: str
+    scan_current: bool
+    retry_yield_every: int
+    touch_after_write: bool
+    hugepages: bool
+    prefault: bool
+    mlock: bool
+    spill_nontemporal: bool
+    prefetch: bool
+    def __init__(self, block_size: int = ..., hot_blocks: int = ..., spill_blocks: int = ...,
+                 publish: str = ..., scan_current: bool = ..., retry_yield_every: int = ...,
+                 touch_after_write: bool = ..., hugepages: bool = ..., prefault: bool = ...,
+                 mlock: bool = ..., spill_nontemporal: Optional[bool] = ...,
+                 prefetch: bool = ...) -> None: ...
+    @classmethod
+    def of(cls, config: Optional["QueueConfig"] = None, **overrides: Any) -> "QueueConfig": ...
+    def replace(self, **changes: Any) -> "QueueConfig": ...
+    def as_dict(self) -> Dict[str, Any]: ...
+    def to_c(self) -> Any: ...
+    @classmethod
+    def from_c(cls, c: Any) -> "QueueConfig": ...
+    @property
+    def pool_bytes(self) -> int: ...
