@@ -86,6 +86,14 @@ def main(argv=None):
     except VerificationError as e:
         print("%s: %s" % (where, e), file=sys.stderr)
         return common.EXIT_CHECK_FAILED
+    except OSError as e:
+        if e.errno not in common.WRITE_ERRNOS:
+            raise
+        # The output folder could not be written (full disk, read-only, quota): its
+        # summary says "failed: ..." where it still fit; not a failed check.
+        print("%s: cannot write %s: %s" % (where, e.filename or "the output folder",
+                                           e.strerror or e), file=sys.stderr)
+        return common.EXIT_USAGE
     except KeyboardInterrupt:
         print("\n%s: interrupted" % where, file=sys.stderr)
         return common.EXIT_INTERRUPTED

@@ -1,6 +1,7 @@
 """What every command shares: the exit-code table, the command line it prints, the
 queue options, and the parsing of durations.  Not a command itself (it has no NAME)."""
 import argparse
+import errno
 import re
 import shlex
 import sys
@@ -11,7 +12,7 @@ from .._errors import UnsupportedError
 from ..lab.common import status as _status
 
 __all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_CODES",
-           "USAGE_ERRORS", "exit_code", "epilog", "command_line", "parse_duration",
+           "USAGE_ERRORS", "WRITE_ERRNOS", "exit_code", "epilog", "command_line", "parse_duration",
            "add_queue_arguments", "queue_config"]
 
 EXIT_OK = 0
@@ -30,6 +31,8 @@ EXIT_CODES = {
 # use, a non-empty output folder, SCHED_FIFO without the right, a peer that is not
 # installed): exit 2, no traceback.
 USAGE_ERRORS = (ValueError, FileExistsError, PermissionError, UnsupportedError)
+# An OSError with one of these while the output folder is written: exit 2 too.
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
 
 
 def exit_code(status, ok=True):

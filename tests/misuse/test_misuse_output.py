@@ -111,3 +111,20 @@ def test_a_full_disk_leaves_a_folder_that_verifies_and_says_failed(tiny_tmpfs):
     else:
         assert status.startswith("failed: no space left")
     assert out.verify(tiny_tmpfs / "run") == []
+
+
+def test_a_full_disk_during_a_cli_run_is_one_line_and_exit_2(tiny_tmpfs):
+    # pacing writes four arrays per run: a 256 KiB tmpfs is full within the first few.
+    import sys
+    import support
+    run = tiny_tmpfs / "run"
+    p = subprocess.run([sys.executable, "-m", "pyqueue", "pacing", "--quick", "--rounds", "1",
+                        "--no-progress", "--out", str(run)], capture_output=True, text=True,
+                       env=support.subprocess_env(), timeout=300, cwd=support.ROOT)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and "No space left" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert out.verify(run) == []
+    status = json.loads((run / "summary.json").read_text())["status"]
+    # "failed: ..." when the last summary still fitted, else the last checkpoint's
+    assert status.startswith(("failed: no space left", "interrupted after")), status

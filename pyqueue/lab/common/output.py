@@ -366,10 +366,13 @@ class OutputFolder:
         interrupted, or "failed: <why>" when ``error`` (an exception or a text)
         ended the run."""
         self._check_progress(done, self.total)
+        return self._write_summary(results, self.final_status(done, error), done)
+
+    def final_status(self, done, error=None):
+        """The status finish() writes: a full disk is said in words, not as an errno."""
         if isinstance(error, OSError) and error.errno == errno.ENOSPC:
             error = "no space left on device (%s)" % (error.filename or self.path)
-        return self._write_summary(results, _status.final(done, self.total, self.unit, error),
-                                   done)
+        return _status.final(done, self.total, self.unit, error)
 
 
 def verify(path):

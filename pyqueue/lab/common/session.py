@@ -97,9 +97,25 @@ class Session:
     def finish(self, error=None):
         """End the run (once; leaving the ``with`` does it): the final status, the
         experiment's record with it, the folder's final summary.  Returns the status."""
-        if self.status is None:
+        if self.status is not None:
+            return self.status
+        if self.folder is None:
             self.status = _status.final(self.done, self.total, self.unit, error)
+            self._record(None, self.status, True)
+            return self.status
+        self.status = self.folder.final_status(self.done, error)
+        try:
             results = self._record(self.folder, self.status, True)
-            if self.folder is not None:
-                self.folder.finish(results, self.done, error)
+        except OSError as e:
+            # The folder cannot take the experiment's last files (a full disk): the
+            # results are made without them and summary.json says the run failed,
+            # if it still fits; the folder verifies either way (index written last).
+            error = error or e
+            self.status = self.folder.final_status(self.done, error)
+            results = self._record(None, self.status, True)
+            self.folder.finish(results, self.done, error)
+            if error is e:
+                raise
+            return self.status
+        self.folder.finish(results, self.done, error)
         return self.status
