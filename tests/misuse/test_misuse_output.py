@@ -128,3 +128,28 @@ def test_a_full_disk_during_a_cli_run_is_one_line_and_exit_2(tiny_tmpfs):
     status = json.loads((run / "summary.json").read_text())["status"]
     # "failed: ..." when the last summary still fitted, else the last checkpoint's
     assert status.startswith(("failed: no space left", "interrupted after")), status
+
+
+@pytest.mark.parametrize("where", ["a_file", "under_a_file", "read_only"])
+def test_a_bad_out_is_refused_before_measuring_in_one_line(tmp_path, where):
+    import sys
+    import support
+    (tmp_path / "file").write_text("")
+    target = {"a_file": tmp_path / "file", "under_a_file": tmp_path / "file" / "run",
+              "read_only": tmp_path / "ro" / "run"}[where]
+    if where == "read_only":
+        if os.geteuid() != 0:
+            pytest.skip("mounting a read-only tmpfs needs root")
+        (tmp_path / "ro").mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs",
+                           str(tmp_path / "ro")], capture_output=True).returncode != 0:
+            pytest.skip("cannot mount a tmpfs here")
+    try:
+        p = subprocess.run([sys.executable, "-m", "pyqueue", "soak", "--seconds", "30",
+                            "--out", str(target)], capture_output=True, text=True,
+                           env=support.subprocess_env(), timeout=60, cwd=support.ROOT)
+    finally:
+        if where == "read_only":
+            subprocess.run(["umount", str(tmp_path / "ro")], check=True)
+    assert p.returncode == 2 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and "--out" in p.stderr and "Traceback" not in p.stderr
