@@ -65,7 +65,8 @@ def test_compare_copy_doctored_and_tampered(quick_runs, tmp_path, command):
     assert "REGRESSION" in r.stdout
     r = pyqueue("compare", str(old), str(worse), "--json")
     body = json.loads(r.stdout)
-    assert r.returncode == 1 and body["regressions"] == sum(c["regression"] for c in body["changes"]) > 0
+    assert r.returncode == 1
+    assert body["regressions"] == sum(c["regression"] for c in body["changes"]) > 0
 
     tampered = tmp_path / "tampered"
     shutil.copytree(old, tampered)
