@@ -11,6 +11,7 @@ plus each run's arrays) whose producer and consumer are the ``SavedThread`` reco
 that runs.json keeps of a thread.
 """
 import json
+import math
 import os
 import types
 from dataclasses import dataclass
@@ -219,6 +220,11 @@ def _pacing(d):
         return DrainResult(params=d.params, results=d.results, summary=table, status=d.status,
                            runs=runs)
     p = d.params
+    for t in d.results.get("targets") or ():
+        # summary.json keeps an unbounded P_max (no pacing needed) as null.
+        for k in ("p_max", "p_over_d"):
+            if k in t and t[k] is None:
+                t[k] = math.inf
     common = {k: p[k] for k in ("size", "work_ns", "producer_cpu", "consumer_cpu",
                                 "fifo_priority", "verify", "queue") if k in p}
     drain = DrainResult(params=dict(common, sizes=p.get("drain_sizes"), reps=p.get("drain_reps")),

@@ -103,6 +103,7 @@ def test_loaded_pacing_has_its_runs_as_bursts(quick_runs, tmp_path):
     assert "Drain rate D" in res.drain.summary and res.paced_summary.startswith("Paced bursts")
     assert res.summary == res.drain.summary + "\n\n" + res.paced_summary
     res.to_json(tmp_path / "again.json")           # what the experiment's result can do
+    assert "|---" in res.text(markdown=True)
 
 
 def test_a_hand_edited_runs_json_is_one_clear_error(quick_runs, tmp_path):
