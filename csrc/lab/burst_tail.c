@@ -217,14 +217,21 @@ static uint64_t deadline_of(int64_t slice_ns)
     return slice_ns > 0 ? pyq_now_ns() + (uint64_t)slice_ns : UINT64_MAX;
 }
 
-static int wait_backlog(struct pyq_burst *b)
+/* Untimed: wait while the backlog is above the target; 1 once the clock passes
+ * deadline first (checked every 1,024 waits: a consumer held off its CPU must
+ * not keep the call from returning). */
+static int wait_backlog(struct pyq_burst *b, uint64_t deadline)
 {
+    uint32_t n = 0;
     int rc;
 
     b->snd.since = 0;
-    while (backlog(b) > b->c.backlog_target)
+    while (backlog(b) > b->c.backlog_target) {
         if ((rc = pyq_burst_wait(&b->snd)) != 0)
             return rc;
+        if (PYQ_UNLIKELY((++n & 1023) == 0) && pyq_now_ns() > deadline)
+            return 1;
+    }
     return 0;
 }
 
@@ -349,8 +356,11 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
     for (w = 0; w < n && rc == 0;) {
         uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->snd.yields, bl;
 
-        if ((rc = wait_backlog(b)) != 0 || (rc = top_up(b, &rec->topup[w], UINT64_MAX)) != 0)
+        if ((rc = wait_backlog(b, deadline)) != 0 || (rc = top_up(b, &rec->topup[w], UINT64_MAX)) != 0) {
+            if (rc == 1) /* the slice ended in the wait: window w did not start */
+                rc = 0;
             break;
+        }
         rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
         bl = backlog(b);
         rec->backlog[w] = bl;

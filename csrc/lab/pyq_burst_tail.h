@@ -100,10 +100,11 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask);
 int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns);
 
 /* The writer thread.  Run up to n windows, filling rec[0..n); stop after the
- * window during which slice_ns passed (<= 0: no limit), so one call returns
- * within slice_ns plus one window.  Starts the consumer thread on entry and
- * stops it on return.
- * @return the windows run (1..n), or a negative error (consumer verification
+ * window during which slice_ns passed, or in the untimed wait for the backlog
+ * once it passed there (<= 0: no limit), so one call returns within slice_ns
+ * plus one window's send.  Starts the consumer thread on entry and stops it on
+ * return.
+ * @return the windows run (0..n), or a negative error (consumer verification
  *         failure, pinning). */
 int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec,
                           int64_t slice_ns);

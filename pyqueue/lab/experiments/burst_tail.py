@@ -137,11 +137,13 @@ class _Class:
         windows run."""
         arrays = {k: v[rnd] for k, v in self.rec.items()}
         ran = 0
-        while ran < n and not (ran and stopping()):
+        while ran < n:
             r, keep = self._records(arrays, self.done[rnd], n - ran)
             k = self.check(lib.pyq_burst_windows(self.ptr, n - ran, r, SLICE_NS), "windows")
             self.done[rnd] += k
             ran += k
+            if stopping():
+                break
         return ran
 
     def run_pmu(self, n):
@@ -240,7 +242,7 @@ def _resolve(classes, config):
                 run.append((name, "pyqueue", config.replace(**pq_class)))
             except ValueError as e:
                 raise type(e)("class %r: %s" % (name, e)) from None
-        elif name.removesuffix(TWIN) in avail:
+        elif name in avail or name.endswith(TWIN) and name.removesuffix(TWIN) in _peers.PEERS:
             peer = name.removesuffix(TWIN)
             if avail[peer] == "built":
                 run.append((name, peer, config))
