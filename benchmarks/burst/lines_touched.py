@@ -81,7 +81,7 @@ def count(log, regions, marker, phases):
                 continue
             addr_s, _, size_s = line[3:].partition(",")
             addr = int(addr_s, 16)
-            if op == "L" and addr == marker:
+            if op in "SM" and addr == marker:
                 index += 1
                 cur = phases[index] if index < len(phases) else None
                 if cur:
