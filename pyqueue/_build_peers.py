@@ -155,8 +155,13 @@ def build_peer(peer, out_dir, tmp):
         return entry
     lib = LIB_PATTERN % peer.name
     tmp_lib = os.path.join(tmp, lib)
-    rc, out = _run(cc + cflags + ["-I" + INCLUDE, "-I" + CSRC, os.path.join(PEER_SRC, peer.source),
-                                  "-o", tmp_lib] + LD_FLAGS + libs)
+    sources, rc, out = _burst_twin_sources(peer, tmp)
+    if rc != 0:
+        entry["status"] = "build failed"
+        entry["reason"] = _excerpt(out)
+        return entry
+    rc, out = _run(cc + cflags + ["-I" + INCLUDE, "-I" + CSRC] + sources +
+                   ["-o", tmp_lib] + LD_FLAGS + libs)
     if rc != 0:
         entry["status"] = "build failed"
         entry["reason"] = _excerpt(out)
@@ -164,6 +169,21 @@ def build_peer(peer, out_dir, tmp):
     shutil.move(tmp_lib, os.path.join(out_dir, lib))
     entry.update(status="built", library=lib)
     return entry
+
+
+def _burst_twin_sources(peer, tmp):
+    """(sources, rc, compiler output): the adapter alone, or -- when
+    csrc/peers/<name>_burst.<ext> exists -- that file (the adapter included whole
+    beside its burst-tail twin, DESIGN §6.1) and the message pattern it checks,
+    compiled as C (the peer may be C++)."""
+    ext = os.path.splitext(peer.source)[1]
+    burst = os.path.join(PEER_SRC, "%s_burst%s" % (os.path.splitext(peer.source)[0], ext))
+    if not os.path.exists(burst):
+        return [os.path.join(PEER_SRC, peer.source)], 0, ""
+    obj = os.path.join(tmp, "pattern_%s.o" % peer.name)
+    rc, out = _run(_compiler("c") + C_FLAGS + ["-I" + INCLUDE, "-I" + CSRC, "-c",
+                                               os.path.join(CSRC, "common", "pattern.c"), "-o", obj])
+    return [burst, obj], rc, out
 
 
 def selected():

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/atomic.h"
+#include "lab/burst_twin_pvt.h"
 #include "lab/pyq_burst_tail.h"
 #include "lab/pyq_business.h"
 #include "common/pyq_pattern.h"
@@ -32,32 +33,31 @@
 #include "runtime/runtime_pvt.h"
 #include "runtime/start_pvt.h"
 
-#define MAX_MSG 256
+#define MAX_MSG PYQ_BURST_TWIN_MAX_MSG
 
 struct pyq_burst {
     const pyq_adapter_t *a;
+    const pyq_burst_twin_t *twin;  /* the peer's inline twin, or NULL: the adapter */
     void *h;
     pyq_burst_config_t c;
     pyq_business_t biz;
     pyq_business_state_t st;
     uint64_t capacity;
 
-    /* Writer-owned. */
-    PYQ_ALIGNED_LINE uint64_t sent;
-    uint64_t retries, yields, max_backlog, checksum;
-    uint8_t msg[MAX_MSG];
+    /* Writer-owned: snd.seq is the count sent, snd.retries / snd.yields its waits. */
+    PYQ_ALIGNED_LINE pyq_burst_send_t snd;
+    uint64_t max_backlog, checksum;
 
     /* Consumer-owned; `verified` is its published progress (BURST-B1). */
     PYQ_ALIGNED_LINE _Atomic uint64_t verified;
-    PYQ_ALIGNED_LINE uint64_t next;  /* consumer's private expected seq */
-    uint64_t sink;                   /* keeps the 64-iteration work observable */
-    uint64_t error_seq;
+    PYQ_ALIGNED_LINE pyq_burst_take_t take;  /* consumer's private expected seq, sink */
 
     /* Control words, read-mostly. */
     PYQ_ALIGNED_LINE _Atomic int stop;
     _Atomic int hold;      /* 1: the consumer polls nothing (the writer tops up) */
     pyq_start_t start;     /* MEET-S1/MEET-S2: writer and consumer, once per call */
-    _Atomic int error;     /* first error of either side */
+    int error;             /* first error of either side (__atomic, relaxed: a flag the
+                              twins' loops poll too, lab/burst_twin_pvt.h) */
     pthread_t thread;
     int running;
     int perf_opened;       /* bit i: counter i was open in the last PMU call */
@@ -84,31 +84,27 @@ static void set_error(struct pyq_burst *b, int err)
 {
     int none = 0;
     /* Relaxed: the flag carries no data; join() orders error_seq for the reader. */
-    atomic_compare_exchange_strong_explicit(&b->error, &none, err, memory_order_relaxed,
-                                            memory_order_relaxed);
+    __atomic_compare_exchange_n(&b->error, &none, err, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static int get_error(struct pyq_burst *b)
 {
-    return atomic_load_explicit(&b->error, memory_order_relaxed);
+    return __atomic_load_n(&b->error, __ATOMIC_RELAXED);
+}
+
+/* ---- the driver's loops: the adapter's operations through its table ------- */
+
+static int64_t take_adapter(struct pyq_burst *b, uint64_t max)
+{
+    return pyq_burst_take_loop(b->h, max, &b->take, b->a->poll);
+}
+
+static int send_adapter(struct pyq_burst *b, uint32_t n)
+{
+    return pyq_burst_send_loop(b->h, n, &b->snd, b->a->try_write);
 }
 
 /* ---- consumer ------------------------------------------------------------ */
-
-static int consume(void *ctx, const void *msg, uint32_t len)
-{
-    struct pyq_burst *b = ctx;
-    uint64_t seq = b->next;
-
-    if (b->c.consumer_loop)
-        b->sink += pyq_work_loop64(seq ^ len);
-    if (len != b->c.msg_size || pyq_pattern_check(msg, len, seq) != 0) {
-        b->error_seq = seq;
-        return PYQ_EBADMSG;
-    }
-    b->next = seq + 1;
-    return 0;
-}
 
 static void *consumer_main(void *arg)
 {
@@ -123,17 +119,17 @@ static void *consumer_main(void *arg)
             pyq_cpu_relax();
             continue;
         }
-        n = b->a->poll(b->h, 1024, consume, b);
+        n = b->twin ? b->twin->take(b->h, 1024, &b->take) : take_adapter(b, 1024);
         if (n < 0) {
             set_error(b, (int)n);
             break;
         }
         if (n > 0)
-            pyq_store_release(&b->verified, b->next); /* BURST-B1: pairs with BURST-B2 */
+            pyq_store_release(&b->verified, b->take.next); /* BURST-B1: pairs with BURST-B2 */
         else
             pyq_cpu_relax();
     }
-    pyq_store_release(&b->verified, b->next);
+    pyq_store_release(&b->verified, b->take.next);
     return NULL;
 }
 
@@ -166,61 +162,30 @@ static inline uint64_t backlog(struct pyq_burst *b)
 {
     /* BURST-B2: pairs with BURST-B1; relaxed would do for an estimate, acquire keeps drain exact. */
     uint64_t v = pyq_load_acquire(&b->verified);
-    return b->sent > v ? b->sent - v : 0;
+    return b->snd.seq > v ? b->snd.seq - v : 0;
 }
 
 /* ---- writer -------------------------------------------------------------- */
 
-/* The full-queue policy: spin with relax, sched_yield() every N failures. */
-static inline int wait_step(struct pyq_burst *b, uint32_t *since)
-{
-    uint32_t every = b->c.retry_yield_every;
-
-    if (every && ++*since >= every) {
-        *since = 0;
-        b->yields++;
-        sched_yield();
-    } else {
-        pyq_cpu_relax();
-    }
-    return get_error(b);
-}
-
-/* The next message, b->sent, into b->msg: its pattern (and the tests' fault). */
-static inline void make_message(struct pyq_burst *b)
-{
-    pyq_pattern_fill(b->msg, b->c.msg_size, b->sent);
-    if (PYQ_UNLIKELY(b->c.fault_seq && b->sent + 1 == b->c.fault_seq))
-        b->msg[b->c.msg_size - 1] ^= 0xFF; /* injected fault: the consumer must catch it */
-}
-
+/* The burst: through the twin when the class has one, else the adapter. */
 static int send_burst(struct pyq_burst *b, uint64_t *retries_out)
 {
-    const uint32_t size = b->c.msg_size;
-    uint64_t retries = 0;
-    uint32_t since = 0;
+    uint64_t r0 = b->snd.retries;
     int rc;
 
-    for (uint32_t i = 0; i < b->c.send_messages; i++) {
-        make_message(b);
-        while ((rc = b->a->try_write(b->h, b->msg, size)) != 0) {
-            if (rc != PYQ_EAGAIN)
-                return rc;
-            retries++;
-            if ((rc = wait_step(b, &since)) != 0)
-                return rc;
-        }
-        b->sent++;
-    }
-    b->retries += retries;
-    *retries_out = retries;
-    return 0;
+    b->snd.since = 0;
+    rc = b->twin ? b->twin->send(b->h, b->c.send_messages, &b->snd)
+                     : send_adapter(b, b->c.send_messages);
+
+    *retries_out = b->snd.retries - r0;
+    return rc;
 }
 
 /* Untimed: write single messages until the backlog reaches the target, the
  * consumer held so that the backlog only grows; stop early at a full queue (a
- * target the queue cannot hold).  *topped: messages written. */
-static int top_up(struct pyq_burst *b, uint64_t *topped)
+ * target the queue cannot hold), or -- returning 1 -- once the clock passes
+ * deadline (ns; checked every 1,024 messages).  *topped: messages written. */
+static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline)
 {
     const uint32_t size = b->c.msg_size;
     uint64_t n = 0;
@@ -232,11 +197,14 @@ static int top_up(struct pyq_burst *b, uint64_t *topped)
     }
     atomic_store_explicit(&b->hold, 1, memory_order_relaxed);
     while (backlog(b) < b->c.backlog_target) {
-        make_message(b);
-        if ((rc = b->a->try_write(b->h, b->msg, size)) != 0)
+        pyq_burst_make(&b->snd);
+        if ((rc = b->a->try_write(b->h, b->snd.msg, size)) != 0)
             break;
-        b->sent++;
-        n++;
+        b->snd.seq++;
+        if (PYQ_UNLIKELY((++n & 1023) == 0) && pyq_now_ns() > deadline) {
+            rc = 1;
+            break;
+        }
     }
     b->a->flush(b->h);
     atomic_store_explicit(&b->hold, 0, memory_order_relaxed);
@@ -244,14 +212,26 @@ static int top_up(struct pyq_burst *b, uint64_t *topped)
     return rc == PYQ_EAGAIN ? 0 : rc;
 }
 
-static int wait_backlog(struct pyq_burst *b)
+static uint64_t deadline_of(int64_t slice_ns)
 {
-    uint32_t since = 0;
+    return slice_ns > 0 ? pyq_now_ns() + (uint64_t)slice_ns : UINT64_MAX;
+}
+
+/* Untimed: wait while the backlog is above the target; 1 once the clock passes
+ * deadline first (checked every 1,024 waits: a consumer held off its CPU must
+ * not keep the call from returning). */
+static int wait_backlog(struct pyq_burst *b, uint64_t deadline)
+{
+    uint32_t n = 0;
     int rc;
 
-    while (backlog(b) > b->c.backlog_target)
-        if ((rc = wait_step(b, &since)) != 0)
+    b->snd.since = 0;
+    while (backlog(b) > b->c.backlog_target) {
+        if ((rc = pyq_burst_wait(&b->snd)) != 0)
             return rc;
+        if (PYQ_UNLIKELY((++n & 1023) == 0) && pyq_now_ns() > deadline)
+            return 1;
+    }
     return 0;
 }
 
@@ -300,6 +280,15 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
     b->a = a;
     b->c = *c;
     b->perf_read_ns = -1;
+    b->snd.msg_size = b->take.msg_size = c->msg_size;
+    b->snd.yield_every = c->retry_yield_every;
+    b->snd.fault_seq = c->fault_seq;
+    b->snd.error = &b->error;
+    b->take.loop = c->consumer_loop;
+    if (c->twin && (rc = pyq_burst_twin_find(a, &b->twin)) != 0) {
+        free(b);
+        return rc;
+    }
     if ((rc = a->create(ap, &b->h)) != 0) {
         free(b);
         return rc;
@@ -326,7 +315,7 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
     b->c.pmu_mask = mask;
 }
 
-int pyq_burst_fill(pyq_burst_t *b)
+int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns)
 {
     struct pin_save ps;
     uint64_t topped;
@@ -334,20 +323,23 @@ int pyq_burst_fill(pyq_burst_t *b)
 
     if ((rc = writer_pin(b, &ps)) != 0)
         return rc;
-    /* No consumer runs between calls, so the backlog only grows: one top-up
-     * reaches the target (or a full queue, for a target it cannot hold). */
-    rc = top_up(b, &topped);
+    /* No consumer runs between calls, so the backlog only grows: top-ups reach
+     * the target (or a full queue, for a target it cannot hold). */
+    rc = top_up(b, &topped, deadline_of(slice_ns));
     writer_unpin(&ps);
     return rc ? rc : get_error(b);
 }
 
-int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec)
+int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec,
+                          int64_t slice_ns)
 {
+    const uint64_t deadline = deadline_of(slice_ns);
     const pyq_burst_config_t *c = &b->c;
     struct pin_save ps;
     pyq_perf_t perf;
     uint64_t before[8], after[8];
     uint64_t t[PYQ_BURST_MAX_GROUPS + 1];
+    uint32_t w;
     int rc;
 
     if ((rc = writer_pin(b, &ps)) != 0)
@@ -361,11 +353,14 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
         b->perf_opened = (int)perf.opened;
         b->perf_read_ns = pyq_perf_read_cost_ns(&perf, 64);
     }
-    for (uint32_t w = 0; w < n && rc == 0; w++) {
-        uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->yields, bl;
+    for (w = 0; w < n && rc == 0;) {
+        uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->snd.yields, bl;
 
-        if ((rc = wait_backlog(b)) != 0 || (rc = top_up(b, &rec->topup[w])) != 0)
+        if ((rc = wait_backlog(b, deadline)) != 0 || (rc = top_up(b, &rec->topup[w], UINT64_MAX)) != 0) {
+            if (rc == 1) /* the slice ended in the wait: window w did not start */
+                rc = 0;
             break;
+        }
         rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
         bl = backlog(b);
         rec->backlog[w] = bl;
@@ -401,8 +396,11 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
         rec->cpu_end[w] = sched_getcpu();
         for (uint32_t g = 0; g < c->groups; g++)
             rec->group_ticks[(uint64_t)w * c->groups + g] = t[g + 1] - t[g];
-        rec->yields[w] = b->yields - y0;
+        rec->yields[w] = b->snd.yields - y0;
         rc = get_error(b);
+        w++;
+        if (pyq_now_ns() > deadline)
+            break;
     }
     if (c->pmu_mask)
         pyq_perf_close(&perf);
@@ -410,7 +408,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
     writer_unpin(&ps);
     if (!rc)
         rc = get_error(b);
-    return rc ? rc : (int64_t)n;
+    return rc ? rc : (int64_t)w;
 }
 
 int pyq_burst_drain(pyq_burst_t *b, int64_t timeout_ns)
@@ -437,15 +435,15 @@ void pyq_burst_totals(const pyq_burst_t *cb, pyq_burst_totals_t *t)
     struct pyq_burst *b = (struct pyq_burst *)cb;
 
     memset(t, 0, sizeof(*t));
-    t->sent = b->sent;
+    t->sent = b->snd.seq;
     t->verified = pyq_load_acquire(&b->verified);
-    t->retries = b->retries;
-    t->yields = b->yields;
+    t->retries = b->snd.retries;
+    t->yields = b->snd.yields;
     t->max_backlog = b->max_backlog;
     t->capacity = b->capacity;
     t->checksum = b->checksum;
     t->error = get_error(b);
-    t->error_seq = b->error_seq;
+    t->error_seq = b->take.error_seq;
     t->perf_opened = b->perf_opened;
     t->perf_read_ns = b->perf_read_ns;
 }
@@ -458,4 +456,9 @@ void pyq_burst_close(pyq_burst_t *b)
     b->a->destroy(b->h);
     pyq_business_destroy(&b->biz);
     free(b);
+}
+
+const char *pyq_burst_driver(const pyq_burst_t *b)
+{
+    return b->twin ? b->twin->calls : "adapter";
 }

@@ -42,7 +42,9 @@ typedef struct pyq_burst_config {
     int32_t consumer_cpu;       /* pin the consumer thread; -1: leave it */
     uint64_t seed;              /* business layout and query streams */
     uint32_t pmu_mask;          /* pyq_perf counters read around the measured queries */
-    uint32_t reserved;
+    uint32_t twin;              /* 1: send and consume through the peer's inline twin
+                                   (its library's calls inlined, DESIGN §8.3) instead
+                                   of the adapter's table; PYQ_ENOTSUP without one */
     uint64_t fault_seq;         /* tests only: corrupt message fault_seq - 1 (0: never) */
 } pyq_burst_config_t;
 
@@ -91,13 +93,25 @@ void pyq_burst_set_backlog_target(pyq_burst_t *b, uint64_t messages);
 void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask);
 
 /* The writer thread.  Untimed: write (no queries, no consumer running) until
- * the backlog reaches the target or the queue is full.  @return 0 or an error. */
-int pyq_burst_fill(pyq_burst_t *b);
+ * the backlog reaches the target or the queue is full, for at most about
+ * slice_ns (checked every 1,024 messages; <= 0: no limit).
+ * @return 0 (target or full queue reached), 1 (the slice ended first: call
+ *         again), or an error. */
+int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns);
 
-/* The writer thread.  Run n windows, filling rec[0..n).  Starts the consumer
- * thread on entry and stops it on return.
- * @return n, or a negative error (consumer verification failure, pinning). */
-int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec);
+/* The writer thread.  Run up to n windows, filling rec[0..n); stop after the
+ * window during which slice_ns passed, or in the untimed wait for the backlog
+ * once it passed there (<= 0: no limit), so one call returns within slice_ns
+ * plus one window's send.  Starts the consumer thread on entry and stops it on
+ * return.
+ * @return the windows run (0..n), or a negative error (consumer verification
+ *         failure, pinning). */
+int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t *rec,
+                          int64_t slice_ns);
+
+/* Any thread.  What the class sends and consumes through: "adapter", or the
+ * twin's description of the library calls it inlines. */
+const char *pyq_burst_driver(const pyq_burst_t *b);
 
 /* The writer thread.  Flush and let the consumer verify everything sent, for at
  * most timeout_ns.  @return 0, PYQ_EAGAIN (timed out), or the consumer's error. */

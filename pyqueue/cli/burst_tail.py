@@ -17,8 +17,9 @@ def add_arguments(p):
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
                         "optionally with levers, yieldN+field[=value] of the queue settings "
                         "(e.g. yield1024+hugepages, yield1024+touch_after_write=0), "
-                        "none (the same windows with no send) and peers %s (default: %%(default)s)"
-                        % ", ".join(others))
+                        "none (the same windows with no send) and peers %s, each also as "
+                        "<peer>-twin (its send loop and consumer with the library's calls "
+                        "inlined) (default: %%(default)s)" % ", ".join(others))
     p.add_argument("--rounds", type=int, default=3, help="rounds over every class")
     p.add_argument("--windows", type=int, default=2500, help="windows per class per round")
     p.add_argument("--msg-size", type=int, default=32, help="bytes per message")

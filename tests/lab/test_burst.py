@@ -24,7 +24,7 @@ SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_
 def installed_classes():
     avail = peers.available()
     return [c for c in DEFAULT_CLASSES
-            if c.startswith("yield") or c == "none" or avail.get(c) == "built"]
+            if c.startswith("yield") or c == "none" or avail.get(c.removesuffix("-twin")) == "built"]
 
 
 def test_small_study_end_to_end(tmp_path):
@@ -65,6 +65,18 @@ def test_small_study_end_to_end(tmp_path):
     for name in DEFAULT_CLASSES:
         assert name in text
     assert "nearest rank" in text
+    # Every installed peer ran through its adapter and its inline twin; the
+    # comparison uses one of the two and the table says which.
+    for peer in (n for n in s["classes"] if n in peers.PEERS):
+        twin = s["classes"][peer + "-twin"]
+        assert (twin["driver"], s["classes"][peer]["driver"]) == ("twin", "adapter")
+        assert twin["driver_calls"] != "adapter" and "inlined" in twin["driver_calls"]
+        assert s["peers"][peer]["used"] in (peer, peer + "-twin")
+        assert s["peers"][peer]["used"] + " (used)" in text
+        assert len(s["peers"][peer]["twin_over_adapter"]) == 3
+    assert s["targets"]["class"] == "yield1024"
+    assert [r["of"] for r in s["targets"]["rows"]][2] == "none"
+    assert "Targets for yield1024" in text
 
 
 def test_one_queue_config_with_keyword_overrides():
@@ -216,3 +228,106 @@ def test_the_study_keeps_the_touch_unless_told_otherwise():
     assert queue_config(p.parse_args(["--no-touch-after-write"]),
                         base=STUDY_QUEUE).touch_after_write is False
     assert "default: on" in p.format_help().split("--no-touch-after-write")[-1][:60]
+
+
+def test_a_class_without_a_twin_is_refused():
+    with pytest.raises(ValueError, match="unknown class 'mutex-twin'"):
+        lab.burst_tail(classes=["mutex-twin"], **dict(SMALL, rounds=1))
+
+
+def test_every_send_meets_a_full_queue_with_a_small_spill_tier():
+    # Without a spill tier the queue holds ~400 messages: one send of 8,192 is 20
+    # times that, so each send waits for the consumer -- the retry strategies' case.
+    res = lab.burst_tail(classes=["yield0+spill_blocks=0", "yield1+spill_blocks=0", "none"],
+                         **dict(SMALL, rounds=1, send_bytes=256 << 10))
+    c = res.summary["classes"]
+    assert res.summary["protocol_not_met"] == {}
+    for name in ("yield0+spill_blocks=0", "yield1+spill_blocks=0"):
+        assert c[name]["all_verified"]
+        assert c[name]["retries_per_window"] > 0, name
+        assert (res.samples[name]["retries"] > 0).all(), name
+    assert c["yield0+spill_blocks=0"]["yields_per_window"] == 0
+    assert c["yield1+spill_blocks=0"]["yields_per_window"] > 0
+    assert "retries/yields per window" in res.table()
+
+
+class _CountingLib:
+    """The experiment's view of the C library, counting (and optionally
+    interrupting) the C calls the study makes."""
+
+    def __init__(self, real, interrupt_at=(), signals=1):
+        self.real, self.calls = real, {"pyq_burst_fill": 0, "pyq_burst_windows": 0}
+        self.interrupt_at, self.signals = interrupt_at, signals
+        self.returned = {}
+
+    def __getattr__(self, name):
+        fn = getattr(self.real, name)
+        if name not in self.calls:
+            return fn
+
+        def counted(*args):
+            self.calls[name] += 1
+            if name == "pyq_burst_fill" and self.calls[name] in self.interrupt_at:
+                for _ in range(self.signals):
+                    os.kill(os.getpid(), signal.SIGINT)
+            rc = fn(*args)
+            self.returned.setdefault(name, []).append(rc)
+            return rc
+        return counted
+
+
+def test_every_c_call_returns_within_its_slice(monkeypatch):
+    from pyqueue.lab.experiments import burst_tail as bt
+    counting = _CountingLib(bt.lib)
+    monkeypatch.setattr(bt, "lib", counting)
+    monkeypatch.setattr(bt, "SLICE_NS", 1)      # every slice is over at once
+    res = bt.burst_tail(classes=["yield0", "ck"] if peers.available().get("ck") == "built"
+                        else ["yield0"], **dict(SMALL, rounds=1, slice_windows=6))
+    n = len(res.summary["classes"])
+    # A fill of ~5,500 messages returns every 1,024; a windows call after at most
+    # one window (or none, when its slice ended in the wait for the backlog).
+    assert counting.calls["pyq_burst_fill"] >= 5 * n
+    assert set(counting.returned["pyq_burst_fill"]) == {0, 1}
+    assert set(counting.returned["pyq_burst_windows"]) <= {0, 1}
+    assert sum(counting.returned["pyq_burst_windows"]) == 6 * n
+    assert res.status == "complete"
+    assert all(d["all_verified"] and d["windows_per_round"] == [6]
+               for d in res.summary["classes"].values())
+
+
+_FILL_CHILD = """
+import json, os, signal, sys
+sys.path[:0] = [%(tests)r, os.path.dirname(%(tests)r)]
+from pyqueue.lab.experiments import burst_tail as bt
+from test_burst import _CountingLib
+bt.lib = _CountingLib(bt.lib, interrupt_at=(3,), signals=%(signals)d)
+bt.SLICE_NS = 1000
+try:
+    res = bt.burst_tail(classes=["yield0", "yield1024"], rounds=1, windows=4, spill_blocks=4096,
+                        send_bytes=65536, out=%(out)r, progress=False)
+    print(json.dumps({"status": res.status, "calls": bt.lib.calls}))
+except KeyboardInterrupt:
+    print(json.dumps({"status": "KeyboardInterrupt", "calls": bt.lib.calls}))
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_ctrl_c_during_the_fill(tmp_path, signals):
+    # The fill is C calls of one slice each: a first Ctrl-C stops after the
+    # current one with a valid partial folder; a second aborts at once.
+    import json
+    out = tmp_path / "fill"
+    code = _FILL_CHILD % dict(tests=os.path.dirname(__file__), out=str(out), signals=signals)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(), cwd=tempfile.gettempdir(), timeout=120)
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["calls"]["pyq_burst_fill"] == 3, got      # nothing after the interrupted call
+    assert got["calls"]["pyq_burst_windows"] == 0, got
+    if signals == 1:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert got["status"] == "interrupted after 0 of 1 rounds"
+    else:
+        assert proc.returncode == 130 and got["status"] == "KeyboardInterrupt", proc.stderr[-2000:]
+    assert _output.verify(str(out)) == []
+    assert _output.load(str(out)).status.startswith("interrupted")

@@ -6,10 +6,14 @@
 
 Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
 C writer loop, business function and verifying consumer callback through one
-adapter (csrc/lab/burst_tail.c).  Classes run interleaved in slices of a few dozen windows,
+adapter (csrc/lab/burst_tail.c); a peer's ``<peer>-twin`` class runs the same
+send loop and consumer compiled in the peer's own translation unit, its library's
+calls inlined (csrc/lab/burst_twin_pvt.h), and the report uses whichever of the two
+is faster for each peer.  Classes run interleaved in slices of a few dozen windows,
 so a drift of the host (it moves the virtual CPUs) hits every class alike; each
 class keeps its own queue, backlog and consumer state across slices, and its
-consumer thread runs only during its own slices.
+consumer thread runs only during its own slices.  No C call runs longer than
+about SLICE_NS (plus one window), so Ctrl-C is seen within that (DESIGN §6.1).
 """
 from dataclasses import dataclass, field
 
@@ -36,7 +40,15 @@ STRATEGIES = ("yield1024", "yield0", "yield65536")
 # The no-burst baseline: the same windows and consumer (polling an empty pyqueue
 # queue), no send, so every table shows what the burst itself costs.
 NONE = "none"
-DEFAULT_CLASSES = STRATEGIES + _peers.PEERS + (NONE,)
+# A peer's class through its inline twin instead of the adapter's table.
+TWIN = "-twin"
+DEFAULT_CLASSES = (STRATEGIES + tuple(n for p in _peers.PEERS for n in (p, p + TWIN)) +
+                   (NONE,))
+# The longest a C call of the study runs before it returns to Python (then a
+# first Ctrl-C stops the run, a second aborts it): fill and drain stop after it,
+# windows after the window during which it passed.
+SLICE_NS = 100_000_000
+DRAIN_TIMEOUT_NS = 30_000_000_000
 # The study's queue: the queue's defaults but for the touch after write, which
 # the original study kept (the queue's own default is off: DESIGN §3.7).
 STUDY_QUEUE = QueueConfig(touch_after_write=True)
@@ -119,13 +131,20 @@ class _Class:
         r.pmu = ptr("uint64_t *", pmu) if pmu is not None else ffi.NULL
         return r, keep
 
-    def run(self, rnd, n):
-        """n more windows of round rnd (the C loop releases the GIL)."""
-        start = self.done[rnd]
+    def run(self, rnd, n, stopping):
+        """Up to n more windows of round rnd, in C calls of at most SLICE_NS (the
+        C loop releases the GIL); stops early once ``stopping()``.  Returns the
+        windows run."""
         arrays = {k: v[rnd] for k, v in self.rec.items()}
-        r, keep = self._records(arrays, start, n)
-        self.check(lib.pyq_burst_windows(self.ptr, n, r), "windows")
-        self.done[rnd] += n
+        ran = 0
+        while ran < n:
+            r, keep = self._records(arrays, self.done[rnd], n - ran)
+            k = self.check(lib.pyq_burst_windows(self.ptr, n - ran, r, SLICE_NS), "windows")
+            self.done[rnd] += k
+            ran += k
+            if stopping():
+                break
+        return ran
 
     def run_pmu(self, n):
         scratch = {"group_ticks": np.zeros((n, self.groups), np.uint64)}
@@ -133,9 +152,28 @@ class _Class:
             scratch[k] = np.zeros(n, np.uint64)
         for k in RECORDS_CPU:
             scratch[k] = np.zeros(n, np.int32)
-        r, keep = self._records(scratch, 0, n, self.pmu)
-        self.check(lib.pyq_burst_windows(self.ptr, n, r), "PMU windows")
+        done = 0
+        while done < n:
+            part = {k: v[done:] for k, v in scratch.items()}
+            r, keep = self._records(part, 0, n - done, self.pmu[done:])
+            done += self.check(lib.pyq_burst_windows(self.ptr, n - done, r, SLICE_NS),
+                               "PMU windows")
         return scratch
+
+    def fill(self, stopping):
+        """Bring the backlog to the target, in slices; False if stopped first."""
+        while self.check(lib.pyq_burst_fill(self.ptr, SLICE_NS), "fill") == 1:
+            if stopping():
+                return False
+        return True
+
+    def drain(self):
+        """Let the consumer verify everything sent (at most DRAIN_TIMEOUT_NS in all)."""
+        for _ in range(DRAIN_TIMEOUT_NS // SLICE_NS):
+            rc = lib.pyq_burst_drain(self.ptr, SLICE_NS)
+            if rc != lib.PYQ_EAGAIN:
+                return self.check(rc, "drain")
+        return self.check(rc, "drain")
 
     def check(self, rc, what):
         if rc < 0:  # the hint reads the totals: only once the loop has failed
@@ -204,15 +242,17 @@ def _resolve(classes, config):
                 run.append((name, "pyqueue", config.replace(**pq_class)))
             except ValueError as e:
                 raise type(e)("class %r: %s" % (name, e)) from None
-        elif name in avail:
-            if avail[name] == "built":
-                run.append((name, name, config))
+        elif name in avail or name.endswith(TWIN) and name.removesuffix(TWIN) in _peers.PEERS:
+            peer = name.removesuffix(TWIN)
+            if avail[peer] == "built":
+                run.append((name, peer, config))
             else:
-                missing[name] = "%s (%s)" % (avail[name], _peers.install_hint())
+                missing[name] = "%s (%s)" % (avail[peer], _peers.install_hint())
         else:
             raise ValueError("unknown class %r: use yieldN[-nt|-cached] (a pyqueue retry "
-                             "strategy), %s (no send) or one of %s"
-                             % (name, NONE, ", ".join(sorted(avail))))
+                             "strategy), %s (no send) or one of %s (a peer; with %s: "
+                             "through its inline twin)"
+                             % (name, NONE, ", ".join(sorted(avail)), TWIN))
     return run, missing
 
 
@@ -290,8 +330,8 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                 if s.stopping:
                     break
                 s.advance(0, "filling %s to %.0f%%" % (c.name, backlog_target * 100))
-                c.check(lib.pyq_burst_fill(c.ptr), "fill")
-                c.fill_totals = c.totals()
+                if c.fill(lambda: s.stopping):
+                    c.fill_totals = c.totals()
             for rnd in range(rounds):
                 _run_round(state, rnd, windows, slice_windows, s)
                 for c in state:
@@ -304,8 +344,7 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
                 res.summary["pmu"] = _pmu_pass(state, params, s)
             s.advance(0, "draining")
             for c in state:
-                rc = lib.pyq_burst_drain(c.ptr, 30_000_000_000)
-                c.check(rc, "drain")
+                c.drain()
     finally:
         for c in state:
             c.close()
@@ -356,6 +395,7 @@ def _open_class(name, adapter, qcfg, p):
     cfg.consumer_cpu = p["consumer_cpu"]
     cfg.seed = p["seed"]
     cfg.fault_seq = p.get("_fault_seq", 0)
+    cfg.twin = 1 if name.endswith(TWIN) and adapter != "pyqueue" else 0
     # The same seed for every class: identical business work, so checksums match.
     c = _Class(name, cfg, ap, a, p["rounds"], p["windows"], p["groups"],
                p["pmu_windows"] if p["pmu"] else 0)
@@ -367,6 +407,7 @@ def _open_class(name, adapter, qcfg, p):
     c.send_messages = cfg.send_messages
     c.spill_nontemporal = qcfg.spill_nontemporal if adapter == "pyqueue" else None
     c.queue = qcfg.as_dict() if adapter == "pyqueue" else None   # levers included
+    c.driver = ffi.string(lib.pyq_burst_driver(c.ptr)).decode()
     return c
 
 
@@ -380,8 +421,7 @@ def _run_round(state, rnd, windows, slice_windows, s):
             n = min(slice_windows, windows - c.done[rnd])
             if n <= 0 or s.stopping:
                 continue
-            c.run(rnd, n)
-            s.advance(n, "round %d %s" % (rnd + 1, c.name))
+            s.advance(c.run(rnd, n, lambda: s.stopping), "round %d %s" % (rnd + 1, c.name))
 
 
 def _pmu_pass(state, params, s):

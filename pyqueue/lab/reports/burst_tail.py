@@ -16,15 +16,20 @@ from ..common.table import render
 PS = (50.0, 99.0, 99.9)
 LABELS = ("p50", "p99", "p999")
 NONE = "none"               # the no-burst baseline class
+TWIN = "-twin"              # a peer's class through its inline twin
+DEFAULT_CLASS = "yield1024"  # pyqueue's default strategy (retry_yield_every 1024)
+# The study's goals for the default class, as (what, percentile index, of, at most).
+TARGETS = (("p99 / best peer's p99", 1, "peer", 0.5), ("p999 / best peer's p999", 2, "peer", 0.5),
+           ("p99 / none's p99", 1, NONE, 2.0))
 # How far a class's mean backlog at window start may be from its target and
 # still follow the protocol (fraction of capacity).
 BACKLOG_TOLERANCE = 0.02
 
 
-def _group_ns(c, params, r):
+def _group_ns(c, params, r, first=False):
     n = c.done[r]
-    return (c.rec["group_ticks"][r, :n].astype(np.float64)
-            / params["ticks_per_ns"] / params["group_queries"])
+    ticks = c.rec["group_ticks"][r, :n, :1] if first else c.rec["group_ticks"][r, :n]
+    return ticks.astype(np.float64) / params["ticks_per_ns"] / params["group_queries"]
 
 
 def _slowest_share(group_ns, migrated, frac=0.01):
@@ -44,6 +49,8 @@ def summarize(state, params, missing):
     for c in state:
         by_round = [_group_ns(c, params, r).ravel() for r in range(rounds)]
         rp = per_round_then_mean(by_round, PS)
+        first = per_round_then_mean([_group_ns(c, params, r, True).ravel() for r in range(rounds)],
+                                    PS)
         mig_rounds, slow_rounds, move_rounds = [], [], []
         backlog = []
         for r in range(rounds):
@@ -63,12 +70,16 @@ def summarize(state, params, missing):
                    for r in range(rounds)]
         send_all = np.concatenate(send_ns) if send_ns else np.zeros(0)
         t = c.totals() if c.ptr is not None else (c.round_totals[-1] if c.round_totals else {})
+        windows = [c.rec[k][r, :c.done[r]] for k in ("retries", "yields") for r in range(rounds)]
         classes[c.name] = {
             "adapter": c.adapter,
+            "driver": "twin" if c.name.endswith(TWIN) else "adapter",
+            "driver_calls": c.driver,
             "retry_yield_every": c.retry_yield_every,
             "spill_nontemporal": c.spill_nontemporal,
             "queue": c.queue,
             "latency_ns_per_query": rp.to_dict(),
+            "first_group_latency_ns_per_query": first.to_dict(),
             "windows_per_round": list(c.done),
             "migrated_window_share": _mean_or_none(mig_rounds),
             "migrated_window_share_per_round": mig_rounds,
@@ -88,6 +99,8 @@ def summarize(state, params, missing):
             "write_retries": int(t.get("retries", 0)),
             "yields": int(t.get("yields", 0)),
             "send_ns_median": _stat(send_all, np.median),
+            "retries_per_window": _stat(np.concatenate(windows[:rounds]).astype(np.float64), np.mean),
+            "yields_per_window": _stat(np.concatenate(windows[rounds:]).astype(np.float64), np.mean),
             "topup_messages": int(sum(int(c.rec["topup"][r, :c.done[r]].sum()) for r in range(rounds))),
             "business_checksum": int(t.get("checksum", 0)),
         }
@@ -96,6 +109,7 @@ def summarize(state, params, missing):
     for name, d in classes.items():
         d["x_no_burst"] = ([_ratio(d["latency_ns_per_query"]["mean"][i], base["mean"][i])
                             for i in range(len(PS))] if base else None)
+    peers = _peer_drivers(classes)
     return {"method": ("per-group mean ns/query (groups of %d measured queries after each "
                        "%d-byte send); nearest-rank p50/p99/p999 per round, mean over rounds, "
                        "min/max across rounds" % (params["group_queries"], params["send_bytes"])),
@@ -103,7 +117,48 @@ def summarize(state, params, missing):
             "not_installed": dict(missing),
             "protocol_not_met": {n: "; ".join(d["protocol_problems"])
                                  for n, d in classes.items() if d["protocol_problems"]},
+            "peers": peers,
+            "targets": _targets(classes, peers),
             "ticks_per_ns": params["ticks_per_ns"]}
+
+
+def _p(d, i):
+    v = d["latency_ns_per_query"]["mean"][i]
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _peer_drivers(classes):
+    """Per peer measured through its adapter, its twin or both: the class the
+    comparison uses (the lower p99: the faster driver), and twin / adapter."""
+    out = {}
+    for name, d in classes.items():
+        if d["adapter"] == "pyqueue":
+            continue
+        peer = name[:-len(TWIN)] if name.endswith(TWIN) else name
+        out.setdefault(peer, {})[d["driver"]] = name
+    for peer, drivers in out.items():
+        both = [drivers[k] for k in ("adapter", "twin") if k in drivers]
+        used = min(both, key=lambda n: (_p(classes[n], 1) is None, _p(classes[n], 1) or 0))
+        drivers["used"] = used
+        if len(both) == 2:
+            a, t = classes[drivers["adapter"]], classes[drivers["twin"]]
+            drivers["twin_over_adapter"] = [_ratio(_p(t, i), _p(a, i)) for i in range(len(PS))]
+    return out
+
+
+def _targets(classes, peers):
+    """The default class against the best peer (its faster driver) and none."""
+    if DEFAULT_CLASS not in classes or not peers and NONE not in classes:
+        return None
+    used = [d["used"] for d in peers.values() if _p(classes[d["used"]], 1) is not None]
+    best = min(used, key=lambda n: _p(classes[n], 1)) if used else None
+    out = {"class": DEFAULT_CLASS, "best_peer": best, "rows": []}
+    for what, i, of, goal in TARGETS:
+        ref = best if of == "peer" else (NONE if NONE in classes else None)
+        r = _ratio(_p(classes[DEFAULT_CLASS], i), _p(classes[ref], i)) if ref else None
+        out["rows"].append({"what": what, "of": ref, "ratio": r, "goal": goal,
+                            "met": None if r is None else r <= goal})
+    return out
 
 
 def _protocol(c, d, backlog):
@@ -176,12 +231,16 @@ def _pct(x):
 def table(summary, params, markdown=False):
     """The study's table: one row per class; the classes not installed, and why, under it."""
     head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "x no-burst p50/p99/p999",
-            "migrated windows", "slowest 1% in migrated", "backlog (mean of cap)", "protocol",
-            "sent = verified"]
+            "1st group p50/p99/p999", "retries/yields per window", "migrated windows",
+            "slowest 1% in migrated", "backlog (mean of cap)", "protocol", "sent = verified"]
     rows = []
+    used = {d["used"] for d in (summary.get("peers") or {}).values() if "twin" in d and
+            "adapter" in d}
     for name, d in summary["classes"].items():
         lat = d["latency_ns_per_query"]
-        rows.append([name] + [_cell(lat, i) for i in range(3)] + [_x(d.get("x_no_burst"))] +
+        rows.append([name + (" (used)" if name in used else "")] + [_cell(lat, i) for i in range(3)] +
+                    [_x(d.get("x_no_burst")), _triple(d.get("first_group_latency_ns_per_query")),
+                     _waits(d)] +
                     [_pct(d["migrated_window_share"]), _pct(d["slowest_1pct_in_migrated_share"]),
                      _pct(d["backlog_fraction"]["mean"]),
                      "NOT MET" if d.get("protocol_problems") else "ok",
@@ -210,6 +269,7 @@ def table(summary, params, markdown=False):
               "Writer CPU %s, consumer CPU %s; %d windows per class per round in slices of %d, "
               "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["consumer_cpu"]),
                                          params["windows"], params["slice_windows"])]
+    lines += _driver_lines(summary) + _target_lines(summary)
     bad = summary.get("protocol_not_met") or {}
     if bad:
         lines += ["", "PROTOCOL NOT MET for: " + "; ".join("%s (%s)" % kv for kv in bad.items())]
@@ -217,6 +277,45 @@ def table(summary, params, markdown=False):
     if pmu:
         lines += ["", pmu_table(pmu)]
     return "\n".join(l.rstrip() for l in lines)
+
+
+def _triple(d):
+    if not d:
+        return NOT_MEASURED
+    return "/".join(_cell(dict(d, counts=None), i, 0) for i in range(3))
+
+
+def _waits(d):
+    r, y = d.get("retries_per_window"), d.get("yields_per_window")
+    return NOT_MEASURED if r is None else "%.0f / %.1f" % (r, y)
+
+
+def _driver_lines(summary):
+    """Each peer's two drivers side by side, and which one the comparison uses."""
+    out = []
+    for peer, d in (summary.get("peers") or {}).items():
+        if "twin_over_adapter" not in d:
+            continue
+        out.append("  %s: twin / adapter p50/p99/p999 = %s; used: %s (the lower p99)"
+                   % (peer, _x(d["twin_over_adapter"]), d["used"]))
+    if out:
+        out = ["", "Drivers: <peer> runs through the adapter's table (an indirect call per "
+               "message and a callback per message read), <peer>-twin the same loops with the "
+               "library's calls inlined in the peer's own translation unit:"] + out
+    return out
+
+
+def _target_lines(summary):
+    t = summary.get("targets")
+    if not t:
+        return []
+    out = ["", "Targets for %s (best peer: %s, through its faster driver):"
+           % (t["class"], t["best_peer"] or "none measured")]
+    for row in t["rows"]:
+        out.append("  %-26s %s (goal <= %.1f): %s" % (
+            row["what"], NOT_MEASURED if row["ratio"] is None else "%.2f" % row["ratio"],
+            row["goal"], NOT_MEASURED if row["met"] is None else ("met" if row["met"] else "missed")))
+    return out
 
 
 def _cpu(c):
