@@ -370,6 +370,7 @@ class Queue:
 
     @property
     def closed(self):
+        """True once close() has begun (or in a fork() child): calls raise."""
         return self._ptr is None or self._closing
 
     def _closed_error(self):

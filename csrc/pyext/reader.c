@@ -271,6 +271,9 @@ static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
     if (!list)
         return NULL;
     if (unlimited) {
+        /* The budget ends the call between chunks, never inside one: a chunk
+         * that asks for more than is there also looks past the last message,
+         * and so hands a drained block back to the writer at once. */
         pyq_stats_t st;
         pyext_core.queue_stats(s->h, &st);
         max = st.messages_written - st.messages_read;
@@ -279,8 +282,8 @@ static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
     c.list = list;
     c.owned = 0;
     c.failed = 0;
-    while (done < max) {
-        uint64_t want = max - done < POLL_CHUNK ? max - done : POLL_CHUNK;
+    for (int first = 1; done < max || (unlimited && first); first = 0) {
+        uint64_t want = !unlimited && max - done < POLL_CHUNK ? max - done : POLL_CHUNK;
         int64_t n = pyext_core.reader_poll(s->h, want, take_many, &c);
         if (c.owned) {
             pyext_side_disown(s);

@@ -14,7 +14,7 @@ static int message(PyObject *data, Py_buffer *view, int *viewed, const char **p,
     char *c;
 
     *viewed = 0;
-    if (PyBytes_Check(data)) {
+    if (PyBytes_CheckExact(data)) { /* inline, unlike PyBytes_Check in the limited API */
         if (PyBytes_AsStringAndSize(data, &c, n) < 0)
             return -1;
         *p = c;
