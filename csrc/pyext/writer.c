@@ -198,7 +198,7 @@ static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
 
 static PyMethodDef writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))writer_write, METH_FASTCALL | METH_KEYWORDS,
-     "write($self, data, /, timeout=None)\n--\n\n"
+     "write($self, data, timeout=None)\n--\n\n"
      "Write one message (bytes-like).  Waits while the queue is full, for at\n"
      "most ``timeout`` seconds (None = no limit); raises QueueFull after.\n"
      "With room it returns without releasing the GIL; a wait releases it and\n"
@@ -208,7 +208,7 @@ static PyMethodDef writer_methods[] = {
      "Write one message if a block has room now; return False when full.\n"
      "Never waits and never releases the GIL."},
     {"put", (PyCFunction)(void (*)(void))writer_put, METH_FASTCALL | METH_KEYWORDS,
-     "put($self, item, /, block=True, timeout=None)\n--\n\n"
+     "put($self, item, block=True, timeout=None)\n--\n\n"
      "queue.Queue.put: write(item, timeout) when block, else put_nowait(item).\n"
      "QueueFull (a queue.Full) when the queue stays full."},
     {"put_nowait", writer_put_nowait, METH_O,

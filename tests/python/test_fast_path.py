@@ -241,4 +241,4 @@ def test_help_shows_real_docstrings_for_every_public_method():
     import pydoc
     page = pydoc.render_doc(pq.Reader, renderer=pydoc.plaintext)
     assert "get_nowait(self, /)" in page and "queue.Empty" in page
-    assert "write(self, data, /, timeout=None)" in pydoc.render_doc(pq.Writer, renderer=pydoc.plaintext)
+    assert "write(self, /, data, timeout=None)" in pydoc.render_doc(pq.Writer, renderer=pydoc.plaintext)
