@@ -150,6 +150,10 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
             pyext_side_disown(s);
             return NULL;
         }
+        if (!s->h) { /* a signal handler closed the queue */
+            pyext_side_disown(s);
+            return pyext_side_closed(s);
+        }
         if (rc == 0) {
             pyext_side_disown(s);
             return pyext_raise_queue(pyext_EndOfStream, PYQ_ECLOSED,
@@ -270,6 +274,10 @@ static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
 
     if (!list)
         return NULL;
+    if (!s->h) { /* PyList_New may collect garbage, and a finalizer may close */
+        Py_DECREF(list);
+        return pyext_side_closed(s);
+    }
     if (unlimited) {
         /* The budget ends the call between chunks, never inside one: a chunk
          * that asks for more than is there also looks past the last message,

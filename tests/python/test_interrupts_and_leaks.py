@@ -139,3 +139,32 @@ NO_LEAKS = """
 
 def test_a_million_calls_leak_no_reference_and_no_memory():
     run_case("no_leaks", NO_LEAKS, timeout=300)
+
+
+# A signal handler closes the queue just as a waiting read() is woken by a
+# message: the read returns it or raises QueueClosed, and never uses the handle
+# the handler took away.
+CLOSE_AS_A_MESSAGE_COMES = """
+    outcomes = set()
+    for i in range(60):
+        q = pq.Queue(block_size=256, hot_blocks=2, spill_blocks=0, publish="each")
+        signal.signal(signal.SIGUSR1, lambda *a: q.close())
+        def later():
+            time.sleep(0.002 + (i % 6) * 0.0005)
+            q.writer.write(b"late")
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+        t = threading.Thread(target=later); t.start()
+        try:
+            outcomes.add(q.reader.read(timeout=10))
+        except pq.QueueClosed:
+            outcomes.add("closed")
+        t.join()
+        time.sleep(0.01)
+        assert q.closed
+    assert outcomes <= {b"late", "closed"}, outcomes
+    print(sorted(map(str, outcomes)))
+"""
+
+
+def test_a_handler_closing_as_a_read_wakes_never_crashes():
+    run_case("close_as_a_message_comes", CLOSE_AS_A_MESSAGE_COMES, timeout=120)
