@@ -28,6 +28,10 @@ PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c bench/paced.c
 # Stress harnesses: the two-thread self-test and the soak.
 PYQ_STRESS   := stress/selftest.c stress/soak.c
 
+# The CPython C-API types of the per-message calls (pyqueue._pyext): no core
+# inside, they call the one in the cffi extension through pointers (DESIGN §5.3).
+PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/reader.c
+
 # The Python extension: every layer, in one shared object.
 PYQ_ALL      := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_LAB) \
                 $(PYQ_BENCH) $(PYQ_STRESS)

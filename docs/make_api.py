@@ -40,7 +40,12 @@ def sig(o):
 
 
 def members(cls, name):
-    for m, v in sorted(vars(cls).items()):
+    # Inherited ones too: Writer and Reader get their per-message calls from
+    # their C base types (pyqueue._pyext).
+    own = {}
+    for klass in reversed(cls.__mro__[:-1]):
+        own.update(vars(klass))
+    for m, v in sorted(own.items()):
         if m.startswith("_") or not (callable(v) or isinstance(v, property)):
             continue
         f = v.fget if isinstance(v, property) else v

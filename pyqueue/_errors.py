@@ -1,4 +1,6 @@
 """The exception hierarchy and the one place C return codes become exceptions."""
+import queue as _stdlib_queue
+
 from ._pyq import ffi, lib
 
 
@@ -10,16 +12,18 @@ class QueueError(Exception):
         self.code = code
 
 
-class QueueFull(QueueError):
-    """No free block: try_write would wait, or write's timeout expired."""
+class QueueFull(QueueError, _stdlib_queue.Full):
+    """No free block: put_nowait found the queue full, or write's timeout
+    expired.  Also a ``queue.Full``, so code written for ``queue.Queue`` catches it."""
 
 
 class MessageTooLarge(QueueError):
     """The message is larger than ``Queue.max_message`` (block_size - 8)."""
 
 
-class QueueEmpty(QueueError):
-    """No message came within Reader.read()'s timeout."""
+class QueueEmpty(QueueError, _stdlib_queue.Empty):
+    """No message came within Reader.read()'s timeout, or get_nowait found none.
+    Also a ``queue.Empty``, so code written for ``queue.Queue`` catches it."""
 
 
 class QueueClosed(QueueError):

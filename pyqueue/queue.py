@@ -1,17 +1,20 @@
 """Queue, Writer and Reader: the Python face of the C queue (DESIGN §5).
 
 Arguments are checked here first, with messages that name the parameter; the C
-core checks again.  Each side holds a lock around its C calls, so two Python
-threads misusing one side cannot break the single-producer/single-consumer
-contract, and close() waits for calls in flight before it unmaps the pool.
-cffi releases the GIL around every C call.
+core checks again.  The per-message calls (write, try_write, put, put_nowait,
+poll, read, get, get_nowait, iteration) are CPython C-API methods of the base
+types in pyqueue._pyext: they keep the GIL while they cannot wait, so no other
+Python thread enters the side meanwhile and no lock is taken.  A call that
+releases the GIL (a wait, a big copy, a cffi call here) first marks its side
+busy: another thread's call on that side is a clear QueueError, and close()
+waits for the busy side before it unmaps the pool (DESIGN §5.3).
 
 Lifetime (RELIABILITY.md, "Object lifetime"): a queue has exactly one Writer
 and one Reader, built by the queue and reached as ``q.writer`` / ``q.reader``;
-they reach the C handle only through their queue, under their side lock, so no
-Python object outlives the handle.  A queue cannot be copied or pickled (its
-memory is private to this process), and after ``fork()`` the child's copy
-raises QueueError instead of delivering the parent's messages twice.
+close() takes their handle away before anything else, so no Python object
+outlives it.  A queue cannot be copied or pickled (its memory is private to
+this process), and after ``fork()`` the child's copy raises QueueError instead
+of delivering the parent's messages twice.
 """
 import os
 import sys
@@ -21,21 +24,14 @@ import weakref
 
 import numpy as np
 
-from . import cstruct, validate
-from ._errors import EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError, check
+from . import _pyext, cstruct, validate
+from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
+                      QueueFull, check, error_for)
 from ._pyq import ffi, lib
 from .config import QueueConfig
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
-_WAIT_SLICE_NS = 50_000_000
-
-# Looked up once: the per-message paths below run in a few hundred ns, and an
-# attribute lookup on ``lib`` costs tens of them.
-_EAGAIN = lib.PYQ_EAGAIN
-_writer_write = lib.pyq_writer_write
-_reader_read_one = lib.pyq_reader_read_one
-_unpack = ffi.unpack
-
+_WAIT_SLICE_NS = _pyext.SLICE_NS
 
 _FOREVER_NS = 2**62
 
@@ -49,15 +45,20 @@ def _timeout_ns(timeout):
     return int(seconds * 1e9)
 
 
-def _buffer(data):
-    """A bytes-like object as a cffi buffer, without a copy."""
-    if isinstance(data, str):
-        raise TypeError("a message is bytes-like, not str: encode it first")
-    try:
-        return ffi.from_buffer(data)
-    except BufferError as e:   # as numpy says it for arrays: a value problem
-        raise ValueError("a message must be a C-contiguous buffer (%s); copy it with "
-                         "bytes(...) first" % e) from None
+def _max_messages(value):
+    return validate.integer("max_messages", value, 0, 2**63 - 1)
+
+
+def _address(name):
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+
+# The one compiled core is pyqueue._pyq's: _pyext gets the addresses of the
+# functions it calls, once (DESIGN §5.3).
+_pyext.setup({name: _address(name) for name in _pyext.CORE_FUNCTIONS},
+             {"error_for": error_for, "timeout_ns": _timeout_ns, "max_messages": _max_messages,
+              "QueueError": QueueError, "QueueEmpty": QueueEmpty, "QueueFull": QueueFull,
+              "EndOfStream": EndOfStream})
 
 
 def check_array(arr, name, writable=False, width=None):
@@ -87,50 +88,108 @@ def _not_shared(what):
                      "(threads share it as it is)" % what)
 
 
-class _Side:
-    """Common part of Writer and Reader: the lock and the closed check."""
+class _SideLock:
+    """A side's ownership as a lock (acquire, release, locked, ``with``), for
+    the package's C threads: pyqueue.threads holds it while a C thread runs
+    the side (released by the thread's reaper), the soak while its C loop
+    does.  Held, the side is busy: Python calls on it are a QueueError and
+    ``Queue.close()`` waits for it."""
 
+    __slots__ = ("_side",)
+
+    def __init__(self, side):
+        self._side = side
+
+    def acquire(self, blocking=True):
+        return self._side._own(blocking, False)
+
+    def release(self):
+        self._side._disown()
+
+    def locked(self):
+        return self._side._is_busy()
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class _Call:
+    """``with side._call() as ptr:`` own the side for a call of this thread that
+    releases the GIL (the cffi calls below): busy for other threads, never
+    waiting for them."""
+
+    __slots__ = ("_side",)
+
+    def __init__(self, side):
+        self._side = side
+
+    def __enter__(self):
+        side = self._side
+        if not side._own(False, True):
+            if side._is_closed():
+                raise side._closed_error()
+            raise side._in_use_error()
+        if side._is_closed():
+            side._disown()
+            raise side._closed_error()
+        return side._queue._ptr
+
+    def __exit__(self, *exc):
+        self._side._disown()
+
+
+class _Side:
+    """What Writer and Reader add to their C base: the queue, the errors the C
+    methods raise, copy/pickle refusal and stdlib-style sizes."""
+
+    __slots__ = ()
     _name = "side"
 
-    def __init__(self, queue, _token=None):
-        if _token is not _BUILD:
+    def _setup(self, queue, token):
+        if token is not _BUILD:
             raise TypeError("a queue has exactly one %s: use q.%s instead of building one"
                             % (self._name, self._name))
         self._queue = queue
-        self._lock = threading.Lock()
-        # The per-message paths use these: a bound acquire/release pair costs
-        # half of ``with lock`` here, and _h (the handle, None once closed) is
-        # changed only by Queue.close() while it holds this lock.
-        self._acquire, self._release = self._lock.acquire, self._lock.release
-        self._h = queue._ptr
-        self._max = queue.max_message
+        self._bind(int(ffi.cast("uintptr_t", queue._ptr)), queue.max_message)
+        self._lock_view = _SideLock(self)
 
     @property
     def side_lock(self):
-        """The lock every call on this side holds.  Package-internal: C code that
-        runs this side from its own thread (pyqueue.threads, the lab's loops)
-        holds it for as long as it runs, so Python calls on the side and
-        ``Queue.close()`` wait for it instead of racing it or unmapping the pool."""
-        return self._lock
+        """This side's ownership as a lock.  Package-internal: C code that runs
+        this side from its own thread (pyqueue.threads, the lab's loops) holds
+        it for as long as it runs, so Python calls on the side fail with
+        QueueError ("in use") and ``Queue.close()`` waits for it instead of
+        racing it or unmapping the pool."""
+        return self._lock_view
+
+    def _call(self):
+        return _Call(self)
 
     def _closed_error(self):
-        return self._queue._closed_error()
+        queue = getattr(self, "_queue", None)
+        if queue is None:
+            return QueueClosed("this %s belongs to no queue" % self._name, lib.PYQ_ECLOSED)
+        return queue._closed_error()
 
-    def _ptr(self):
-        # Called with the side lock held: close() clears _h under it.
-        if self._h is None or self._queue._closing:
-            raise self._closed_error()
-        return self._h
+    def _in_use_error(self):
+        return QueueError("the %s side is in use by another thread (a C thread or a waiting "
+                          "call owns it); one thread per side" % self._name)
 
-    def _take(self):
-        """The side lock without waiting, for the calls that never wait: a side
-        owned by a C thread or by another thread's waiting call is a clear error."""
-        if self._acquire(False):
-            return
-        if self._h is None or self._queue._closing:
-            raise self._closed_error()
-        raise QueueError("the %s side is in use by another thread (a C thread or a waiting "
-                         "call owns it); one thread per side" % self._name)
+    def qsize(self):
+        """queue.Queue.qsize: messages written and not yet read (see Queue.qsize)."""
+        return self._queue.qsize()
+
+    def empty(self):
+        """queue.Queue.empty: ``qsize() == 0`` (see Queue.empty)."""
+        return self._queue.empty()
+
+    def full(self):
+        """queue.Queue.full: every block of the pool holds unread messages (see Queue.full)."""
+        return self._queue.full()
 
     def __copy__(self):
         raise _not_shared("a queue's %s" % self._name)
@@ -142,70 +201,23 @@ class _Side:
         raise _not_shared("a queue's %s" % self._name)
 
 
-class Writer(_Side):
-    """The producing side: ``q.writer``, the queue's one writer; calls are serialised."""
+class Writer(_Side, _pyext.WriterCore):
+    """The producing side: ``q.writer``, the queue's one writer.
 
+    ``write``, ``try_write``, ``put`` and ``put_nowait`` are C methods
+    (pyqueue._pyext.WriterCore) that keep the GIL while the queue has room;
+    the rest are Python over cffi.  One thread per side: a call while another
+    thread's waiting call or a C thread owns the side raises QueueError."""
+
+    __slots__ = ("_queue", "_lock_view")
     _name = "writer"
+
+    def __init__(self, queue, _token=None):
+        self._setup(queue, _token)
 
     def _too_large(self, n):
         return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
-                               % (n, self._max), lib.PYQ_ETOOBIG)
-
-    def write(self, data, timeout=None):
-        """Write one message (bytes-like).  Waits while the queue is full, for at
-        most ``timeout`` seconds (None = no limit); raises QueueFull after."""
-        # bytes go to C as they are (cffi passes a pointer to their contents);
-        # any other buffer through ffi.from_buffer, also without a copy.
-        buf = data if type(data) is bytes else _buffer(data)
-        n = len(buf)
-        if n > self._max:
-            raise self._too_large(n)
-        if timeout is None:
-            # The per-message path: one C call unless the queue stays full for a
-            # whole slice; between slices Ctrl-C and close() get their turn.
-            self._acquire()
-            try:
-                h = self._h
-                if h is None:
-                    raise self._closed_error()
-                rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
-                while rc == _EAGAIN:
-                    rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
-            finally:
-                self._release()
-            if rc:
-                check(rc, "write")
-            return
-        tns = _timeout_ns(timeout)
-        if tns is None:  # an infinite timeout: no limit
-            return self.write(data)
-        with self._lock:
-            ptr = self._ptr()
-            if tns <= _WAIT_SLICE_NS:
-                check(_writer_write(ptr, buf, n, tns), "write")
-                return
-            deadline = time.monotonic_ns() + tns
-            while True:
-                left = min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
-                rc = _writer_write(ptr, buf, n, max(left, 0))
-                if rc != _EAGAIN or left <= 0:
-                    check(rc, "write")
-                    return
-
-    def try_write(self, data):
-        """Write one message if a block has room now; return False when full."""
-        buf = _buffer(data)
-        if len(buf) > self._max:
-            raise self._too_large(len(buf))
-        self._take()
-        try:
-            rc = lib.pyq_writer_try_write(self._ptr(), buf, len(buf))
-        finally:
-            self._release()
-        if rc == lib.PYQ_EAGAIN:
-            return False
-        check(rc, "try_write")
-        return True
+                               % (n, self._queue.max_message), lib.PYQ_ETOOBIG)
 
     def write_batch(self, arr, timeout=None):
         """Write every row of a 2-D uint8 array as one message, without copying
@@ -224,8 +236,7 @@ class Writer(_Side):
         err = ffi.new("int *")
         step = max(1, _BATCH_BYTES // max(size, 1))
         deadline = None if tns is None else time.monotonic_ns() + tns
-        with self._lock:
-            ptr = self._ptr()
+        with self._call() as ptr:
             # The count comes from C's own counter: a KeyboardInterrupt raised as
             # a C call returns would lose a count kept in a Python variable.
             start = _written(ptr)
@@ -247,134 +258,32 @@ class Writer(_Side):
 
     def flush(self):
         """Publish every message written so far (with publish='max')."""
-        with self._lock:
-            check(lib.pyq_writer_flush(self._ptr()), "flush")
+        with self._call() as ptr:
+            check(lib.pyq_writer_flush(ptr), "flush")
 
     def detach(self):
         """End of stream: publish every message written so far and write no
         more (later writes raise QueueClosed).  The reader still gets every
         message; then ``Reader.read()`` raises EndOfStream and iterating over
         the reader stops.  Idempotent."""
-        with self._lock:
-            lib.pyq_writer_detach(self._ptr())
+        with self._call() as ptr:
+            lib.pyq_writer_detach(ptr)
 
 
-class Reader(_Side):
-    """The consuming side: ``q.reader``, the queue's one reader; calls are serialised."""
+class Reader(_Side, _pyext.ReaderCore):
+    """The consuming side: ``q.reader``, the queue's one reader.
 
+    ``poll``, ``read``, ``get``, ``get_nowait`` and iteration are C methods
+    (pyqueue._pyext.ReaderCore) that keep the GIL while a message is there;
+    ``poll_into`` is Python over cffi.  Iterating yields every message, in
+    order, as bytes, until the writer has detached and all were read.  One
+    thread per side, as for the Writer."""
+
+    __slots__ = ("_queue", "_lock_view")
     _name = "reader"
-    _LENS = 4096
 
     def __init__(self, queue, _token=None):
-        super().__init__(queue, _token)
-        self._cap = max(1 << 16, queue.block_size)
-        self._buf = bytearray(self._cap)
-        self._cbuf = ffi.from_buffer(self._buf)
-        self._cchars = ffi.cast("char *", self._cbuf)
-        self._mv = memoryview(self._buf)
-        self._lens = ffi.new("uint32_t[]", self._LENS)
-
-    def read(self, timeout=None):
-        """The next message as bytes, waiting for one for at most ``timeout``
-        seconds (None = no limit).  The wait runs in C without the GIL: it
-        spins briefly, then sleeps in growing steps up to 50 µs.  Raises
-        QueueEmpty when the time runs out, and EndOfStream once the writer has
-        detached (``Writer.detach()``) and every message was read."""
-        tns = None if timeout is None else _timeout_ns(timeout)
-        got = self.poll(1)
-        if got:
-            return got[0]
-        deadline = None if tns is None else time.monotonic_ns() + tns
-        while True:
-            # Wait in slices, the lock released between them: Ctrl-C and close()
-            # get their turn.
-            left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS,
-                                                                 deadline - time.monotonic_ns())
-            self._acquire()
-            try:
-                h = self._h
-                if h is None or self._queue._closing:
-                    raise self._closed_error()
-                rc = lib.pyq_reader_wait(h, max(left, 0))
-            finally:
-                self._release()
-            if rc == 0:
-                raise EndOfStream("the writer has detached and every message was read",
-                                  lib.PYQ_ECLOSED)
-            got = self.poll(1)
-            if got:
-                return got[0]
-            if deadline is not None and left <= 0:
-                raise QueueEmpty("read: no message within %r s" % (timeout,), lib.PYQ_EAGAIN)
-
-    def __iter__(self):
-        """Every message, in order, as bytes, until the writer has detached and
-        all were read (``read()`` without a timeout, ending at EndOfStream)."""
-        while True:
-            try:
-                yield self.read()
-            except EndOfStream:
-                return
-
-    def poll(self, max_messages=None):
-        """Return up to ``max_messages`` (None = all visible) messages as bytes, FIFO."""
-        if max_messages == 1 and type(max_messages) is int:
-            # The per-message path: one C call, one copy into the new bytes.
-            if not self._acquire(False):
-                self._take()
-            try:
-                h = self._h
-                if h is None:
-                    raise self._closed_error()
-                n = _reader_read_one(h, self._cbuf, self._cap)
-                if n < 0:
-                    if n == _EAGAIN:  # nothing visible (cap holds any message)
-                        return []
-                    check(n, "poll")
-                return [_unpack(self._cchars, n)]
-            finally:
-                self._release()
-        if max_messages is not None:
-            max_messages = validate.integer("max_messages", max_messages, 0, 2**63 - 1)
-        out = []
-        mv = self._mv
-        lens = self._lens
-        self._take()
-        try:
-            ptr = self._ptr()
-            start = _read(ptr)
-            # No limit: at most what was written when the call began, so a
-            # faster writer cannot keep one call going for ever.
-            budget = lib.pyq_queue_backlog(ptr) if max_messages is None else None
-            got_bytes = 0
-            try:
-                while max_messages is None or len(out) < max_messages:
-                    base = len(out)
-                    want = self._LENS if max_messages is None else min(self._LENS, max_messages - base)
-                    n = lib.pyq_reader_poll_copy(ptr, self._cbuf, self._cap, lens, want)
-                    off = 0
-                    for i in range(n):
-                        ln = lens[i]
-                        out.append(bytes(mv[off:off + ln]))
-                        off += (ln + 7) & ~7
-                        got_bytes += ln
-                    if n == 0 or (budget is not None and got_bytes >= budget):
-                        break
-            except BaseException as e:
-                # Interrupted (Ctrl-C): every message C consumed goes to the
-                # caller on the exception, none is lost.  C's counter says how
-                # many this round consumed; the staging buffer still holds them.
-                missing = (_read(ptr) - start) - len(out)
-                off = sum((lens[i] + 7) & ~7 for i in range(len(out) - base))
-                for i in range(len(out) - base, len(out) - base + missing):
-                    ln = lens[i]
-                    out.append(bytes(mv[off:off + ln]))
-                    off += (ln + 7) & ~7
-                e.messages = out
-                raise
-        finally:
-            self._release()
-        return out
+        self._setup(queue, _token)
 
     def poll_into(self, out):
         """Fill rows of a 2-D uint8 array with messages of exactly out.shape[1]
@@ -387,11 +296,9 @@ class Reader(_Side):
             return 0
         if size > 0xFFFFFFFF:   # C's message length is 32 bits: no message is this long
             raise ValueError("out rows are %d bytes; a message is at most %d bytes"
-                             % (size, self._max))
+                             % (size, self._queue.max_message))
         buf = ffi.from_buffer(out, require_writable=True)
-        self._take()
-        try:
-            ptr = self._ptr()
+        with self._call() as ptr:
             start = _read(ptr)
             try:
                 got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
@@ -403,8 +310,6 @@ class Reader(_Side):
                 raise QueueError("the next message is %d bytes but poll_into(out) reads %d-byte "
                                  "messages; it stays in the queue (read it with poll())"
                                  % (ln, size), lib.PYQ_ERANGE)
-        finally:
-            self._release()
         return check(got, "poll_into")
 
 
@@ -465,6 +370,7 @@ class Queue:
 
     @property
     def closed(self):
+        """True once close() has begun (or in a fork() child): calls raise."""
         return self._ptr is None or self._closing
 
     def _closed_error(self):
@@ -507,52 +413,83 @@ class Queue:
         and the memory is unmapped once it has returned."""
         # The handle is read and the flag set under the state lock, which the
         # unmapping also holds: a second close() can never reach freed memory.
+        # The sides lose their handle first: from here on a call raises
+        # QueueClosed, and only calls already in flight (busy) hold one.
         with self._state_lock:
             ptr = self._ptr
             if ptr is None:
                 return
             self._closing = True
+            for side in self._sides():
+                side._close_side()
             lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
         if sys.is_finalizing():
-            # Daemon threads are frozen now, possibly holding a side lock: never
+            # Daemon threads are frozen now, possibly owning a side: never
             # wait for them.  The process is ending; its memory goes with it.
             self._finish(wait=False)
-        elif self._inside_call():
+        elif any(side._owned_here() for side in self._sides()):
+            # A signal handler on top of this thread's own call: that call ends
+            # with QueueClosed, and the unmapping waits for it elsewhere.
             threading.Thread(target=self._finish, name="pyqueue-close", daemon=True).start()
         else:
             self._finish()
 
-    def _inside_call(self):
-        """True if this thread is inside a Writer/Reader call on this queue (a
-        signal handler runs on top of the call it interrupted): waiting for the
-        side lock here would wait for ourselves."""
-        sides = (self.writer, self.reader)
-        f = sys._getframe(2)
-        while f is not None:
-            if f.f_code in _SIDE_CODES and f.f_locals.get("self") in sides:
-                return True
-            f = f.f_back
-        return False
+    def _sides(self):
+        return [s for s in (getattr(self, "writer", None), getattr(self, "reader", None)) if s]
 
     def _finish(self, wait=True):
-        w, r = self.writer.side_lock, self.reader.side_lock
-        if not w.acquire(wait):    # no write in flight, no producer thread running
+        sides = self._sides()
+        if len(sides) < 2:          # __init__ failed half-way: no side ever ran
+            with self._state_lock:
+                ptr, self._ptr = self._ptr, None
+                lib.pyq_queue_destroy(ptr)
+            return
+        w, r = sides
+        if not w._own(wait, False):    # no write in flight, no producer thread running
             return
         try:
             ptr = self._ptr
             if ptr is None:
                 return
             lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            if not r.acquire(wait):
+            if not r._own(wait, False):
                 return
             try:
                 with self._state_lock:
-                    self._ptr = self.writer._h = self.reader._h = None
+                    self._ptr = None
                     lib.pyq_queue_destroy(ptr)
             finally:
-                r.release()
+                r._disown()
         finally:
-            w.release()
+            w._disown()
+
+    def _counts(self):
+        st = ffi.new("pyq_stats_t *")
+        with self._state_lock:
+            if self._ptr is None or self._closing:
+                raise self._closed_error()
+            lib.pyq_queue_stats(self._ptr, st)
+        return st
+
+    def qsize(self):
+        """queue.Queue.qsize: messages written and not yet read.  With
+        publish='max' this counts the messages of the writer's current block,
+        which the reader sees once it fills or on flush(); like queue.Queue's,
+        the figure may be out of date when it is returned."""
+        st = self._counts()
+        return int(st.messages_written - st.messages_read)
+
+    def empty(self):
+        """queue.Queue.empty: ``qsize() == 0``."""
+        return self.qsize() == 0
+
+    def full(self):
+        """queue.Queue.full: every block of the pool is in use (the writer's
+        current one or unread ones), so the next write that needs a new block
+        waits.  Like queue.Queue's, the answer may be out of date."""
+        st = self._counts()
+        taken = st.takes_hot + st.takes_spill - st.returns_hot - st.returns_spill
+        return taken >= self._config.hot_blocks + self._config.spill_blocks
 
     def __copy__(self):
         raise _not_shared("a Queue")
@@ -565,13 +502,10 @@ class Queue:
 
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second
-        # time nor free what it does not own; a lock some other parent thread
-        # held at fork() would never be released here.
-        self.writer._lock = threading.Lock()
-        self.reader._lock = threading.Lock()
-        for side in (self.writer, self.reader):
-            side._acquire, side._release = side._lock.acquire, side._lock.release
-            side._h = None
+        # time nor free what it does not own; a side some other parent thread
+        # owned at fork() would never be freed here.
+        for side in self._sides():
+            side._forked()
         self._state_lock = threading.Lock()
         self._ptr = None
 
@@ -593,9 +527,6 @@ class Queue:
         return "<pyqueue.Queue %s block_size=%d publish=%r>" % (state, self.block_size, self.publish)
 
 
-# Every side method: close() looks for them on its own stack (Queue._inside_call).
-_SIDE_CODES = frozenset(f.__code__ for cls in (_Side, Writer, Reader)
-                        for f in vars(cls).values() if hasattr(f, "__code__"))
 # Open queues, for the fork handler.
 _LIVE = weakref.WeakSet()
 

@@ -17,7 +17,7 @@ import support
 
 ROOT = support.ROOT
 # The Python-facing paths; the C stress already runs under ASan in tests/c.
-TESTS = ["core/test_queue.py", "core/test_properties.py",
+TESTS = ["core/test_queue.py", "core/test_properties.py", "python/test_fast_path.py",
          # the misuse suite's lifetime, race and signal cases
          "misuse/test_misuse_crashes.py", "misuse/test_misuse_lifetime.py",
          "misuse/test_misuse_signals.py",
@@ -50,9 +50,11 @@ def test_python_suite_under_asan(tmp_path):
                            "--build-lib", str(tmp_path / "lib"), "--build-temp", str(tmp_path / "tmp")],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    built = glob.glob(str(tmp_path / "lib" / "pyqueue" / "_pyq*.so"))
-    assert len(built) == 1, built
-    shutil.copy(built[0], pkg / "pyqueue")
+    # Both extensions: the cffi core and the C-API per-message types that call it.
+    for name in ("_pyq", "_pyext"):
+        built = glob.glob(str(tmp_path / "lib" / "pyqueue" / (name + "*.so")))
+        assert len(built) == 1, built
+        shutil.copy(built[0], pkg / "pyqueue")
 
     env = dict(os.environ, LD_PRELOAD=libasan, PYTHONPATH=str(pkg),
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",

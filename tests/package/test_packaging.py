@@ -74,8 +74,8 @@ def test_pip_installs_from_the_sdist(tmp_path):
             "print(pq.__file__)\n"
             "assert pq.__version__ != 'unknown', pq.__version__\n"
             "with pq.Queue(publish='each') as q:\n"
-            "    q.writer.write(b'from the sdist')\n"
-            "    print(q.reader.read(timeout=1).decode())\n")
+            "    q.writer.put(b'from the sdist')\n"     # the C-API extension, built too
+            "    print(q.reader.get(timeout=1).decode())\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True,
                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(site)))
     assert out.returncode == 0, out.stderr[-3000:]
@@ -104,15 +104,17 @@ def test_typed_and_licensed():
 
 @pytest.mark.slow
 def test_the_wheel_is_abi3_and_typed(tmp_path):
-    # cffi builds _pyq for the stable ABI, so one wheel serves every CPython >= 3.9.
+    # _pyq (cffi) and _pyext (limited API 3.11) use the stable ABI, so one wheel
+    # serves every CPython >= 3.11.
     import zipfile
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                            "-w", str(tmp_path), _sdist(tmp_path / "sdist")],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     (wheel,) = glob.glob(str(tmp_path / "pyqueue_lab-*.whl"))
-    assert "-cp39-abi3-" in os.path.basename(wheel)
+    assert "-cp311-abi3-" in os.path.basename(wheel)
     names = zipfile.ZipFile(wheel).namelist()
     assert "pyqueue/py.typed" in names and "pyqueue/_pyq.abi3.so" in names
     assert {"pyqueue/queue.pyi", "pyqueue/config.pyi", "pyqueue/_pyq.pyi"} <= set(names)
+    assert "pyqueue/_pyext.abi3.so" in names
     assert any(n.endswith("/LICENSE") for n in names)

@@ -29,18 +29,13 @@ Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
   mutex ck dpdk rwq boost   the peers, through the same round-trip driver
   pyqueue_each_direct, pyqueue_scan_direct   the same two through pyqueue's own C
                   API (no adapter vtable): what a C program using pyqueue runs
-Python API, one thread, per message (M msg/s):
-  py_write_poll   Writer.write(m) then Reader.poll(1), publish 'each'
-  py_batch_local  write_batch(1024 rows) then poll_into(1024 rows)
-  simplequeue     queue.SimpleQueue put(m) then get()
-  deque           collections.deque append(m) then popleft()
+Python API (M msg/s): the rows of bench_python.py (one thread, a block at a
+  time, two threads; 32 B and 1 KiB) against queue.SimpleQueue, queue.Queue, deque
 Every queue has the same memory budget (``budget_bytes``); peers whose library
 is missing are listed as "not installed", never dropped.  Ratios come only from
 rounds whose probes agree on the placement (common/placement.py).
 """
-import collections
 import os
-import queue as _stdqueue
 import time
 from dataclasses import dataclass, field
 
@@ -58,6 +53,7 @@ from ..common import regime as _regime
 from ..common import status as _status
 from ..common import twins
 from ..common.session import Session
+from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                            format_markdown, format_summary, summarize)
 from ..common.stats import nearest_rank
@@ -155,7 +151,7 @@ class BenchResult:
     status: str = _status.COMPLETE
 
     def table(self):
-        return format_summary(self.summary, self.params)
+        return format_summary(self.summary, self.params) + "\n" + bench_python.format_ratios(self.summary)
 
     def to_json(self, path):
         import json
@@ -345,75 +341,6 @@ class _RoundTrip:
         return a["p50_ns"], extra
 
 
-class _PythonAPI:
-    """Per-message cost of the Python APIs, one thread (pinned to cpu): each
-    message is written and read back before the next, so it measures the call
-    path of write()+poll() against SimpleQueue put+get and deque append+popleft,
-    not a cross-core hand-off."""
-
-    def __init__(self, n, cpu, budget_bytes, base):
-        self.n, self.cpu = n, cpu
-        self.msgs = [bytes(r) for r in _seq_rows(n)]
-        each, batch = twins.ROUNDTRIP["pyqueue_each"], twins.THROUGHPUT["pyqueue"]
-        self.q1 = _queue.Queue(**twins._queue_kw(each, budget_bytes, _row_queue(each, base)))
-        self.qb = _queue.Queue(**twins._queue_kw(batch, budget_bytes, _row_queue(batch, base)))
-        self.rows = _seq_rows(n)
-        self.out = np.zeros((LOCAL_CHUNK, MSG), np.uint8)
-
-    def contenders(self):
-        return ["py_write_poll", "py_batch_local", "simplequeue", "deque"]
-
-    def warm_up(self):
-        return self.contenders()
-
-    def close(self):
-        self.q1.close()
-        self.qb.close()
-
-    def run(self, name):
-        with _Pinned(self.cpu):
-            t0 = time.perf_counter_ns()
-            got = getattr(self, "_" + name)()
-            dt = time.perf_counter_ns() - t0
-        if got != self.n:
-            raise VerificationError("%s: %d of %d messages came back intact" % (name, got, self.n),
-                                    lib.PYQ_EBADMSG)
-        return self.n / dt * 1e3, {"ns_per_msg": dt / self.n}
-
-    def _py_write_poll(self):
-        w, r, ok = self.q1.writer, self.q1.reader, 0
-        for m in self.msgs:
-            w.write(m)
-            ok += r.poll(1)[0] == m
-        return ok
-
-    def _py_batch_local(self):
-        w, r, out, ok = self.qb.writer, self.qb.reader, self.out, 0
-        for i in range(0, self.n, LOCAL_CHUNK):
-            chunk = self.rows[i:i + LOCAL_CHUNK]
-            w.write_batch(chunk)
-            w.flush()
-            k = r.poll_into(out)
-            ok += k if k == len(chunk) and np.array_equal(out[:k], chunk) else 0
-        return ok
-
-    def _simplequeue(self):
-        q = _stdqueue.SimpleQueue()
-        return self._put_get(q.put, q.get)
-
-    def _deque(self):
-        d = collections.deque()
-        return self._put_get(d.append, d.popleft)
-
-    def _put_get(self, put, get):
-        """Each message put, then got back: the loop both stdlib rows time."""
-        ok = 0
-        for m in self.msgs:
-            put(m)
-            ok += get() == m
-        return ok
-
-
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
           split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None,
@@ -474,7 +401,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         params["ring_floor_slots"] = rt.ring_floor_slots()
         params["unpaced"] = dict(twins.UNPACED)
         params["no_twin"] = dict(twins.NO_TWIN)
-        py = _PythonAPI(py_messages, writer_cpu, budget_bytes, base)
+        py = bench_python.PythonAPI(py_messages, writer_cpu, budget_bytes, base, reader_cpu)
         groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,

@@ -1,0 +1,134 @@
+/*
+ * module.c - pyqueue._pyext: the Writer and Reader base types, and setup(),
+ * which receives the core's function pointers from the cffi module once
+ * (DESIGN §5.3: the same compiled core, linked once).
+ */
+#include "pyext/pyext_pvt.h"
+
+pyext_core_t pyext_core;
+PyObject *pyext_error_for, *pyext_timeout_ns, *pyext_max_messages;
+PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_EndOfStream;
+
+/* The core functions setup() wants, by name, and where each goes. */
+static const struct {
+    const char *name;
+    void **slot;
+} CORE[] = {
+    {"pyq_writer_write", (void **)&pyext_core.writer_write},
+    {"pyq_writer_try_write", (void **)&pyext_core.writer_try_write},
+    {"pyq_reader_poll", (void **)&pyext_core.reader_poll},
+    {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
+    {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
+};
+#define N_CORE (sizeof(CORE) / sizeof(CORE[0]))
+
+static const char *const HELPERS[] = {"error_for", "timeout_ns", "max_messages", "QueueError",
+                                      "QueueEmpty", "QueueFull", "EndOfStream"};
+static PyObject **const HELPER_SLOT[] = {&pyext_error_for, &pyext_timeout_ns,
+                                         &pyext_max_messages, &pyext_QueueError,
+                                         &pyext_QueueEmpty, &pyext_QueueFull, &pyext_EndOfStream};
+#define N_HELPERS (sizeof(HELPERS) / sizeof(HELPERS[0]))
+
+static PyObject *setup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    void *fn[N_CORE];
+    PyObject *got[N_HELPERS];
+    size_t i;
+
+    if (nargs != 2 || !PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "setup(functions: dict, helpers: dict)");
+        return NULL;
+    }
+    if (pyext_core.writer_write) { /* once: live sides call through these */
+        PyErr_SetString(PyExc_RuntimeError, "pyqueue._pyext.setup() was already called");
+        return NULL;
+    }
+    for (i = 0; i < N_CORE; i++) {
+        PyObject *v = PyDict_GetItemString(args[0], CORE[i].name);
+        if (!v) {
+            PyErr_Format(PyExc_KeyError, "setup: no address for %s", CORE[i].name);
+            return NULL;
+        }
+        fn[i] = PyLong_AsVoidPtr(v);
+        if (!fn[i]) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "setup: NULL address for %s", CORE[i].name);
+            return NULL;
+        }
+    }
+    for (i = 0; i < N_HELPERS; i++) {
+        got[i] = PyDict_GetItemString(args[1], HELPERS[i]);
+        if (!got[i]) {
+            PyErr_Format(PyExc_KeyError, "setup: no helper %s", HELPERS[i]);
+            return NULL;
+        }
+    }
+    for (i = 0; i < N_HELPERS; i++) {
+        Py_INCREF(got[i]);
+        *HELPER_SLOT[i] = got[i];
+    }
+    for (i = 0; i < N_CORE; i++)
+        *CORE[i].slot = fn[i];
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
+     "setup(functions, helpers)\n--\n\n"
+     "Once, from pyqueue.queue at import: ``functions`` maps each name of\n"
+     "CORE_FUNCTIONS to its address in pyqueue._pyq (the one compiled core);\n"
+     "``helpers`` gives error_for, timeout_ns, max_messages and the exception\n"
+     "classes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pyqueue._pyext",
+    .m_doc = "The per-message calls of pyqueue's Writer and Reader as CPython C-API "
+             "methods over the core compiled into pyqueue._pyq (DESIGN §5.3).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__pyext(void)
+{
+    PyObject *m = PyModule_Create(&module_def), *names;
+    PyObject *w, *r;
+    size_t i;
+
+    if (!m)
+        return NULL;
+    names = PyTuple_New(N_CORE);
+    if (!names)
+        goto fail;
+    for (i = 0; i < N_CORE; i++) {
+        PyObject *s = PyUnicode_FromString(CORE[i].name);
+        if (!s) {
+            Py_DECREF(names);
+            goto fail;
+        }
+        PyTuple_SetItem(names, (Py_ssize_t)i, s);
+    }
+    if (PyModule_AddObject(m, "CORE_FUNCTIONS", names) < 0) {
+        Py_DECREF(names);
+        goto fail;
+    }
+    w = PyType_FromSpec(&pyext_writer_spec);
+    if (!w || PyModule_AddObject(m, "WriterCore", w) < 0) {
+        Py_XDECREF(w);
+        goto fail;
+    }
+    r = PyType_FromSpec(&pyext_reader_spec);
+    if (!r || PyModule_AddObject(m, "ReaderCore", r) < 0) {
+        Py_XDECREF(r);
+        goto fail;
+    }
+    if (PyModule_AddIntConstant(m, "GIL_COPY", PYEXT_GIL_COPY) < 0 ||
+        PyModule_AddIntConstant(m, "SLICE_NS", (long)PYEXT_SLICE_NS) < 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,118 @@
+/*
+ * pyext_pvt.h - the CPython C-API layer of the Python package (DESIGN §5.3):
+ * the per-message calls of Writer and Reader as extension methods that keep
+ * the GIL while they cannot wait.
+ *
+ * The queue core is not compiled into this extension: pyqueue._pyq (the cffi
+ * module) holds the one copy, and pyqueue/queue.py hands this module the
+ * addresses of the few core functions it calls, once, at import
+ * (pyqueue._pyext.setup()).  Built against the stable ABI (Py_LIMITED_API
+ * 3.11, set by setup.py).
+ */
+#ifndef PYQ_PYEXT_PVT_H
+#define PYQ_PYEXT_PVT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include "pyqueue.h"
+
+/* The core functions this layer calls, through pointers set once by setup(). */
+typedef struct pyext_core {
+    int (*writer_write)(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns);
+    int (*writer_try_write)(pyq_queue_t *q, const void *data, uint32_t len);
+    int64_t (*reader_poll)(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);
+    int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
+    void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
+} pyext_core_t;
+
+extern pyext_core_t pyext_core;
+
+/* What Python gives setup(): the one place C codes become exceptions
+ * (pyqueue._errors.error_for), the timeout and limit validators, and the
+ * exception classes this layer raises itself. */
+extern PyObject *pyext_error_for, *pyext_timeout_ns, *pyext_max_messages;
+extern PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_EndOfStream;
+
+/* A blocking call waits in C slices this long, then looks at Ctrl-C and close(). */
+#define PYEXT_SLICE_NS 50000000LL
+/* A message at least this long is copied with the GIL released. */
+#define PYEXT_GIL_COPY 16384u
+
+/*
+ * One side (writer or reader) of a queue.  Every field is read and written
+ * with the GIL held.  `h` is NULL until the queue binds the side and from the
+ * moment close() begins (or fork() made this process a child).  `busy` is set
+ * while an owner holds `lock`: a call that releases the GIL (a wait, a big
+ * copy), a C thread running the side (pyqueue.threads) or close() itself.
+ * The calls that keep the GIL need no lock: no other Python thread runs while
+ * they do, so they only refuse a busy side.
+ */
+typedef struct pyext_side {
+    PyObject_HEAD
+    pyq_queue_t *h;
+    int busy;
+    unsigned long owner;       /* thread of the call that owns the side; 0: not a call */
+    PyThread_type_lock lock;   /* held exactly while busy: what close() waits on */
+    uint32_t max_message;
+} pyext_side_t;
+
+/* Own the side (1), or find it busy (0), or fail with an exception (-1:
+ * interrupted while waiting).  blocking: wait for the owner, in slices that see
+ * Ctrl-C.  as_call: record this thread as the owner (close() from a signal
+ * handler on top of the call must not wait for it). */
+int pyext_side_own(pyext_side_t *s, int blocking, int as_call);
+void pyext_side_disown(pyext_side_t *s);
+/* Raise the error of a side without a handle (closed, forked, never bound);
+ * return NULL. */
+PyObject *pyext_side_closed(pyext_side_t *s);
+/* Raise "<side> side is in use by another thread"; return NULL. */
+PyObject *pyext_side_in_use(pyext_side_t *s);
+/* Raise error_for(code, what); return NULL. */
+PyObject *pyext_raise(int code, const char *what);
+/* Raise cls(message, code) (a QueueError subclass); return NULL. */
+PyObject *pyext_raise_queue(PyObject *cls, int code, const char *message);
+/* The timeout argument in ns: -1 for none (None or no limit), else >= 0.
+ * 0, or -1 with an exception. */
+int pyext_timeout(PyObject *t, int64_t *ns);
+/* CLOCK_MONOTONIC now, ns. */
+int64_t pyext_now_ns(void);
+/* Positional-or-keyword arguments of a METH_FASTCALL | METH_KEYWORDS method:
+ * out[i] = parameter i, or NULL when not given.  0, or -1 with TypeError. */
+int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               const char *const *names, int nreq, int nmax, PyObject **out);
+/* Attach `messages` to the exception being raised as its .messages. */
+void pyext_attach_messages(PyObject *messages);
+
+/* The methods every side has (side.c), for the Python classes in
+ * pyqueue/queue.py: bind to a queue, mark closed or forked, own and disown. */
+PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pyext_side_close(PyObject *self, PyObject *unused);
+PyObject *pyext_side_forked(PyObject *self, PyObject *unused);
+PyObject *pyext_side_own_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pyext_side_disown_py(PyObject *self, PyObject *unused);
+PyObject *pyext_side_owned_here(PyObject *self, PyObject *unused);
+PyObject *pyext_side_is_closed(PyObject *self, PyObject *unused);
+PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused);
+void pyext_side_dealloc(PyObject *self);
+
+#define PYEXT_SIDE_METHODS \
+    {"_bind", (PyCFunction)(void (*)(void))pyext_side_bind, METH_FASTCALL, \
+     "_bind(handle, max_message): attach the side to its queue's C handle, once."}, \
+    {"_close_side", pyext_side_close, METH_NOARGS, \
+     "_close_side(): drop the handle (close() begins); calls in flight keep theirs."}, \
+    {"_forked", pyext_side_forked, METH_NOARGS, \
+     "_forked(): in a fork() child: no handle, not busy, a fresh lock."}, \
+    {"_own", (PyCFunction)(void (*)(void))pyext_side_own_py, METH_FASTCALL, \
+     "_own(blocking, as_call) -> bool: mark the side busy (see side_lock)."}, \
+    {"_disown", pyext_side_disown_py, METH_NOARGS, "_disown(): the side is free again."}, \
+    {"_owned_here", pyext_side_owned_here, METH_NOARGS, \
+     "_owned_here() -> bool: a call of this thread owns the side."}, \
+    {"_is_closed", pyext_side_is_closed, METH_NOARGS, "_is_closed() -> bool: no handle."}, \
+    {"_is_busy", pyext_side_is_busy, METH_NOARGS, "_is_busy() -> bool: an owner holds the side."}
+
+/* The two types, made from their specs at module init. */
+extern PyType_Spec pyext_writer_spec, pyext_reader_spec;
+
+#endif /* PYQ_PYEXT_PVT_H */

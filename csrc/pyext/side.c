@@ -1,0 +1,287 @@
+/*
+ * side.c - what the writer and the reader types share: owning a side while a
+ * call runs without the GIL, the errors of a side without a handle, argument
+ * and timeout parsing (DESIGN §5.3).
+ */
+#include <time.h>
+
+#include "pyext/pyext_pvt.h"
+
+#define OWN_SLICE_US 50000 /* a blocking own() looks at Ctrl-C this often */
+
+int pyext_side_own(pyext_side_t *s, int blocking, int as_call)
+{
+    if (!s->lock)
+        return 0; /* never bound: nothing to own (h is NULL too) */
+    /* Not busy, yet the lock may be taken: a blocking own() got it and waits
+     * for the GIL to say so.  Then the side is busy. */
+    if (s->busy || !PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) {
+        PyThread_type_lock lock = s->lock;
+        if (!blocking)
+            return 0;
+        for (;;) {
+            PyLockStatus r;
+            Py_BEGIN_ALLOW_THREADS
+            r = PyThread_acquire_lock_timed(lock, OWN_SLICE_US, 0);
+            Py_END_ALLOW_THREADS
+            if (r == PY_LOCK_ACQUIRED)
+                break;
+            if (PyErr_CheckSignals() < 0)
+                return -1;
+        }
+        if (lock != s->lock) { /* _forked() replaced it meanwhile: not ours */
+            PyThread_release_lock(lock);
+            return 0;
+        }
+    }
+    s->busy = 1;
+    s->owner = as_call ? PyThread_get_thread_ident() : 0;
+    return 1;
+}
+
+void pyext_side_disown(pyext_side_t *s)
+{
+    s->busy = 0;
+    s->owner = 0;
+    PyThread_release_lock(s->lock);
+}
+
+PyObject *pyext_side_closed(pyext_side_t *s)
+{
+    /* The Python class words it: closed, or the fork() child's error. */
+    PyObject *e = PyObject_CallMethod((PyObject *)s, "_closed_error", NULL);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+PyObject *pyext_side_in_use(pyext_side_t *s)
+{
+    PyObject *e = PyObject_CallMethod((PyObject *)s, "_in_use_error", NULL);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+PyObject *pyext_raise(int code, const char *what)
+{
+    PyObject *e = PyObject_CallFunction(pyext_error_for, "is", code, what);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+PyObject *pyext_raise_queue(PyObject *cls, int code, const char *message)
+{
+    PyObject *e = PyObject_CallFunction(cls, "si", message, code);
+    if (e) {
+        PyErr_SetObject(cls, e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+int pyext_timeout(PyObject *t, int64_t *ns)
+{
+    PyObject *r;
+
+    if (t == NULL || t == Py_None) {
+        *ns = -1;
+        return 0;
+    }
+    /* One validator for every timeout of the package (messages, ranges). */
+    r = PyObject_CallFunctionObjArgs(pyext_timeout_ns, t, NULL);
+    if (!r)
+        return -1;
+    if (r == Py_None) {
+        *ns = -1;
+    } else {
+        long long v = PyLong_AsLongLong(r);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(r);
+            return -1;
+        }
+        *ns = v;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+int64_t pyext_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               const char *const *names, int nreq, int nmax, PyObject **out)
+{
+    Py_ssize_t i, k, nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+
+    for (i = 0; i < nmax; i++)
+        out[i] = NULL;
+    if (nargs > nmax) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname,
+                     nmax, nargs);
+        return -1;
+    }
+    for (i = 0; i < nargs; i++)
+        out[i] = args[i];
+    for (k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GetItem(kwnames, k);
+        for (i = 0; i < nmax; i++)
+            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+                break;
+        if (i == nmax) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
+                         key);
+            return -1;
+        }
+        if (out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname,
+                         names[i]);
+            return -1;
+        }
+        out[i] = args[nargs + k];
+    }
+    for (i = 0; i < nreq; i++)
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
+            return -1;
+        }
+    return 0;
+}
+
+void pyext_attach_messages(PyObject *messages)
+{
+    PyObject *t, *v, *tb;
+
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (v && PyObject_SetAttrString(v, "messages", messages) < 0)
+        PyErr_Clear(); /* an exception without a __dict__: it stays as raised */
+    PyErr_Restore(t, v, tb);
+}
+
+/* --- the methods every side has ----------------------------------------- */
+
+PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    void *h;
+    unsigned long max;
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_bind(handle, max_message)");
+        return NULL;
+    }
+    if (!pyext_core.writer_write) {
+        PyErr_SetString(PyExc_RuntimeError, "pyqueue._pyext.setup() was not called");
+        return NULL;
+    }
+    if (s->lock) { /* once: a side never moves to another queue */
+        PyErr_SetString(PyExc_TypeError, "this side is already bound to its queue");
+        return NULL;
+    }
+    h = PyLong_AsVoidPtr(args[0]);
+    max = PyLong_AsUnsignedLong(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!h) {
+        PyErr_SetString(PyExc_ValueError, "_bind: NULL handle");
+        return NULL;
+    }
+    s->lock = PyThread_allocate_lock();
+    if (!s->lock)
+        return PyErr_NoMemory();
+    s->h = h;
+    s->max_message = (uint32_t)max;
+    Py_RETURN_NONE;
+}
+
+PyObject *pyext_side_close(PyObject *self, PyObject *unused)
+{
+    ((pyext_side_t *)self)->h = NULL;
+    Py_RETURN_NONE;
+}
+
+PyObject *pyext_side_forked(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    /* The old lock may be held by a thread that does not exist here: leave it. */
+    s->h = NULL;
+    s->busy = 0;
+    s->owner = 0;
+    if (s->lock) {
+        s->lock = PyThread_allocate_lock();
+        if (!s->lock)
+            return PyErr_NoMemory();
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject *pyext_side_own_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int blocking, as_call, r;
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_own(blocking, as_call)");
+        return NULL;
+    }
+    blocking = PyObject_IsTrue(args[0]);
+    as_call = PyObject_IsTrue(args[1]);
+    if (blocking < 0 || as_call < 0)
+        return NULL;
+    r = pyext_side_own((pyext_side_t *)self, blocking, as_call);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+PyObject *pyext_side_disown_py(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    if (!s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "release of a side that is not owned");
+        return NULL;
+    }
+    pyext_side_disown(s);
+    Py_RETURN_NONE;
+}
+
+PyObject *pyext_side_owned_here(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    return PyBool_FromLong(s->busy && s->owner && s->owner == PyThread_get_thread_ident());
+}
+
+PyObject *pyext_side_is_closed(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(((pyext_side_t *)self)->h == NULL);
+}
+
+PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(((pyext_side_t *)self)->busy);
+}
+
+void pyext_side_dealloc(PyObject *self)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+
+    /* Only an unowned lock may be freed; an owned one (a frozen daemon thread
+     * at exit) is left to the process. */
+    if (s->lock && !s->busy)
+        PyThread_free_lock(s->lock);
+    tp_free(self);
+    Py_DECREF(tp);
+}

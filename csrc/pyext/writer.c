@@ -1,0 +1,234 @@
+/*
+ * writer.c - the writer side's per-message calls (DESIGN §5.3): write,
+ * try_write, put, put_nowait.  With room in the queue a write is one core
+ * call with the GIL held; only a write that must wait owns the side and
+ * releases the GIL, in slices that see Ctrl-C and close().
+ */
+#include "pyext/pyext_pvt.h"
+
+/* The message as a pointer and a length: bytes directly, any other
+ * C-contiguous buffer through the buffer protocol (view released by the caller
+ * when *viewed).  0, or -1 with TypeError / ValueError. */
+static int message(PyObject *data, Py_buffer *view, int *viewed, const char **p, Py_ssize_t *n)
+{
+    char *c;
+
+    *viewed = 0;
+    if (PyBytes_CheckExact(data)) { /* inline, unlike PyBytes_Check in the limited API */
+        if (PyBytes_AsStringAndSize(data, &c, n) < 0)
+            return -1;
+        *p = c;
+        return 0;
+    }
+    if (PyUnicode_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "a message is bytes-like, not str: encode it first");
+        return -1;
+    }
+    if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_BufferError)) { /* as numpy says it: a value problem */
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_Format(PyExc_ValueError, "a message must be a C-contiguous buffer (%S); copy it "
+                         "with bytes(...) first", v ? v : Py_None);
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            Py_XDECREF(tb);
+        }
+        return -1;
+    }
+    *viewed = 1;
+    *p = view->buf;
+    *n = view->len;
+    return 0;
+}
+
+static PyObject *too_large(pyext_side_t *s, Py_ssize_t n)
+{
+    PyObject *e = PyObject_CallMethod((PyObject *)s, "_too_large", "n", n);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+/* Wait for room, owning the side: timeout_ns -1 = no limit.  The message is
+ * written or the call ends with an exception. */
+static PyObject *write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t timeout_ns,
+                            const char *what)
+{
+    pyq_queue_t *h = s->h;
+    int64_t deadline = timeout_ns < 0 ? 0 : pyext_now_ns() + timeout_ns;
+    int rc;
+
+    if (pyext_side_own(s, 0, 1) != 1)
+        return pyext_side_in_use(s);
+    for (;;) {
+        int64_t slice = PYEXT_SLICE_NS;
+        if (timeout_ns >= 0) {
+            int64_t left = deadline - pyext_now_ns();
+            slice = left < 0 ? 0 : (left < slice ? left : slice);
+        }
+        /* h stays valid: close() waits for this owner before it unmaps. */
+        Py_BEGIN_ALLOW_THREADS
+        rc = pyext_core.writer_write(h, p, n, slice);
+        Py_END_ALLOW_THREADS
+        if (rc != PYQ_EAGAIN)
+            break;
+        if (PyErr_CheckSignals() < 0) {
+            pyext_side_disown(s);
+            return NULL;
+        }
+        if (timeout_ns >= 0 && slice < PYEXT_SLICE_NS && pyext_now_ns() >= deadline)
+            break;
+    }
+    pyext_side_disown(s);
+    if (rc < 0)
+        return pyext_raise(rc, what);
+    Py_RETURN_NONE;
+}
+
+/* The common body of write() and put(): try first with the GIL held. */
+static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, int block,
+                          const char *what)
+{
+    Py_buffer view;
+    int viewed, rc;
+    const char *p;
+    Py_ssize_t n;
+    int64_t tns = -1;
+    PyObject *res = NULL;
+
+    if (message(data, &view, &viewed, &p, &n) < 0)
+        return NULL;
+    if (n > (Py_ssize_t)s->max_message) {
+        too_large(s, n);
+        goto out;
+    }
+    if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
+        goto out;
+    if (!s->h) {
+        pyext_side_closed(s);
+        goto out;
+    }
+    if (s->busy) {
+        pyext_side_in_use(s);
+        goto out;
+    }
+    rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n);
+    if (rc == 0) {
+        res = Py_None;
+        Py_INCREF(res);
+    } else if (rc != PYQ_EAGAIN) {
+        pyext_raise(rc, what);
+    } else if (!block || tns == 0) {
+        pyext_raise(PYQ_EAGAIN, what);
+    } else {
+        res = write_wait(s, p, (uint32_t)n, tns, what);
+    }
+out:
+    if (viewed)
+        PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    static const char *const names[] = {"data", "timeout"};
+    PyObject *a[2];
+
+    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
+        return do_write((pyext_side_t *)self, args[0], NULL, 1, "write");
+    if (pyext_args("write", args, nargs, kwnames, names, 1, 2, a) < 0)
+        return NULL;
+    return do_write((pyext_side_t *)self, a[0], a[1], 1, "write");
+}
+
+static PyObject *writer_try_write(PyObject *self, PyObject *data)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    Py_buffer view;
+    int viewed, rc;
+    const char *p;
+    Py_ssize_t n;
+    PyObject *res = NULL;
+
+    if (message(data, &view, &viewed, &p, &n) < 0)
+        return NULL;
+    if (n > (Py_ssize_t)s->max_message)
+        too_large(s, n);
+    else if (!s->h)
+        pyext_side_closed(s);
+    else if (s->busy)
+        pyext_side_in_use(s);
+    else if ((rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n)) == 0)
+        res = Py_True;
+    else if (rc == PYQ_EAGAIN)
+        res = Py_False;
+    else
+        pyext_raise(rc, "try_write");
+    Py_XINCREF(res);
+    if (viewed)
+        PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    static const char *const names[] = {"item", "block", "timeout"};
+    PyObject *a[3];
+    int block = 1;
+
+    if (nargs == 1 && !kwnames)
+        return do_write((pyext_side_t *)self, args[0], NULL, 1, "put");
+    if (pyext_args("put", args, nargs, kwnames, names, 1, 3, a) < 0)
+        return NULL;
+    if (a[1] && (block = PyObject_IsTrue(a[1])) < 0)
+        return NULL;
+    /* As queue.Queue.put: without block the timeout is ignored. */
+    return do_write((pyext_side_t *)self, a[0], block ? a[2] : NULL, block, "put");
+}
+
+static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
+{
+    return do_write((pyext_side_t *)self, item, NULL, 0, "put_nowait");
+}
+
+static PyMethodDef writer_methods[] = {
+    {"write", (PyCFunction)(void (*)(void))writer_write, METH_FASTCALL | METH_KEYWORDS,
+     "write($self, data, timeout=None)\n--\n\n"
+     "Write one message (bytes-like).  Waits while the queue is full, for at\n"
+     "most ``timeout`` seconds (None = no limit); raises QueueFull after.\n"
+     "With room it returns without releasing the GIL; a wait releases it and\n"
+     "marks the writer side busy (a second thread's call is a QueueError)."},
+    {"try_write", writer_try_write, METH_O,
+     "try_write($self, data, /)\n--\n\n"
+     "Write one message if a block has room now; return False when full.\n"
+     "Never waits and never releases the GIL."},
+    {"put", (PyCFunction)(void (*)(void))writer_put, METH_FASTCALL | METH_KEYWORDS,
+     "put($self, item, block=True, timeout=None)\n--\n\n"
+     "queue.Queue.put: write(item, timeout) when block, else put_nowait(item).\n"
+     "QueueFull (a queue.Full) when the queue stays full."},
+    {"put_nowait", writer_put_nowait, METH_O,
+     "put_nowait($self, item, /)\n--\n\n"
+     "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
+     "when the queue is full."},
+    PYEXT_SIDE_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot writer_slots[] = {
+    {Py_tp_doc, "The writer side's per-message calls, in C (pyqueue.Writer derives from it)."},
+    {Py_tp_methods, writer_methods},
+    {Py_tp_dealloc, pyext_side_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec pyext_writer_spec = {
+    .name = "pyqueue._pyext.WriterCore",
+    .basicsize = sizeof(pyext_side_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = writer_slots,
+};

@@ -1,0 +1,283 @@
+"""The bench's Python rows (DESIGN §6.6, §8.5): pyqueue's per-message calls
+against the standard library's queues, in the same interleaved run as the C
+rows, M msg/s, every message checked.
+
+One thread (pinned to the writer CPU), each message written and read back
+before the next -- the call path, not a hand-off between cores:
+  py_write_poll       Writer.write(m) then Reader.poll(1), publish 'each'
+  py_put_get          Writer.put_nowait(m) then Reader.get_nowait()
+  simplequeue         queue.SimpleQueue put(m) then get()
+  deque               collections.deque append(m) then popleft()
+  py_batch_local      write_batch(1024 rows) then poll_into(1024 rows)
+  py_write_poll_1k, py_put_get_1k, simplequeue_1k   the same with 1 KiB messages
+A block's worth at a time (only the reading is timed):
+  py_poll_block       Reader.poll() of one full 4 KiB block of 32-byte messages
+  simplequeue_get_block   a loop of SimpleQueue.get() over as many messages
+Two Python threads (a producer thread on the writer CPU, the consumer on the
+reader CPU), ending with end of stream or a sentinel:
+  py_threads          write(m) / ``for m in reader``, publish 'max' (the reader
+                      takes a block's messages per wake-up)
+  py_threads_each     the same with publish 'each' (under backlog the spill tier's
+                      streaming stores are fenced per message: the writer slows)
+  simplequeue_threads, queue_threads   SimpleQueue / queue.Queue put / get
+  py_threads_1k, simplequeue_threads_1k   the same with 1 KiB messages
+"""
+import collections
+import queue as _stdqueue
+import threading
+import time
+
+import numpy as np
+
+from ... import queue as _queue
+from ..._errors import VerificationError
+from ..._pyq import lib
+from ..common import twins
+from . import bench as _bench
+
+LOCAL_CHUNK = 1024
+KIB = 1024
+
+# The ratios this module's rows exist for, (name, numerator, denominator, goal)
+# as issue targets: printed by report() beside the bench's own table.
+RATIOS = [
+    ("one thread write+poll(1) / SimpleQueue put+get", "py_write_poll", "simplequeue", 1.0),
+    ("one thread put_nowait+get_nowait / SimpleQueue", "py_put_get", "simplequeue", 1.0),
+    ("one thread write+poll(1) / deque", "py_write_poll", "deque", None),
+    ("1 KiB write+poll(1) / SimpleQueue", "py_write_poll_1k", "simplequeue_1k", None),
+    ("1 KiB put_nowait+get_nowait / SimpleQueue", "py_put_get_1k", "simplequeue_1k", None),
+    ("poll() of a full block / SimpleQueue.get loop", "py_poll_block", "simplequeue_get_block", 3.0),
+    ("two threads / SimpleQueue", "py_threads", "simplequeue_threads", 2.0),
+    ("two threads, publish 'each' / SimpleQueue", "py_threads_each", "simplequeue_threads", None),
+    ("two threads / queue.Queue", "py_threads", "queue_threads", None),
+    ("two threads 1 KiB / SimpleQueue", "py_threads_1k", "simplequeue_threads_1k", None),
+    ("write_batch+poll_into / SimpleQueue", "py_batch_local", "simplequeue", 4.0),
+]
+
+
+def _messages(n, size):
+    """n distinct messages of size bytes (a sequence number first)."""
+    rows = np.zeros((n, size), np.uint8)
+    rows[:, :8] = np.arange(n, dtype=np.uint64).view(np.uint8).reshape(n, 8)
+    return [bytes(r) for r in rows]
+
+
+class PythonAPI:
+    """The Python rows as one group of the bench's interleaved slices."""
+
+    def __init__(self, n, cpu, budget_bytes, base, reader_cpu=-1):
+        self.n, self.cpu, self.rcpu = n, cpu, reader_cpu
+        self.msgs = _messages(n, _bench.MSG)
+        self.msgs_1k = _messages(n, KIB)
+        each, batch = twins.ROUNDTRIP["pyqueue_each"], twins.THROUGHPUT["pyqueue"]
+        self.each_kw = twins._queue_kw(each, budget_bytes, _bench._row_queue(each, base))
+        self.max_kw = twins._queue_kw(batch, budget_bytes, _bench._row_queue(batch, base))
+        self.q1 = _queue.Queue(**self.each_kw)
+        self.qb = _queue.Queue(**self.max_kw)
+        # One 4 KiB block of 32-byte messages ('max': published when full).
+        self.qblock = _queue.Queue(block_size=4096, hot_blocks=4, spill_blocks=0, publish="max")
+        self.per_block = (4096 - 8) // 40      # records of 8 + 32 bytes, the last padded out
+        self.rows = _bench._seq_rows(n)
+        self.out = np.zeros((LOCAL_CHUNK, _bench.MSG), np.uint8)
+
+    def contenders(self):
+        return ["py_write_poll", "py_put_get", "simplequeue", "deque", "py_batch_local",
+                "py_write_poll_1k", "py_put_get_1k", "simplequeue_1k",
+                "py_poll_block", "simplequeue_get_block",
+                "py_threads", "py_threads_each", "simplequeue_threads", "queue_threads",
+                "py_threads_1k", "simplequeue_threads_1k"]
+
+    def warm_up(self):
+        return self.contenders()
+
+    def close(self):
+        for q in (self.q1, self.qb, self.qblock):
+            q.close()
+
+    def run(self, name):
+        kib = name.endswith("_1k")
+        msgs = self.msgs_1k if kib else self.msgs
+        base = name[:-3] if kib else name
+        with _bench._Pinned(self.cpu):
+            t0 = time.perf_counter_ns()
+            got, dt = getattr(self, "_" + base)(msgs)
+            dt = dt if dt is not None else time.perf_counter_ns() - t0
+        if got != self.n:
+            raise VerificationError("%s: %d of %d messages came back intact" % (name, got, self.n),
+                                    lib.PYQ_EBADMSG)
+        return self.n / dt * 1e3, {"ns_per_msg": dt / self.n}
+
+    # --- one thread -------------------------------------------------------
+    def _py_write_poll(self, msgs):
+        w, r, ok = self.q1.writer.write, self.q1.reader.poll, 0
+        for m in msgs:
+            w(m)
+            ok += r(1)[0] == m
+        return ok, None
+
+    def _py_put_get(self, msgs):
+        return self._put_get(msgs, self.q1.writer.put_nowait, self.q1.reader.get_nowait), None
+
+    def _simplequeue(self, msgs):
+        q = _stdqueue.SimpleQueue()
+        return self._put_get(msgs, q.put, q.get), None
+
+    def _deque(self, msgs):
+        d = collections.deque()
+        return self._put_get(msgs, d.append, d.popleft), None
+
+    @staticmethod
+    def _put_get(msgs, put, get):
+        """Each message put, then got back: the loop the one-thread rows time."""
+        ok = 0
+        for m in msgs:
+            put(m)
+            ok += get() == m
+        return ok
+
+    def _py_batch_local(self, msgs):
+        w, r, out, ok = self.qb.writer, self.qb.reader, self.out, 0
+        for i in range(0, self.n, LOCAL_CHUNK):
+            chunk = self.rows[i:i + LOCAL_CHUNK]
+            w.write_batch(chunk)
+            w.flush()
+            k = r.poll_into(out)
+            ok += k if k == len(chunk) and np.array_equal(out[:k], chunk) else 0
+        return ok, None
+
+    # --- a block at a time (reads timed) ----------------------------------
+    def _py_poll_block(self, msgs):
+        w, poll, k = self.qblock.writer.write, self.qblock.reader.poll, self.per_block
+        ok, dt = 0, 0
+        for i in range(0, len(msgs), k):
+            part = msgs[i:i + k]
+            for m in part:
+                w(m)
+            self.qblock.writer.flush()
+            t0 = time.perf_counter_ns()
+            got = poll()
+            dt += time.perf_counter_ns() - t0
+            ok += len(got) if got == part else 0
+        return ok, dt
+
+    def _simplequeue_get_block(self, msgs):
+        q, k = _stdqueue.SimpleQueue(), self.per_block
+        ok, dt = 0, 0
+        for i in range(0, len(msgs), k):
+            part = msgs[i:i + k]
+            for m in part:
+                q.put(m)
+            get = q.get
+            t0 = time.perf_counter_ns()
+            got = [get() for _ in part]
+            dt += time.perf_counter_ns() - t0
+            ok += len(got) if got == part else 0
+        return ok, dt
+
+    # --- two threads ------------------------------------------------------
+    def _producer(self, target):
+        def run():
+            with _bench._Pinned(self.cpu):
+                target()
+        t = threading.Thread(target=run, name="bench-python-producer")
+        t.start()
+        return t
+
+    def _py_threads(self, msgs, kw=None):
+        with _queue.Queue(**(kw or self.max_kw)) as q, _bench._Pinned(self.rcpu):
+            w = q.writer
+
+            def produce():
+                write = w.write
+                for m in msgs:
+                    write(m)
+                w.detach()
+            t = self._producer(produce)
+            ok = sum(a == b for a, b in zip(q.reader, msgs))
+            t.join()
+        return ok, None
+
+    def _py_threads_each(self, msgs):
+        return self._py_threads(msgs, self.each_kw)
+
+    def _simplequeue_threads(self, msgs, q=None):
+        q = q if q is not None else _stdqueue.SimpleQueue()
+
+        def produce():
+            put = q.put
+            for m in msgs:
+                put(m)
+            put(None)
+        with _bench._Pinned(self.rcpu):
+            t = self._producer(produce)
+            ok, i, get = 0, 0, q.get
+            while True:
+                m = get()
+                if m is None:
+                    break
+                ok += m == msgs[i]
+                i += 1
+            t.join()
+        return ok, None
+
+    def _queue_threads(self, msgs):
+        return self._simplequeue_threads(msgs, _stdqueue.Queue())
+
+
+def ratios(summary):
+    """The RATIOS rows from a bench summary's python_mmsg_s medians: {place:
+    [(name, ratio or None, goal)]}."""
+    out = {}
+    for place, rows in summary.get("python_mmsg_s", {}).items():
+        med = {k: v["median"] for k, v in rows.items()}
+        out[place] = [(name, med[a] / med[b] if med.get(a) and med.get(b) else None, goal)
+                      for name, a, b, goal in RATIOS]
+    return out
+
+
+def format_ratios(summary):
+    """The ratios as text lines, "met"/"missed" where a goal exists."""
+    lines = []
+    for place, rows in sorted(ratios(summary).items()):
+        lines.append("Python rows (%s), median over rounds:" % place)
+        for name, r, goal in rows:
+            verdict = "" if goal is None or r is None else (" met" if r >= goal else " missed")
+            lines.append("  %-50s %s%s" % (name, "-" if r is None else "%.2fx" % r,
+                                          "" if goal is None else " (goal >= %.1fx%s)" % (goal, verdict)))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """``python -m pyqueue.lab.experiments.bench_python [--rounds R] [--messages N]``:
+    only these rows, interleaved (the order rotated every round), pinned to
+    CPUs 0 (writer) and 1 (reader); prints each row's median M msg/s and the
+    ratios.  ``python -m pyqueue bench`` runs them with every other row."""
+    import argparse
+    import statistics
+
+    from ...config import QueueConfig
+    ap = argparse.ArgumentParser(prog="python -m pyqueue.lab.experiments.bench_python")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--messages", type=int, default=200_000)
+    ap.add_argument("--writer-cpu", type=int, default=0)
+    ap.add_argument("--reader-cpu", type=int, default=1)
+    args = ap.parse_args(argv)
+    g = PythonAPI(args.messages, args.writer_cpu, 1 << 20, QueueConfig.of(None), args.reader_cpu)
+    names, got = g.contenders(), collections.defaultdict(list)
+    try:
+        for name in g.warm_up():
+            g.run(name)
+        for r in range(args.rounds):
+            k = r % len(names)
+            for name in names[k:] + names[:k]:
+                got[name].append(g.run(name)[0])
+    finally:
+        g.close()
+    rows = {n: {"median": statistics.median(v), "slices": len(v)} for n, v in got.items()}
+    for n in names:
+        print("  %-24s %8.3f M msg/s  (median of %d)" % (n, rows[n]["median"], rows[n]["slices"]))
+    print(format_ratios({"python_mmsg_s": {"pinned %d/%d" % (args.writer_cpu, args.reader_cpu): rows}}))
+
+
+if __name__ == "__main__":
+    main()

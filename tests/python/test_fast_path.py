@@ -1,0 +1,244 @@
+"""The per-message calls as C methods (DESIGN §5.3): put/get and the standard
+library's conventions, poll(n) built in C, iteration, big messages, the busy
+side, docstrings.  No timings are asserted."""
+import errno
+import queue
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import pyqueue as pq
+from pyqueue import _pyext
+
+
+def small(**kw):
+    args = dict(block_size=4096, hot_blocks=4, spill_blocks=16, publish="each")
+    args.update(kw)
+    return pq.Queue(**args)
+
+
+def test_the_sides_are_the_c_types():
+    with small() as q:
+        assert isinstance(q.writer, _pyext.WriterCore) and isinstance(q.reader, _pyext.ReaderCore)
+        for name in ("write", "try_write", "put", "put_nowait"):
+            assert type(getattr(pq.Writer, name)).__name__ == "method_descriptor", name
+        for name in ("poll", "read", "get", "get_nowait"):
+            assert type(getattr(pq.Reader, name)).__name__ == "method_descriptor", name
+        assert iter(q.reader) is q.reader
+
+
+def test_stdlib_exceptions_catch_pyqueue_ones():
+    assert issubclass(pq.QueueEmpty, queue.Empty) and issubclass(pq.QueueFull, queue.Full)
+    with small(block_size=256, hot_blocks=1, spill_blocks=0) as q:
+        with pytest.raises(queue.Empty):
+            q.reader.get_nowait()
+        with pytest.raises(queue.Empty):
+            q.reader.get(timeout=0.01)
+        with pytest.raises(queue.Empty):
+            q.reader.get(block=False)
+        while q.writer.try_write(b"m" * 32):
+            pass
+        with pytest.raises(queue.Full) as e:
+            q.writer.put_nowait(b"m")
+        assert e.value.code == -errno.EAGAIN
+        with pytest.raises(queue.Full):
+            q.writer.put(b"m", timeout=0.01)
+        with pytest.raises(queue.Full):
+            q.writer.put(b"m", block=False, timeout=5)   # as queue.Queue: timeout ignored
+        with pytest.raises(pq.QueueFull):
+            q.writer.write(b"m", timeout=0)
+
+
+def stdlib_style_producer(q, n):
+    # Written for queue.Queue: put, then a sentinel.
+    for i in range(n):
+        q.put(b"%d" % i)
+    q.put(b"end")
+
+
+def stdlib_style_consumer(q):
+    out = []
+    while True:
+        item = q.get()
+        if item == b"end":
+            return out
+        out.append(item)
+
+
+def test_code_written_for_queue_queue_works_with_the_two_sides():
+    n = 20000
+    with small(spill_blocks=64) as q:
+        t = threading.Thread(target=stdlib_style_producer, args=(q.writer, n))
+        t.start()
+        got = stdlib_style_consumer(q.reader)
+        t.join()
+    assert got == [b"%d" % i for i in range(n)]
+    ref = queue.Queue()
+    stdlib_style_producer(ref, 5)
+    assert stdlib_style_consumer(ref) == [b"%d" % i for i in range(5)]
+
+
+def test_qsize_empty_full():
+    with small(block_size=256, hot_blocks=1, spill_blocks=1) as q:
+        for side in (q, q.writer, q.reader):
+            assert side.qsize() == 0 and side.empty() and not side.full()
+        q.writer.put(b"a")
+        q.writer.put(b"b")
+        assert q.qsize() == q.writer.qsize() == q.reader.qsize() == 2 and not q.empty()
+        while q.writer.try_write(b"m" * 32):
+            pass
+        assert q.full() and q.writer.full()
+        n = q.qsize()
+        assert len(q.reader.poll()) == n
+        assert q.empty() and not q.full()
+    with pytest.raises(pq.QueueClosed):
+        q.qsize()
+
+
+def test_qsize_counts_what_max_has_not_published_yet():
+    with small(publish="max") as q:
+        q.writer.write(b"x")
+        assert q.qsize() == 1 and q.reader.poll() == []
+        q.writer.flush()
+        assert q.reader.get_nowait() == b"x" and q.qsize() == 0
+
+
+def test_poll_limits_and_arguments():
+    with small() as q:
+        for i in range(10):
+            q.writer.write(bytes([i]))
+        assert q.reader.poll(0) == []
+        assert q.reader.poll(1) == [b"\x00"]
+        assert q.reader.poll(max_messages=3) == [b"\x01", b"\x02", b"\x03"]
+        assert q.reader.poll(np.int64(2)) == [b"\x04", b"\x05"]   # an integer, not only int
+        assert q.reader.poll(None) == [bytes([i]) for i in range(6, 10)]
+        for bad in (-1, 1.5, "2", True):
+            with pytest.raises((ValueError, TypeError), match="max_messages"):
+                q.reader.poll(bad)
+        with pytest.raises(TypeError):
+            q.reader.poll(1, 2)
+        with pytest.raises(TypeError):
+            q.reader.poll(limit=1)
+
+
+def test_write_arguments_and_buffers():
+    with small() as q:
+        q.writer.write(data=b"kw")
+        q.writer.write(b"t", timeout=1)
+        q.writer.write(bytearray(b"ba"))
+        q.writer.write(np.arange(3, dtype=np.uint8))
+        q.writer.put(item=b"p", block=True, timeout=None)
+        assert q.reader.poll() == [b"kw", b"t", b"ba", b"\x00\x01\x02", b"p"]
+        with pytest.raises(TypeError, match="not str"):
+            q.writer.write("text")
+        with pytest.raises(TypeError):
+            q.writer.try_write(12)
+        with pytest.raises(ValueError, match="C-contiguous"):
+            q.writer.write(memoryview(b"abcdef")[::2])
+        with pytest.raises(ValueError, match="timeout"):
+            q.writer.write(b"x", timeout=-1)
+        with pytest.raises(pq.MessageTooLarge, match="largest is 4088"):
+            q.writer.put_nowait(bytes(4089))
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            q.writer.write(b"x", wait=1)
+
+
+@pytest.mark.parametrize("size", [16383, 16384, 100_000])
+def test_big_messages_go_through_the_gil_free_copy(size):
+    # At GIL_COPY bytes and more the copy runs without the GIL, the side owned.
+    assert _pyext.GIL_COPY == 16384
+    with pq.Queue(block_size=1 << 17, hot_blocks=2, spill_blocks=2, publish="each") as q:
+        msgs = [bytes([i]) * size for i in range(3)]
+        for m in msgs:
+            q.writer.write(m)
+        assert q.reader.read() == msgs[0]
+        assert q.reader.poll(1) == [msgs[1]]
+        assert q.reader.poll() == [msgs[2]]
+        assert not q.reader._is_busy()
+
+
+def test_iteration_drains_then_ends_at_detach():
+    with small(spill_blocks=64) as q:
+        for i in range(1000):
+            q.writer.write(b"%d" % i)
+        q.writer.detach()
+        assert list(q.reader) == [b"%d" % i for i in range(1000)]
+        assert list(q.reader) == []
+        with pytest.raises(pq.EndOfStream):
+            q.reader.get_nowait()
+
+
+def test_a_second_thread_on_a_busy_side_gets_a_clear_error():
+    with small(block_size=256, hot_blocks=1, spill_blocks=0) as q:
+        while q.writer.try_write(b"m" * 32):
+            pass
+        t = threading.Thread(target=lambda: pytest.raises(pq.QueueClosed, q.writer.write, b"w"))
+        t.start()
+        deadline = time.monotonic() + 10
+        while not q.writer._is_busy() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert q.writer._is_busy()   # the waiting write owns the writer side
+        for call in (lambda: q.writer.write(b"x"), lambda: q.writer.try_write(b"x"),
+                     lambda: q.writer.put_nowait(b"x"), q.writer.flush,
+                     lambda: q.writer.write_batch(np.zeros((1, 4), np.uint8))):
+            with pytest.raises(pq.QueueError, match="writer side is in use by another thread"):
+                call()
+        assert q.reader.poll(1) == [b"m" * 32]   # the other side is free
+        q.close()
+        t.join(10)
+        assert not t.is_alive()
+
+
+def test_a_waiting_read_owns_the_reader_side():
+    with small() as q:
+        t = threading.Thread(target=lambda: pytest.raises(pq.QueueClosed, q.reader.read))
+        t.start()
+        deadline = time.monotonic() + 10
+        while not q.reader._is_busy() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        for call in (q.reader.poll, lambda: q.reader.poll(1), q.reader.get_nowait,
+                     lambda: next(iter(q.reader))):
+            with pytest.raises(pq.QueueError, match="reader side is in use"):
+                call()
+        q.close()
+        t.join(10)
+        assert not t.is_alive()
+
+
+def test_a_blocking_write_lets_other_python_threads_run():
+    with small(block_size=256, hot_blocks=1, spill_blocks=0) as q:
+        while q.writer.try_write(b"m" * 32):
+            pass
+        count, stop = [0], threading.Event()
+
+        def counter():
+            while not stop.is_set():
+                count[0] += 1
+
+        c = threading.Thread(target=counter)
+        c.start()
+        before = count[0]
+        with pytest.raises(pq.QueueFull):
+            q.writer.write(b"m" * 32, timeout=0.3)   # waits with the GIL released
+        after = count[0]
+        stop.set()
+        c.join()
+        assert after > before
+
+
+def test_help_shows_real_docstrings_for_every_public_method():
+    text = pq.Queue.__doc__ + "".join(
+        (getattr(cls, n).__doc__ or "") for cls in (pq.Writer, pq.Reader) for n in dir(cls))
+    assert "single-producer" in text
+    for cls in (pq.Writer, pq.Reader, pq.Queue):
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            doc = getattr(cls, name).__doc__
+            assert doc and len(doc.strip()) > 20, (cls.__name__, name)
+    import pydoc
+    page = pydoc.render_doc(pq.Reader, renderer=pydoc.plaintext)
+    assert "get_nowait(self, /)" in page and "queue.Empty" in page
+    assert "write(self, /, data, timeout=None)" in pydoc.render_doc(pq.Writer, renderer=pydoc.plaintext)
