@@ -315,9 +315,9 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
     else
         for (uint64_t j = 0; j < k; j++)
             copy_small(dst + j * step, from + j * len, len, how);
-    if (q->cfg.touch_after_write)
+    if (q->cfg.touch_after_write) /* touch_record(): len > 0 in a run */
         for (uint64_t j = 0; j < k; j++)
-            touch_record(dst + j * step - PYQ_RECORD_HEADER, len);
+            (void)*(const volatile uint8_t *)(dst + j * step);
 }
 
 /* One more message of the open run's length (len == w->run_len): its payload
@@ -341,7 +341,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     } else {
         copy_small(dst, data, len, how);
         if (PYQ_LIKELY(q->cfg.touch_after_write))
-            touch_record(dst - PYQ_RECORD_HEADER, len);
+            (void)*(const volatile uint8_t *)dst; /* touch_record(): len > 0 in a run */
     }
     w->pos = next;
     w->run_n++;
@@ -420,10 +420,11 @@ static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void 
     return write_claimed(q, data, len, timeout_ns);
 }
 
-int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+/* Everything but the extension of a run: the plain small record inline, the
+ * rest by tail calls. */
+static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
+                                                  uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(len == q->w.run_fast_len) && PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
-        return 0;
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
             return 0;
@@ -432,6 +433,16 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
     if (q->scan && is_small(len) && !q->w.nt)
         return write_scan(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
+}
+
+/* The next message of a run first, on its own: write_record()'s paths need
+ * callee-saved registers, and sharing a body with them would make this one
+ * save and restore them too. */
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(len == q->w.run_fast_len) && PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
+        return 0;
+    return write_record(q, data, len, timeout_ns);
 }
 
 int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
