@@ -336,6 +336,12 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
                      atomic_load_explicit(&q->closed, memory_order_relaxed)))
         return 0;
     dst = w->blk + pos;
+#if PYQ_HAVE_NT
+    if ((how & REC_MAY_NT) && w->nt) {
+        stream_payload(dst, data, len);
+        w->nt_pending = 1;
+    } else
+#endif
     if (how & REC_MAY_NT) {
         put_members(q, dst, data, 1, len, w->run_step, 0);
     } else {
@@ -425,6 +431,12 @@ static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void 
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
+    if (len == q->w.run_len && q->w.nt && is_small(len)) {
+        /* The next message of a run in a streamed (spill) block: under backlog
+         * most messages go this way. */
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_MAY_NT)))
+            return 0;
+    }
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
             return 0;
