@@ -1,6 +1,7 @@
 """A/B of two builds of pyqueue's extension, side by side in one run.
 
     python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20] [--mode throughput|roundtrip]
+                                         [--new-cfg FIELD=VALUE ...]
 
 Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
 (NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
@@ -14,6 +15,8 @@ the numbers" entries of docs/BENCHMARKS.md were measured.
 throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
 CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
 message and with bursts of 32, plus rte_ring single and burst-32 when built.
+--new-cfg sets pyq_config_t fields of the "new" side's queues only: a configuration
+lever (e.g. prefetch=0) A/B'd within one build, passing the same .so twice.
 roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
 and max + scan_current, beside the two-line ping-pong floor.
 """
@@ -53,18 +56,20 @@ def queue(ffi, lib, adapter, hot=4, **cfg):
     return out[0], h[0]
 
 
-def contenders(builds, mode):
+def contenders(builds, mode, new_cfg):
     rows = {}
     for tag, (ffi, lib) in builds.items():
+        extra = new_cfg if tag == "new" else {}
         if mode == "throughput":
             for name, hot, burst in (("default", 4, 0), ("default32", 4, 32), ("stream", 256, 0),
                                      ("stream32", 256, 32)):
-                rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot))
+                rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot, **extra))
         else:
             for name, cfg in (("each", dict(publish=lib.PYQ_PUBLISH_EACH)),
                               ("scan", dict(publish=lib.PYQ_PUBLISH_MAX, scan_current=1))):
                 rows["%s_%s" % (tag, name)] = (ffi, lib, None,
-                                               [queue(ffi, lib, "pyqueue", **cfg) for _ in "ab"])
+                                               [queue(ffi, lib, "pyqueue", **dict(cfg, **extra))
+                                                for _ in "ab"])
     ffi, lib = list(builds.values())[-1]
     if mode == "throughput":
         dpdk = queue(ffi, lib, "dpdk")
@@ -103,9 +108,12 @@ def main():
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--mode", choices=("throughput", "roundtrip"), default="throughput")
+    ap.add_argument("--new-cfg", action="append", default=[], metavar="FIELD=VALUE",
+                    help="a pyq_config_t field for the new side's queues (repeatable)")
     args = ap.parse_args()
+    new_cfg = {k: int(v) for k, v in (a.split("=", 1) for a in args.new_cfg)}
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
-    rows = contenders(builds, args.mode)
+    rows = contenders(builds, args.mode, new_cfg)
     names = list(rows)
     n = 1_000_000 if args.mode == "throughput" else 20_000
     ffi, lib = builds["new"]

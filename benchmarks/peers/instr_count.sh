@@ -13,7 +13,10 @@ cc -std=gnu11 -O2 -pthread -Icsrc/include -Icsrc -o "$out/instr_count" \
    benchmarks/peers/instr_count.c $srcs -ldl -lm
 rounds=200
 msgs=$((rounds * 512))
-printf '%-14s %12s %12s\n' queue "write Ir/msg" "read Ir/msg"
+# write / read: the whole loop per message (run_writes / run_polls inclusive);
+# own: the queue's calls alone -- minus the loop's own instructions (making
+# the sequence numbers, the indirect call) and, for reads, the callback.
+printf '%-14s %12s %12s %12s %12s\n' queue "write Ir/msg" "read Ir/msg" "write own" "read own"
 for spec in pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32; do
     name=${spec%:*}; burst=${spec#*:}
     cg="$out/cg.$name.$burst"
@@ -21,7 +24,12 @@ for spec in pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_
          "$out/instr_count" "$name" "$peers" "$burst" "$rounds" >/dev/null 2>&1; then
         printf '%-14s %s\n' "$name/$burst" "not installed or failed"; continue
     fi
-    w=$(callgrind_annotate --inclusive=yes "$cg" 2>/dev/null | awk '/run_writes/ {gsub(",","",$1); print $1; exit}')
-    r=$(callgrind_annotate --inclusive=yes "$cg" 2>/dev/null | awk '/run_polls/ {gsub(",","",$1); print $1; exit}')
-    printf '%-14s %12.1f %12.1f\n' "$name/$burst" "$(echo "$w / $msgs" | bc -l)" "$(echo "$r / $msgs" | bc -l)"
+    ir() { # ir inclusive|self FUNCTION: its Ir in the profile, 0 when absent
+        callgrind_annotate --inclusive=$1 "$cg" 2>/dev/null |
+            awk -v f=":$2 " '$0 ~ f {gsub(",","",$1); v=$1; exit} END {print v+0}'
+    }
+    w=$(ir yes run_writes); r=$(ir yes run_polls)
+    wo=$(echo "$w - $(ir no run_writes)" | bc); ro=$(echo "$r - $(ir no run_polls) - $(ir yes check)" | bc)
+    printf '%-14s %12.1f %12.1f %12.1f %12.1f\n' "$name/$burst" "$(echo "$w / $msgs" | bc -l)" \
+        "$(echo "$r / $msgs" | bc -l)" "$(echo "$wo / $msgs" | bc -l)" "$(echo "$ro / $msgs" | bc -l)"
 done

@@ -12,7 +12,7 @@ struct pq_handle {
 static int pq_create(const pyq_adapter_params_t *p, void **handle)
 {
     struct pq_handle *ph;
-    uint32_t rec, align;
+    uint32_t rec, align, per_block;
     int rc;
 
     if (p->msg_size == 0 || p->queue.block_size < PYQ_MIN_BLOCK_SIZE ||
@@ -27,10 +27,15 @@ static int pq_create(const pyq_adapter_params_t *p, void **handle)
         return rc;
     }
     /* Records are a header + the payload, the whole padded to 8 -- to 64 with
-     * scan_current (pyqueue.h). */
+     * scan_current (pyqueue.h).  Under publish max without scan_current the
+     * messages of a block form one run: one record, then a payload padded to 8
+     * each (DESIGN §3.1). */
     align = p->queue.scan_current ? PYQ_RECORD_ALIGN_SCAN : PYQ_RECORD_ALIGN;
     rec = (PYQ_RECORD_HEADER + p->msg_size + align - 1) & ~(align - 1);
-    ph->capacity = (uint64_t)(p->queue.block_size / rec) *
+    per_block = p->queue.block_size / rec;
+    if (p->queue.publish == PYQ_PUBLISH_MAX && !p->queue.scan_current)
+        per_block = 1 + (p->queue.block_size - rec) / ((p->msg_size + 7u) & ~7u);
+    ph->capacity = (uint64_t)per_block *
                    ((uint64_t)p->queue.hot_blocks + p->queue.spill_blocks);
     *handle = ph;
     return 0;

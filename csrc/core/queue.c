@@ -86,6 +86,7 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
     q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->w.claim_len = PYQ_NO_CLAIM;
+    q->w.run_len = q->w.run_fast_len = PYQ_NO_RUN;
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);

@@ -15,6 +15,15 @@
  *           publish each, see q->scan and writer.c).  The writer clears stale
  *           headers before the reader can reach them, a line or two ahead of
  *           its position and after its commits (writer_pvt.h, zero_ahead).
+ * Runs:     with q->batch_ok (publish max, no scanning reader), consecutive
+ *           writes of one length L > 0 share one record: a header
+ *           PYQ_HDR_RUN | n << 48 | L, then n payloads back to back, each padded
+ *           to 8 (DESIGN §3.1), so a 32-byte message costs 32 bytes of block.
+ *           The writer extends the open run in place (writer_pvt.h, run_*) and
+ *           stores its count once, when the run ends (a record of another kind
+ *           or length, a claim, a publish: the reader never sees a run that can
+ *           still grow, it only reads below pub_pos).  Until then the header
+ *           reads PYQ_HDR_COMMIT | L, a run of one.  n <= PYQ_RUN_MAX.
  * Link:     with q->scan, a block sealed because a record does not fit ends in
  *           a linked PAD (PYQ_HDR_LINK | ring position << 48 | block index): the
  *           writer took the next block first, so a scanning reader goes straight
@@ -53,6 +62,10 @@
 #define PYQ_HDR_COMMIT (UINT64_C(0x5051) << 32) /* "PQ": committed record */
 #define PYQ_HDR_PAD (UINT64_C(0x5041) << 32)    /* "PA": rest of block unused */
 #define PYQ_HDR_LINK (UINT64_C(0x504c) << 32)   /* "PL": PAD + next block, see Link */
+#define PYQ_HDR_RUN (UINT64_C(0x5052) << 32)    /* "PR": run of n records, see Runs */
+#define PYQ_HDR_RUN_COUNT_SHIFT 48               /* n, in the top 16 bits */
+#define PYQ_RUN_MAX 0xffffu
+#define PYQ_NO_RUN UINT32_MAX
 #define PYQ_HDR_LEN_MASK UINT64_C(0xffffffff)
 #define PYQ_HDR_KIND_MASK (UINT64_C(0xffff) << 32)
 #define PYQ_HDR_LINK_POS_SHIFT 48                /* low 16 bits of the ring position */
@@ -76,6 +89,18 @@ struct pyq_writer_state {
                                             the fast path (a current block, no claim,
                                             not streamed under q->scan), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
+    /* The open run (queue_pvt.h, Runs; writer_pvt.h): */
+    uint32_t run_len;                    /* a write of this length extends it
+                                            (PYQ_NO_RUN: none may) */
+    uint32_t run_fast_len;               /* run_len where pyq_writer_write's inline
+                                            copy applies (cached block, small), or
+                                            PYQ_NO_RUN */
+    uint32_t run_step;                   /* payload stride: run_size padded to 8 */
+    uint32_t run_limit;                  /* offset the run may grow to: block end or
+                                            its PYQ_RUN_MAX cap */
+    uint32_t run_hdr;                    /* offset of its header in blk */
+    uint32_t run_size;                   /* its message length */
+    uint32_t run_n;                      /* its messages (0: no run to end) */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
 };
@@ -96,6 +121,10 @@ struct pyq_reader_state {
     uint64_t tail_cache;   /* cached ring_tail (q->scan) */
     uint32_t limit;        /* without q->scan: records below this offset of blk
                               are published (0 between blocks) */
+    uint32_t run_left;     /* messages of the current run not yet consumed: pos
+                              is then the next one's payload (reader.c) */
+    uint32_t run_len;      /* their length */
+    uint32_t run_step;     /* and stride (run_len padded to 8) */
     uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
 };
 
@@ -123,8 +152,8 @@ struct pyq_queue {
     uint32_t rec_mask;             /* record alignment - 1: 7, or 63 with scan_current */
     bool line_headers;             /* scan_current: every header starts a line, so the
                                       writer's zeroing ahead needs one word a line */
-    bool batch_ok;                 /* publish max without scan_current: write_batch
-                                      writes runs of records */
+    bool batch_ok;                 /* publish max without a scanning reader: the
+                                      writer frames runs (Runs above) */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

@@ -164,9 +164,61 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
     return next_record_slow(q, hdr_out);
 }
 
+/* A run header at pos (queue_pvt.h, Runs; never with q->scan): step over it
+ * and hold its messages in run_left, pos at the first payload. */
+static inline void enter_run(struct pyq_reader_state *r, uint64_t hdr)
+{
+    uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+
+    r->pos += PYQ_RECORD_HEADER;
+    r->run_left = (uint32_t)(hdr >> PYQ_HDR_RUN_COUNT_SHIFT);
+    r->run_len = len;
+    r->run_step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+}
+
+/* The next visible message: its payload, and its length in *len; NULL when
+ * nothing more is visible now.  Leaves it unconsumed (consumed() does that),
+ * but may step into a run (the state then says so: run_left). */
+static inline const uint8_t *next_message(struct pyq_queue *q, uint32_t *len)
+{
+    struct pyq_reader_state *r = &q->r;
+    _Atomic uint64_t *h;
+    uint64_t hdr;
+
+    if (r->run_left) {
+        *len = r->run_len;
+        return r->blk + r->pos;
+    }
+    h = next_record(q, &hdr);
+    if (!h)
+        return NULL;
+    if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
+        enter_run(&q->r, hdr);
+        *len = r->run_len;
+        return r->blk + r->pos;
+    }
+    *len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    return (const uint8_t *)h + PYQ_RECORD_HEADER;
+}
+
+/* The message next_message() returned (of len bytes) is consumed. */
 static inline void consumed(struct pyq_queue *q, uint32_t len)
 {
-    q->r.pos += (uint32_t)pyq_record_size(len, q->rec_mask);
+    struct pyq_reader_state *r = &q->r;
+
+    if (r->run_left) {
+        r->pos += r->run_step;
+        r->run_left--;
+    } else {
+        r->pos += (uint32_t)pyq_record_size(len, q->rec_mask);
+    }
+}
+
+/* k more messages of the current run are consumed (k <= run_left). */
+static inline void consumed_run(struct pyq_reader_state *r, uint32_t k)
+{
+    r->pos += k * r->run_step;
+    r->run_left -= k;
 }
 
 /* Counters once per call, not per message: readers of stats see them when the
@@ -192,20 +244,46 @@ static __attribute__((noinline)) int64_t poll_loop(struct pyq_queue *q, uint64_t
                                                    pyq_message_fn fn, void *ctx, uint64_t n,
                                                    uint64_t bytes)
 {
+    struct pyq_reader_state *r = &q->r;
     uint64_t hdr;
 
     while (n < max_messages) {
-        _Atomic uint64_t *h = next_record(q, &hdr);
+        _Atomic uint64_t *h;
         uint32_t len;
-        int rc;
+        int rc = 0;
 
-        if (!h)
-            break;
-        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
-        rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
-        consumed(q, len);
-        n++;
-        bytes += len;
+        if (r->run_left) {
+            /* A run: its messages in a tight loop, the state in registers
+             * (the callback must not poll this queue: reader thread only). */
+            const uint8_t *p = r->blk + r->pos;
+            uint32_t step = r->run_step, j = 0, k = r->run_left;
+            if (k > max_messages - n)
+                k = (uint32_t)(max_messages - n);
+            len = r->run_len;
+            while (j < k) {
+                rc = fn(ctx, p, len);
+                p += step;
+                j++;
+                if (PYQ_UNLIKELY(rc != 0))
+                    break;
+            }
+            consumed_run(r, j);
+            n += j;
+            bytes += (uint64_t)j * len;
+        } else {
+            h = next_record(q, &hdr);
+            if (!h)
+                break;
+            if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
+                enter_run(r, hdr);
+                continue;
+            }
+            len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+            rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+            consumed(q, len);
+            n++;
+            bytes += len;
+        }
         if (PYQ_UNLIKELY(rc != 0)) {
             account(q, n, bytes);
             eager_finish(q);
@@ -289,6 +367,8 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
 
     if (PYQ_UNLIKELY(max_messages == 0))
         return 0;
+    if (q->r.run_left)
+        return poll_loop(q, max_messages, fn, ctx, 0, 0);
     k = peek(q, &hdr);
     if (PYQ_LIKELY(k > 0))
         return poll_first(q, max_messages, fn, ctx, hdr);
@@ -300,21 +380,37 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
 int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
                              uint64_t max_messages)
 {
+    struct pyq_reader_state *r = &q->r;
     uint8_t *out = buf;
-    uint64_t n = 0, used = 0, bytes = 0, hdr;
+    uint64_t n = 0, used = 0, bytes = 0;
 
     while (n < max_messages) {
-        _Atomic uint64_t *h = next_record(q, &hdr);
         uint32_t len;
+        const uint8_t *msg = next_message(q, &len);
         uint64_t need;
 
-        if (!h)
+        if (!msg)
             break;
-        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
         need = (len + 7u) & ~(uint64_t)7u;
         if (used + need > cap)
             break;
-        memcpy(out + used, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        if (r->run_left > 1 && len == r->run_step) {
+            /* Payloads back to back, as the output wants them: one copy. */
+            uint64_t k = r->run_left, fit = (cap - used) / need;
+            if (k > max_messages - n)
+                k = max_messages - n;
+            if (k > fit)
+                k = fit;
+            memcpy(out + used, msg, k * len);
+            for (uint64_t j = 0; j < k; j++)
+                lens[n + j] = len;
+            n += k;
+            used += k * need;
+            bytes += k * len;
+            consumed_run(r, (uint32_t)k);
+            continue;
+        }
+        memcpy(out + used, msg, len);
         lens[n++] = len;
         used += need;
         bytes += len;
@@ -327,16 +423,14 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
 
 int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
 {
-    uint64_t hdr;
-    _Atomic uint64_t *h = next_record(q, &hdr);
     uint32_t len;
+    const uint8_t *msg = next_message(q, &len);
 
-    if (!h)
+    if (!msg)
         return PYQ_EAGAIN;
-    len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
     if (len > cap)
         return PYQ_ETOOBIG;
-    memcpy(buf, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+    memcpy(buf, msg, len);
     consumed(q, len);
     account(q, 1, len);
     eager_finish(q);
@@ -345,16 +439,16 @@ int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
 
 int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
 {
+    struct pyq_reader_state *r = &q->r;
     uint8_t *dst = out;
-    uint64_t n = 0, hdr;
+    uint64_t n = 0;
 
     while (n < n_max) {
-        _Atomic uint64_t *h = next_record(q, &hdr);
         uint32_t len;
+        const uint8_t *msg = next_message(q, &len);
 
-        if (!h)
+        if (!msg)
             break;
-        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
         if (len != msg_size) {
             if (n == 0) {
                 eager_finish(q);
@@ -362,7 +456,20 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_
             }
             break;
         }
-        memcpy(dst + n * msg_size, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        if (r->run_left > 1) {
+            /* The rest of the run that fits: one copy when back to back. */
+            uint64_t k = r->run_left < n_max - n ? r->run_left : n_max - n;
+            if (len == r->run_step) {
+                memcpy(dst + n * msg_size, msg, k * len);
+            } else {
+                for (uint64_t j = 0; j < k; j++)
+                    memcpy(dst + (n + j) * msg_size, msg + j * r->run_step, len);
+            }
+            n += k;
+            consumed_run(r, (uint32_t)k);
+            continue;
+        }
+        memcpy(dst + n * msg_size, msg, len);
         n++;
         consumed(q, len);
     }
@@ -373,7 +480,6 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_
 
 int64_t pyq_reader_next_len(pyq_queue_t *q)
 {
-    uint64_t hdr;
-    _Atomic uint64_t *h = next_record(q, &hdr);
-    return h ? (int64_t)(hdr & PYQ_HDR_LEN_MASK) : PYQ_EAGAIN;
+    uint32_t len;
+    return next_message(q, &len) ? (int64_t)len : PYQ_EAGAIN;
 }

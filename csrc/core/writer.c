@@ -48,8 +48,15 @@ enum {
     REC_MAY_NT = 1u << 1, /* the block may be streamed, w->nt is tested (else the
                              caller knows it is not) */
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
-    REC_TOUCH = 1u << 3,  /* put_run(): touch each record (touch_after_write) */
 };
+
+/* Lengths copy_small() moves without a call. */
+#define PYQ_SMALL_MIN 8u
+#define PYQ_SMALL_MAX 64u
+static inline int is_small(uint32_t len)
+{
+    return len - PYQ_SMALL_MIN <= PYQ_SMALL_MAX - PYQ_SMALL_MIN;
+}
 
 static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
 {
@@ -75,6 +82,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
     }
     w->claim_len = len;
     w->fast_limit = 0;
+    w->run_len = w->run_fast_len = PYQ_NO_RUN; /* a claim is a record of its own */
     *payload = w->blk + w->pos + PYQ_RECORD_HEADER;
     return 0;
 }
@@ -139,6 +147,28 @@ static __attribute__((noinline)) void stream_payload_call(uint8_t *dst, const vo
 }
 #endif
 
+/* A record of len bytes was just written at offset at (q->batch_ok): it starts
+ * the open run, which the next writes of the same length extend in place
+ * (queue_pvt.h, Runs).  Zero-length messages never run: nothing would bound
+ * the count of a run that takes no room. */
+static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+    uint64_t cap = at + PYQ_RECORD_HEADER + (uint64_t)PYQ_RUN_MAX * step;
+
+    run_close(q); /* the run before it gets its count */
+    if (PYQ_UNLIKELY(len == 0))
+        return;
+    w->run_hdr = at;
+    w->run_size = len;
+    w->run_n = 1;
+    w->run_step = step;
+    w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
+    w->run_len = len;
+    w->run_fast_len = !w->nt && is_small(len) ? len : PYQ_NO_RUN;
+}
+
 /* The one ending of a record, for commit() and write_fast(): the record at rec
  * (size bytes, ending at offset next <= limit) has its payload in place; store
  * its header, then the writer's bookkeeping.  nt: the block is streamed (w->nt
@@ -168,6 +198,8 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
     }
     if (how & REC_SCAN)
         after_commit(q, next, limit);
+    else if (q->batch_ok)
+        run_open(q, next - size, len);
     w->pos = next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
@@ -236,14 +268,6 @@ static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *s
     memcpy(dst, src, len);
 }
 
-/* Lengths copy_small() moves without a call. */
-#define PYQ_SMALL_MIN 8u
-#define PYQ_SMALL_MAX 64u
-static inline int is_small(uint32_t len)
-{
-    return len - PYQ_SMALL_MIN <= PYQ_SMALL_MAX - PYQ_SMALL_MIN;
-}
-
 /* memcpy for the small messages of the hot path: fixed-size overlapping moves
  * the compiler inlines, instead of a call for every 32-byte message.  Other
  * lengths call memcpy -- only without REC_SMALL, so that the call (and the
@@ -267,43 +291,71 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
     }
 }
 
-/* One record of a run through the cache: payload, header, touch (REC_TOUCH). */
-static inline __attribute__((always_inline)) void cached_record(uint8_t *rec, const void *data,
-                                                                uint32_t len, unsigned how)
-{
-    copy_small(rec + PYQ_RECORD_HEADER, data, len, how);
-    commit_header(rec, len);
-    if (how & REC_TOUCH)
-        touch_record(rec, len);
-}
-
-/* k records of len bytes from `from` (len apart) at dst (rec apart), all in
- * the current block, for write_batch's runs (batch_ok: no scanning reader, so
- * no zeroing ahead and no fence before a header).  The stream mode and the
- * touch are tested once per run: the stores through dst may alias *q, so the
- * compiler reloads them for every record otherwise.  len may be 0 (the loops
- * count records, not bytes).  how: REC_SMALL or 0. */
-static inline __attribute__((always_inline)) void put_run(struct pyq_queue *q, uint8_t *dst,
-                                                          const uint8_t *from, uint64_t k,
-                                                          uint32_t rec, uint32_t len,
-                                                          unsigned how)
+/* Append k messages of len bytes from `from` (len apart) to the open run, at
+ * dst (its next payload, step apart: len padded to 8), all in the current
+ * block.  Back to back when len is a multiple of 8: one copy for the lot.  The
+ * stream mode and the touch are tested once: the stores through dst may alias
+ * *q, so the compiler would reload them per message otherwise.  how: REC_SMALL
+ * (is_small(len)) or 0. */
+static inline __attribute__((always_inline)) void put_members(struct pyq_queue *q, uint8_t *dst,
+                                                              const uint8_t *from, uint64_t k,
+                                                              uint32_t len, uint32_t step,
+                                                              unsigned how)
 {
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len) {
-            stream_payload(dst + PYQ_RECORD_HEADER, from, len);
-            stream_header(dst, len);
-        }
+        for (uint64_t j = 0; j < k; j++)
+            stream_payload(dst + j * step, from + j * len, len);
         q->w.nt_pending = 1;
         return;
     }
 #endif
-    if (q->cfg.touch_after_write)
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
-            cached_record(dst, from, len, how | REC_TOUCH);
+    if (len == step && k > 1)
+        memcpy(dst, from, k * len);
     else
-        for (uint64_t j = 0; j < k; j++, dst += rec, from += len)
-            cached_record(dst, from, len, how);
+        for (uint64_t j = 0; j < k; j++)
+            copy_small(dst + j * step, from + j * len, len, how);
+    if (q->cfg.touch_after_write) /* touch_record(): len > 0 in a run */
+        for (uint64_t j = 0; j < k; j++)
+            (void)*(const volatile uint8_t *)(dst + j * step);
+}
+
+/* One more message of the open run's length (len == w->run_len): its payload
+ * at pos, no header (run_close() stores the count).  Returns 1 when written, 0
+ * when the run is at its limit or the queue is closed (the caller's general
+ * path decides).  how: REC_SMALL with a cached block and a small len
+ * (run_fast_len), else REC_MAY_NT. */
+static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q, const void *data,
+                                                            uint32_t len, unsigned how)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t pos = w->pos, next = pos + w->run_step;
+    uint8_t *dst;
+
+    if (PYQ_UNLIKELY(next > w->run_limit ||
+                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return 0;
+    dst = w->blk + pos;
+#if PYQ_HAVE_NT
+    if ((how & REC_MAY_NT) && w->nt) {
+        stream_payload(dst, data, len);
+        w->nt_pending = 1;
+    } else
+#endif
+    if (how & REC_MAY_NT) {
+        put_members(q, dst, data, 1, len, w->run_step, 0);
+    } else {
+        copy_small(dst, data, len, how);
+        if (PYQ_LIKELY(q->cfg.touch_after_write))
+            (void)*(const volatile uint8_t *)dst; /* touch_record(): len > 0 in a run */
+    }
+    w->pos = next;
+    w->run_n++;
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+    if (PYQ_UNLIKELY(next == q->cfg.block_size))
+        pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
+    return 1;
 }
 
 /* The common case in one place: room in the current block, no claim -- claim
@@ -355,6 +407,8 @@ static __attribute__((noinline)) int write_claimed(struct pyq_queue *q, const vo
 static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
+    if (len == q->w.run_len && run_extend(q, data, len, REC_MAY_NT))
+        return 0;
     if (q->scan ? write_fast(q, data, len, REC_SCAN) : write_fast(q, data, len, REC_MAY_NT))
         return 0;
     return write_claimed(q, data, len, timeout_ns);
@@ -372,8 +426,17 @@ static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void 
     return write_claimed(q, data, len, timeout_ns);
 }
 
-int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+/* Everything but the extension of a run: the plain small record inline, the
+ * rest by tail calls. */
+static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
+                                                  uint32_t len, int64_t timeout_ns)
 {
+    if (len == q->w.run_len && q->w.nt && is_small(len)) {
+        /* The next message of a run in a streamed (spill) block: under backlog
+         * most messages go this way. */
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_MAY_NT)))
+            return 0;
+    }
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
             return 0;
@@ -384,6 +447,16 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
     return write_slow(q, data, len, timeout_ns);
 }
 
+/* The next message of a run first, on its own: write_record()'s paths need
+ * callee-saved registers, and sharing a body with them would make this one
+ * save and restore them too. */
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(len == q->w.run_fast_len) && PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
+        return 0;
+    return write_record(q, data, len, timeout_ns);
+}
+
 int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
 {
     return pyq_writer_write(q, data, len, 0);
@@ -392,39 +465,41 @@ int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
 int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                                uint32_t msg_size, int64_t timeout_ns, int *err)
 {
-    const uint8_t *src = data;
-    uint64_t i;
-
     struct pyq_writer_state *w = &q->w;
+    const uint8_t *src = data;
     const int small = is_small(msg_size);
-    uint32_t rec;
+    uint64_t i;
 
     *err = 0;
     if (msg_size > q->max_message) {
         *err = PYQ_ETOOBIG;
         return 0;
     }
-    rec = (uint32_t)pyq_record_size(msg_size, PYQ_RECORD_ALIGN - 1); /* batch_ok: no scan_current */
     for (i = 0; i < n;) {
-        uint64_t room = q->batch_ok && w->fast_limit > w->pos ? (w->fast_limit - w->pos) / rec : 0;
-        if (room && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
-            /* A run of records in the current block: counters once per run. */
-            uint64_t k = room < n - i ? room : n - i;
-            uint8_t *dst = w->blk + w->pos;
-            const uint8_t *from = src + i * msg_size;
-            if (small)  /* one loop per copy, not a test per record */
-                put_run(q, dst, from, k, rec, msg_size, REC_SMALL);
-            else
-                put_run(q, dst, from, k, rec, msg_size, 0);
-            w->pos += (uint32_t)(k * rec);
-            pyq_counter_add(&q->ws.messages, k);
-            pyq_counter_add(&q->ws.bytes, k * msg_size);
-            i += k;
-            if (w->pos == w->fast_limit)
-                pyq_w_seal(q, PYQ_HDR_PAD); /* batch_ok: no scanning reader */
-            continue;
+        /* The open run takes as many as fit: counters once per stretch. */
+        if (msg_size == w->run_len && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+            uint32_t step = w->run_step;
+            uint64_t room = (w->run_limit - w->pos) / step;
+            if (room) {
+                uint64_t k = room < n - i ? room : n - i;
+                uint8_t *dst = w->blk + w->pos;
+                const uint8_t *from = src + i * msg_size;
+                if (small) /* one loop per copy, not a test per message */
+                    put_members(q, dst, from, k, msg_size, step, REC_SMALL);
+                else
+                    put_members(q, dst, from, k, msg_size, step, 0);
+                w->pos += (uint32_t)(k * step);
+                w->run_n += (uint32_t)k;
+                pyq_counter_add(&q->ws.messages, k);
+                pyq_counter_add(&q->ws.bytes, k * msg_size);
+                i += k;
+                if (w->pos == q->cfg.block_size)
+                    pyq_w_seal_early(q); /* exactly full (no scanning reader) */
+                continue;
+            }
         }
-        /* Block change, a full queue, or a path the run does not cover. */
+        /* A record of its own (it may open a run), a block change, a full
+         * queue, or a configuration without runs. */
         int rc = pyq_writer_write(q, src + i * msg_size, msg_size, timeout_ns);
         if (PYQ_UNLIKELY(rc != 0)) {
             *err = rc;

@@ -33,11 +33,34 @@ static inline void fence_streamed(struct pyq_writer_state *w)
 #endif
 }
 
+/* End the open run (queue_pvt.h, Runs): no write extends it any more, and a
+ * run of more than one message gets its count.  Plain (or, in a streamed
+ * block, streaming) store: the reader reads the header only below pub_pos, so
+ * W2 of the publish that follows (fenced after streaming) is its edge. */
+static inline void run_close(struct pyq_queue *q)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    w->run_len = w->run_fast_len = PYQ_NO_RUN;
+    if (PYQ_UNLIKELY(w->run_n > 1)) {
+        uint64_t hdr = PYQ_HDR_RUN | (uint64_t)w->run_n << PYQ_HDR_RUN_COUNT_SHIFT | w->run_size;
+#if PYQ_HAVE_NT
+        if (w->nt) {
+            _mm_stream_si64((long long *)(void *)(w->blk + w->run_hdr), (long long)hdr);
+            w->nt_pending = 1;
+        } else
+#endif
+            pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
+    }
+    w->run_n = 0;
+}
+
 /* Make everything committed up to pos visible to a non-scanning reader. */
 static inline void publish(struct pyq_queue *q, uint64_t pos)
 {
     struct pyq_writer_state *w = &q->w;
 
+    run_close(q); /* a published run never grows: the reader may have read it */
     if (pos == w->last_pub)
         return;
     fence_streamed(w);

@@ -43,7 +43,9 @@
 #define PYQ_PUBLISH_BYTES 2 /* publish every publish_bytes bytes (and when full) */
 
 /* Bytes of framing per message: an 8-byte record header; payload padded to 8
- * (header + payload padded to 64 with scan_current). */
+ * (header + payload padded to 64 with scan_current).  Under publish max without
+ * scan_current, consecutive messages of one length > 0 share one header (a run,
+ * DESIGN §3.1): each after the first takes its payload padded to 8 only. */
 #define PYQ_RECORD_HEADER 8
 #define PYQ_RECORD_ALIGN 8
 #define PYQ_RECORD_ALIGN_SCAN 64
@@ -191,7 +193,9 @@ int pyq_writer_abort(pyq_queue_t *q);
 int pyq_writer_flush(pyq_queue_t *q);
 
 /* Reader thread only.  Deliver up to max_messages visible messages in FIFO
- * order to fn; drained blocks go back to their tier at once.
+ * order to fn; drained blocks go back to their tier at once.  fn must not call
+ * a reader function of the same queue (the reader's state is held in registers
+ * across a run's messages).
  * @return the count delivered, or the negative value fn returned (that message
  *         and those before it are consumed).  Wait-free (bounded by max_messages). */
 int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);

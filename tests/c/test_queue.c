@@ -91,7 +91,10 @@ static void test_publish_policies(void)
     CHECK_EQ(drain(q, &c), 0);
     for (int i = 0; i < 200; i++) /* fills past one block: the first is sealed */
         CHECK_EQ(pyq_writer_write(q, msg, 32, 0), 0);
-    CHECK_EQ(drain(q, &c), 4096 / 40 - 3);
+    /* Runs (DESIGN §3.1): the 3 before the flush are one run (40 + 2 * 32 bytes),
+     * the flush ends it; the next write opens another, which takes 32 bytes a
+     * message until a 40-byte record no longer fits. */
+    CHECK_EQ(drain(q, &c), 1 + (4096 - 104 - 40) / 32);
     pyq_queue_destroy(q);
 
     /* each: visible as soon as write returns. */
@@ -146,7 +149,8 @@ static void test_full_and_tiers(void)
     uint8_t msg[32];
     pyq_stats_t st;
     int written = 0, rc;
-    /* 2 hot + 3 spill blocks of 256 B: 6 records of 40 B per block. */
+    /* 2 hot + 3 spill blocks of 256 B: one run a block, 40 B for its header and
+     * first message, then 32 B a message -- 7 messages (DESIGN §3.1). */
     pyq_queue_t *q = make(256, 2, 3, PYQ_PUBLISH_MAX, 0, 0);
 
     for (;;) {
@@ -157,13 +161,13 @@ static void test_full_and_tiers(void)
         written++;
     }
     CHECK_EQ(rc, PYQ_EAGAIN);
-    CHECK_EQ(written, 5 * 6);
+    CHECK_EQ(written, 5 * (1 + (256 - 40) / 32));
     CHECK_EQ(pyq_writer_write(q, msg, 32, 1000000), PYQ_EAGAIN); /* 1 ms timeout */
     pyq_queue_stats(q, &st);
     CHECK_EQ(st.takes_hot, 2);
     CHECK_EQ(st.takes_spill, 3);
     CHECK(st.full_events >= 2);
-    CHECK(st.peak_backlog >= 4 * 6 * 32);
+    CHECK(st.peak_backlog >= 4 * 7 * 32);
     /* The failed write sealed the last block (it had no room), so all five come back. */
     pyq_writer_flush(q);
     CHECK_EQ(drain(q, &c), written);
@@ -314,6 +318,81 @@ static void test_block_links(void)
     pyq_queue_destroy(q);
 }
 
+/* Runs (DESIGN §3.1, queue_pvt.h Runs): equal-sized writes under publish max
+ * share one header -- 32 B a message after the first -- mixed with other
+ * sizes, claims, aborts and zero-length messages, across blocks, and read back
+ * by every reader call in order, byte for byte; the counters stay exact after
+ * every call. */
+static void test_runs(void)
+{
+    static uint8_t batch[200 * 24], out[200 * 24];
+    uint32_t lens[256];
+    uint64_t w = 0, r = 0;
+    pyq_stats_t st;
+    void *p;
+    int err;
+    pyq_queue_t *q = make(512, 2, 2, PYQ_PUBLISH_MAX, 0, 0);
+
+    write_seq(q, &w, 32, 5);          /* one run: 40 + 4 * 32 = 168 B */
+    write_seq(q, &w, 20, 3);          /* another size, padded to 24: 32 + 2 * 24 */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.messages_written, 8);  /* exact without a flush */
+    CHECK_EQ(st.bytes_written, 5 * 32 + 3 * 20);
+    CHECK_EQ(pyq_writer_claim(q, 20, 0, &p), 0); /* a claim ends the run... */
+    CHECK_EQ(pyq_writer_abort(q), 0);            /* ...even when aborted */
+    write_seq(q, &w, 20, 1);          /* a record of its own: 32 B, at 248 */
+    write_seq(q, &w, 0, 2);           /* zero-length: 8 B each, never a run */
+    CHECK_EQ(pyq_writer_claim(q, 32, 0, &p), 0);
+    pyq_pattern_fill(p, 32, w++);
+    CHECK_EQ(pyq_writer_commit(q), 0); /* at 296: opens a run that writes extend */
+    write_seq(q, &w, 32, 5);          /* 296 + 40 + 5 * 32 = 496: full at the 6th */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 1);
+    write_seq(q, &w, 32, 1);          /* does not fit: seals, a new block */
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.takes_hot, 2);
+    CHECK_EQ(st.blocks_published, 1);
+    CHECK_EQ(pyq_reader_poll(q, 3, check_seq_fn, &r), 3); /* stops inside the run */
+    CHECK_EQ(pyq_reader_next_len(q), 32);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 10, 32), 2);  /* rest of the run, then 20 B */
+    for (int i = 0; i < 2; i++, r++)
+        CHECK_EQ(pyq_pattern_check(out + 32 * i, 32, r), 0);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 10, 32), PYQ_ERANGE);
+    CHECK_EQ(pyq_reader_read_one(q, out, 8), PYQ_ETOOBIG); /* stays in the run */
+    CHECK_EQ(pyq_reader_poll_copy(q, out, sizeof out, lens, 2), 2);
+    for (int i = 0; i < 2; i++, r++)
+        CHECK_EQ(pyq_pattern_check(out + 24 * i, 20, r), 0);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 10);
+    CHECK_EQ(r, w - 1);               /* the last write is in the open block */
+    pyq_writer_flush(q);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 1);
+    pyq_queue_destroy(q);
+
+    /* write_batch: runs across blocks, 24-byte rows (back to back: one copy a
+     * run on both sides), a zero-size batch, counters exact after each. */
+    q = make(2048, 2, 2, PYQ_PUBLISH_MAX, 0, 0); /* 32 + 84 * 24: exactly full */
+    w = r = 0;
+    for (int i = 0; i < 200; i++)
+        pyq_pattern_fill(batch + 24 * i, 24, w + (uint64_t)i);
+    CHECK_EQ(pyq_writer_write_batch(q, batch, 200, 24, 0, &err), 200);
+    CHECK_EQ(err, 0);
+    w += 200;
+    CHECK_EQ(pyq_writer_write_batch(q, batch, 3, 0, 0, &err), 3);
+    w += 3;
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.messages_written, w);
+    pyq_writer_flush(q);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 200, 24), 200);
+    for (int i = 0; i < 200; i++, r++)
+        CHECK_EQ(pyq_pattern_check(out + 24 * i, 24, r), 0);
+    CHECK_EQ(pyq_reader_poll_fixed(q, out, 200, 0), 3);
+    r += 3;
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.messages_read, w);
+    CHECK_EQ(st.backlog, 0);
+    pyq_queue_destroy(q);
+}
+
 int main(void)
 {
     test_config();
@@ -324,5 +403,6 @@ int main(void)
     test_close_and_fixed();
     test_poll_copy();
     test_block_links();
+    test_runs();
     CHECK_DONE("test_queue");
 }

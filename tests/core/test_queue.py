@@ -126,6 +126,47 @@ def test_write_batch_every_row_is_one_message(size, spill_nontemporal):
         assert got == [bytes(r) for r in rows]
 
 
+@pytest.mark.parametrize("spill_nontemporal", [False, True])
+def test_runs_single_writes_and_batches_mixed(spill_nontemporal):
+    # Runs (DESIGN §3.1): single writes and write_batch rows of one size extend
+    # one run header, other sizes and flushes end it; poll_into copies a run
+    # and stops at a message of another size; every byte comes back in order.
+    rng = np.random.default_rng(7)
+    with pq.Queue(block_size=1024, hot_blocks=1, spill_blocks=8, publish="max",
+                  spill_nontemporal=spill_nontemporal) as q:
+        sent, total = [], 0
+        for step in range(40):
+            size = (24, 24, 24, 13, 0)[step % 5]
+            rows = rng.integers(0, 256, size=(int(rng.integers(1, 60)), size), dtype=np.uint8)
+            if step % 2:
+                q.writer.write_batch(rows)
+            else:
+                for r in rows:
+                    q.writer.write(bytes(r))
+            sent += [bytes(r) for r in rows]
+            total += len(rows)
+            if step % 7 == 6:
+                q.writer.flush()
+            assert q.stats()["messages_written"] == total  # exact, flushed or not
+            if step % 5 == 4:
+                q.writer.flush()
+                got = []
+                while len(got) < len(sent):
+                    out = np.zeros((8, 24), np.uint8)
+                    try:
+                        n = q.reader.poll_into(out)
+                        got += [bytes(r) for r in out[:n]]
+                    except pq.QueueError:
+                        n = 0
+                    if n == 0:
+                        got += q.reader.poll(1)
+                assert got == sent
+                sent = []
+        st = q.stats()
+        assert st["messages_written"] == st["messages_read"]
+        assert st["bytes_written"] == st["bytes_read"]
+
+
 def test_poll_into_size_mismatch_keeps_message():
     with small(publish="each") as q:
         q.writer.write(b"a" * 32)
@@ -138,16 +179,18 @@ def test_poll_into_size_mismatch_keeps_message():
 
 
 def test_stats_and_tiers():
+    # 32-byte writes under publish max form one run a block (DESIGN §3.1):
+    # 40 bytes for the first, 32 for each next one -- 7 in 256 bytes.
     with pq.Queue(block_size=256, hot_blocks=2, spill_blocks=8) as q:
-        for i in range(6 * 8):
+        for i in range(7 * 8):
             q.writer.write(b"z" * 32)
         st = q.stats()
         assert st["takes_hot"] == 2 and st["takes_spill"] == 6
         q.writer.flush()
-        assert len(q.reader.poll()) == 48
+        assert len(q.reader.poll()) == 56
         st = q.stats()
         assert st["returns_hot"] == 2
-        assert st["peak_backlog"] >= 32 * 6 * 6
+        assert st["peak_backlog"] >= 32 * 7 * 6
         assert q.backlog() == 0
 
 
@@ -194,7 +237,7 @@ def test_full_queue_try_write_and_timeout():
         n = 0
         while q.writer.try_write(b"m" * 32):
             n += 1
-        assert n == 12
+        assert n == 2 * 7  # one run a block: 40 + 6 * 32 bytes (DESIGN §3.1)
         with pytest.raises(pq.QueueFull):
             q.writer.write(b"m" * 32, timeout=0.01)
         with pytest.raises(pq.QueueFull):
@@ -213,7 +256,7 @@ def test_write_batch_partial_timeout_reports_written():
         with pytest.raises(pq.QueueFull) as e:
             q.writer.write_batch(arr, timeout=0.01)
         k = e.value.written
-        assert k == 12
+        assert k == 2 * 7  # one run a block: 40 + 6 * 32 bytes (DESIGN §3.1)
         q.writer.flush()
         got = q.reader.poll()
         assert got == [arr[i].tobytes() for i in range(k)]

@@ -9,12 +9,13 @@ from pyqueue._pyq import ffi, lib
 POLICIES = ["max", "each", "bytes:1000"]
 
 
-def stress(q, n, use_claim=False, pause_every=0, pause_us=0, flush_every=0, batch=0):
+def stress(q, n, use_claim=False, pause_every=0, pause_us=0, flush_every=0, batch=0,
+           min_len=0, max_len=None):
     p = ffi.new("pyq_stress_params_t *")
     r = ffi.new("pyq_stress_result_t *")
     p.messages = n
-    p.min_len = 0
-    p.max_len = q.max_message
+    p.min_len = min_len
+    p.max_len = q.max_message if max_len is None else max_len
     p.salt = 0xC0FFEE
     p.writer_cpu = p.reader_cpu = -1
     p.reader_pause_every = pause_every
@@ -44,6 +45,19 @@ def test_ten_million_random_sizes(publish, scan):
         assert st["returns_spill"] >= st["takes_spill"] - 1
         assert st["returns_hot"] >= st["takes_hot"] - 1
         assert st["peak_backlog"] > 4 * 256
+
+
+@pytest.mark.parametrize("nt", [False, True])
+@pytest.mark.parametrize("size", [32, 13])
+def test_fixed_sizes_run_across_threads(size, nt):
+    # Runs (DESIGN §3.1): one size under publish max, so nearly every message
+    # is a run member; flushes end runs mid-block, pauses spill into tier 2.
+    with pq.Queue(block_size=1024, hot_blocks=4, spill_blocks=512, publish="max",
+                  spill_nontemporal=nt) as q:
+        st = stress(q, 1_000_000, pause_every=250_000, pause_us=20_000, flush_every=777,
+                    min_len=size, max_len=size)
+        assert st["messages_read"] == 1_000_000
+        assert st["takes_spill"] > 0
 
 
 @pytest.mark.parametrize("nt", [False, True])

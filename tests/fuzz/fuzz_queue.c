@@ -14,7 +14,11 @@
  *
  * The model is a FIFO of committed messages (message k has length len[k] and
  * pyq_pattern content for seq k), plus the writer's framing (offset in the
- * current block), which says exactly when a block is sealed -- with a scanning
+ * current block, and the open run: with publish max and no scanning reader a
+ * write or write_batch message of the length of the record just before extends
+ * it by its padded payload, no header -- csrc/core/queue_pvt.h, Runs -- until a
+ * claim, a flush, a seal or a record of another length ends it; zero-length
+ * messages never run), which says exactly when a block is sealed -- with a scanning
  * reader also after a record that leaves less room than itself, when a free hot
  * block is taken at once (writer_block.c, pyq_w_seal_early).  Checked:
  *   - FIFO and bytes: the reader only ever delivers the next committed message,
@@ -83,6 +87,9 @@ struct model {
     /* writer framing */
     int has_block;            /* the writer holds a current block */
     uint32_t pos;             /* next record offset in it */
+    int run_open;             /* a write of run_len may extend the open run */
+    uint32_t run_len, run_step, run_limit;
+    uint64_t run_msgs;        /* messages that went into a run as members */
     uint64_t takes, seals, full_events;
     /* claim */
     int claimed;
@@ -104,6 +111,17 @@ static uint32_t rec(uint32_t len)
     return (PYQ_RECORD_HEADER + len + align - 1) & ~(align - 1);
 }
 
+static int runs_ok(void)
+{
+    return m.cfg.publish == PYQ_PUBLISH_MAX && !m.cfg.scan_current;
+}
+
+/* A write of len (not a claim) extends the open run: no header, no new block. */
+static int extends(uint32_t len)
+{
+    return m.run_open && len == m.run_len && m.pos + m.run_step <= m.run_limit;
+}
+
 static int policy_shows_all(void)
 {
     return m.cfg.scan_current || m.cfg.publish == PYQ_PUBLISH_EACH;
@@ -123,14 +141,15 @@ static uint32_t pick_len(struct input *in)
 }
 
 /* What a claim of len does to the framing before the C call: returns 1 when a
- * new block is needed (the current one, if any, gets sealed first). */
-static int needs_block(uint32_t len)
+ * new block is needed (the current one, if any, gets sealed first).  ext: the
+ * write extends the open run (extends(), known before the call). */
+static int needs_block(uint32_t len, int ext)
 {
-    return !m.has_block || m.pos + rec(len) > m.cfg.block_size;
+    return !ext && (!m.has_block || m.pos + rec(len) > m.cfg.block_size);
 }
 
-/* Apply the result of a claim (rc) for len to the model. */
-static void after_claim(uint32_t len, int rc, int busy_before)
+/* Apply the result of a claim (rc) for len to the model (ext: as needs_block). */
+static void after_claim(uint32_t len, int rc, int busy_before, int ext)
 {
     int need;
 
@@ -146,7 +165,9 @@ static void after_claim(uint32_t len, int rc, int busy_before)
         REQUIRE(rc == PYQ_ECLOSED);
         return;
     }
-    need = needs_block(len);
+    need = needs_block(len, ext);
+    if (!ext)
+        m.run_open = 0;                /* a record of its own (its claim, in C) */
     if (need && m.has_block) {
         m.seals++;                     /* sealed before the take, whatever follows */
         m.has_block = 0;
@@ -176,13 +197,24 @@ static uint64_t hot_in_use(void)
     return st.takes_hot - st.returns_hot;
 }
 
-/* Apply a commit of len to the model; hot: hot_in_use() when it happens. */
-static void after_commit(uint32_t len, uint64_t hot)
+/* Apply a commit of len to the model; hot: hot_in_use() when it happens; ext:
+ * the message extended the open run (else it is a record that opens one). */
+static void after_commit(uint32_t len, uint64_t hot, int ext)
 {
     uint32_t r = rec(len);
 
     m.len[m.committed++] = len;
     m.bytes_w += len;
+    if (ext) {
+        r = m.run_step;
+        m.run_msgs++;
+    } else if (runs_ok() && len > 0) {
+        uint64_t cap = m.pos + PYQ_RECORD_HEADER + 0xffffull * ((len + 7u) & ~7u);
+        m.run_open = 1;
+        m.run_len = len;
+        m.run_step = (len + 7u) & ~7u;
+        m.run_limit = cap < m.cfg.block_size ? (uint32_t)cap : m.cfg.block_size;
+    }
     m.pos += r;
     if (policy_shows_all() && !m.closed && m.cfg.block_size - m.pos < r &&
         hot < m.cfg.hot_blocks) {
@@ -196,6 +228,7 @@ static void after_commit(uint32_t len, uint64_t hot)
     } else if (m.pos == m.cfg.block_size) {   /* exactly full: sealed by the commit */
         m.seals++;
         m.has_block = 0;
+        m.run_open = 0;
         m.must_visible = m.committed;
     }
     if (policy_shows_all())
@@ -209,18 +242,19 @@ static void do_write(struct input *in, int try_only)
     static uint8_t buf[PYQ_MAX_BLOCK_SIZE > 1024 ? 1024 : PYQ_MAX_BLOCK_SIZE];
     int64_t timeout = (byte(in) & 3) == 0 ? 2000 : 0; /* now and then, the wait loop */
     int busy = m.claimed, rc;
-    int need = !busy && len <= m.max && !m.closed && needs_block(len);
+    int ext = !busy && len <= m.max && !m.closed && extends(len);
+    int need = !busy && len <= m.max && !m.closed && needs_block(len, ext);
     uint64_t hot = hot_in_use();
 
     if (len <= m.max)
         pyq_pattern_fill(buf, len, m.committed);
     rc = try_only ? pyq_writer_try_write(m.q, buf, len)
                   : pyq_writer_write(m.q, buf, len, timeout);
-    after_claim(len, rc, busy);
+    after_claim(len, rc, busy, ext);
     if (rc == 0) {
         if (need && hot < m.cfg.hot_blocks)
             hot++;                     /* the write's own take: tier 1 first */
-        after_commit(len, hot);
+        after_commit(len, hot, ext);
     }
 }
 
@@ -246,19 +280,21 @@ static void do_write_batch(struct input *in)
     }
     REQUIRE(k >= 0 && (uint64_t)k <= n);
     for (i = 0; i < (uint32_t)k; i++) {
-        int need = needs_block(len);
+        int ext = extends(len);
+        int need = needs_block(len, ext);
         uint64_t takes = m.takes;
 
-        after_claim(len, 0, busy);
+        after_claim(len, 0, busy, ext);
         if (need && hot < m.cfg.hot_blocks)
             hot++;                     /* tier 1 first, as in do_write */
-        after_commit(len, hot);
+        after_commit(len, hot, ext);
         if (m.takes > takes + (uint64_t)need)
             hot++;                     /* after_commit's early seal took a hot block */
     }
     if ((uint64_t)k < n) {
         REQUIRE(err != 0);
-        after_claim(len, err, busy);   /* the message that stopped the batch */
+        after_claim(len, err, busy, 0); /* the message that stopped the batch: when
+                                          it could extend, it stopped for close */
     } else {
         REQUIRE(err == 0);
     }
@@ -271,7 +307,7 @@ static void do_claim(struct input *in)
     int busy = m.claimed;
     int rc = pyq_writer_claim(m.q, len, 0, &ptr);
 
-    after_claim(len, rc, busy);
+    after_claim(len, rc, busy, 0);
     if (rc == 0) {
         REQUIRE(ptr != NULL);
         m.claimed = 1;
@@ -297,7 +333,7 @@ static void do_commit(void)
     }
     REQUIRE(rc == 0);
     m.claimed = 0;
-    after_commit(m.claim_len, hot);
+    after_commit(m.claim_len, hot, 0);
 }
 
 static void do_abort(void)
@@ -311,6 +347,7 @@ static void do_flush(void)
 {
     REQUIRE(pyq_writer_flush(m.q) == 0);
     m.must_visible = m.committed;
+    m.run_open = 0;                    /* a published run never grows */
 }
 
 /* One delivered message must be the next committed one, byte for byte. */
