@@ -49,6 +49,8 @@ enum {
                              caller knows it is not) */
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
     REC_TOUCH = 1u << 3,  /* put_run(): touch each record (touch_after_write) */
+    REC_LOCAL = 1u << 4,  /* !q->xproc (w->special says so): no reader to wake, so
+                             the fast path calls nothing more (shared_pvt.h) */
 };
 
 static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
@@ -81,13 +83,19 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
 
 /* DESIGN §3.3 after a record ending at offset next of the current block: each
  * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
-static inline void publish_policy(struct pyq_queue *q, uint32_t next)
+static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
     uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
 
-    if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes)
-        publish(q, at);
+    if (!(how & REC_LOCAL) && q->cfg.publish == PYQ_PUBLISH_MAX)
+        pyq_shm_wake_reader(q); /* shared scan_current: the commit is the hand-over */
+    else if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes) {
+        if (how & REC_LOCAL)
+            publish_local(q, at);
+        else
+            publish(q, at);
+    }
 }
 
 /* W3: the record's payload is complete; pairs with A3 in reader.c (q->scan).
@@ -171,8 +179,8 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
     w->pos = next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
-    if (q->cfg.publish != PYQ_PUBLISH_MAX)
-        publish_policy(q, next);
+    if (q->commit_hook)
+        publish_policy(q, next, how);
     if (PYQ_UNLIKELY(limit - next < size))
         pyq_w_seal_early(q); /* no room for another record of this size */
 }
@@ -375,7 +383,7 @@ static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void 
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
             return 0;
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
@@ -454,4 +462,6 @@ void pyq_writer_detach(pyq_queue_t *q)
     pyq_writer_flush(q);
     /* W4: every committed record is published before this; pairs with A5. */
     pyq_store_release(&q->detached, 1);
+    if (q->xproc)
+        pyq_shm_wake_reader(q); /* a reader asleep on the futex sees the end */
 }
