@@ -9,11 +9,15 @@ cffi releases the GIL around every C call.
 Lifetime (RELIABILITY.md, "Object lifetime"): a queue has exactly one Writer
 and one Reader, built by the queue and reached as ``q.writer`` / ``q.reader``;
 they reach the C handle only through their queue, under their side lock, so no
-Python object outlives the handle.  A queue cannot be copied or pickled (its
-memory is private to this process), and after ``fork()`` the child's copy
-raises QueueError instead of delivering the parent's messages twice.
+Python object outlives the handle.  An in-process queue cannot be copied or
+pickled (its memory is private to this process), and after ``fork()`` the
+child's copy raises QueueError instead of delivering the parent's messages
+twice.  A shared queue (``Queue(shared=True)``, DESIGN §3.9) lives in a
+segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
+another process, and each side is taken by the first process that uses it.
 """
 import os
+import secrets
 import sys
 import threading
 import time
@@ -22,7 +26,8 @@ import weakref
 import numpy as np
 
 from . import cstruct, validate
-from ._errors import EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError, check
+from ._errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
+                      check)
 from ._pyq import ffi, lib
 from .config import QueueConfig
 
@@ -35,6 +40,9 @@ _EAGAIN = lib.PYQ_EAGAIN
 _writer_write = lib.pyq_writer_write
 _reader_read_one = lib.pyq_reader_read_one
 _unpack = ffi.unpack
+# A Reader's staging buffer before its first use (RELIABILITY.md, "Memory").
+_NO_STAGING = ffi.new("char[1]")
+_SIDES = {"writer": lib.PYQ_SIDE_WRITER, "reader": lib.PYQ_SIDE_READER}
 
 
 _FOREVER_NS = 2**62
@@ -82,9 +90,13 @@ _BUILD = object()   # only Queue builds its sides
 
 
 def _not_shared(what):
-    return TypeError("%s cannot be copied or pickled: its memory is private to this process "
-                     "(shared memory is not available yet); pass the one queue object "
-                     "(threads share it as it is)" % what)
+    # Also what a multiprocessing.Queue's feeder thread prints when it drops
+    # such a queue: the message must say so, the put() itself returned.
+    return TypeError("%s cannot be copied or pickled: its memory is private to this process. "
+                     "Make it with pyqueue.Queue(..., shared=True) to pass it to another "
+                     "process (multiprocessing, a multiprocessing.Queue -- whose put() of this "
+                     "queue is dropped after printing this), or pass the one queue object "
+                     "between threads" % what)
 
 
 class _Side:
@@ -118,8 +130,19 @@ class _Side:
 
     def _ptr(self):
         # Called with the side lock held: close() clears _h under it.
-        if self._h is None or self._queue._closing:
+        if self._queue._closing:
             raise self._closed_error()
+        return self._h if self._h is not None else self._claim()
+
+    def _claim(self):
+        """The handle when _h is None: a shared queue's side is taken for this
+        process on first use (Queue.take); otherwise the queue is closed.
+        Called with the side lock held."""
+        q = self._queue
+        if q._ptr is None or q._closing or not q._shared:
+            raise self._closed_error()
+        q._take_side(self._name, 0)
+        self._h = q._ptr
         return self._h
 
     def _take(self):
@@ -167,7 +190,7 @@ class Writer(_Side):
             try:
                 h = self._h
                 if h is None:
-                    raise self._closed_error()
+                    h = self._claim()
                 rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
                 while rc == _EAGAIN:
                     rc = _writer_write(h, buf, n, _WAIT_SLICE_NS)
@@ -267,12 +290,20 @@ class Reader(_Side):
 
     def __init__(self, queue, _token=None):
         super().__init__(queue, _token)
-        self._cap = max(1 << 16, queue.block_size)
+        self._unstage()
+        self._lens = ffi.new("uint32_t[]", self._LENS)
+
+    def _unstage(self):
+        # No staging buffer until the first message needs one, none after close.
+        self._cap, self._buf, self._mv = 0, None, None
+        self._cbuf = self._cchars = _NO_STAGING
+
+    def _stage(self):
+        self._cap = max(1 << 16, self._queue.block_size)
         self._buf = bytearray(self._cap)
         self._cbuf = ffi.from_buffer(self._buf)
         self._cchars = ffi.cast("char *", self._cbuf)
         self._mv = memoryview(self._buf)
-        self._lens = ffi.new("uint32_t[]", self._LENS)
 
     def read(self, timeout=None):
         """The next message as bytes, waiting for one for at most ``timeout``
@@ -292,15 +323,12 @@ class Reader(_Side):
                                                                  deadline - time.monotonic_ns())
             self._acquire()
             try:
-                h = self._h
-                if h is None or self._queue._closing:
-                    raise self._closed_error()
+                h = self._ptr()
                 rc = lib.pyq_reader_wait(h, max(left, 0))
             finally:
                 self._release()
             if rc == 0:
-                raise EndOfStream("the writer has detached and every message was read",
-                                  lib.PYQ_ECLOSED)
+                raise self._queue._end_of_stream()
             got = self.poll(1)
             if got:
                 return got[0]
@@ -325,11 +353,16 @@ class Reader(_Side):
             try:
                 h = self._h
                 if h is None:
-                    raise self._closed_error()
+                    h = self._claim()
                 n = _reader_read_one(h, self._cbuf, self._cap)
                 if n < 0:
                     if n == _EAGAIN:  # nothing visible (cap holds any message)
                         return []
+                    if self._buf is None:  # the first message: make the staging buffer
+                        self._stage()
+                        n = _reader_read_one(h, self._cbuf, self._cap)
+                        if n >= 0:
+                            return [_unpack(self._cchars, n)]
                     check(n, "poll")
                 return [_unpack(self._cchars, n)]
             finally:
@@ -337,11 +370,13 @@ class Reader(_Side):
         if max_messages is not None:
             max_messages = validate.integer("max_messages", max_messages, 0, 2**63 - 1)
         out = []
-        mv = self._mv
         lens = self._lens
         self._take()
         try:
             ptr = self._ptr()
+            if self._buf is None:
+                self._stage()
+            mv = self._mv
             start = _read(ptr)
             # No limit: at most what was written when the call began, so a
             # faster writer cannot keep one call going for ever.
@@ -431,22 +466,73 @@ class Queue:
     ``config`` is a pyqueue.QueueConfig (None: the defaults); keyword arguments
     override its fields (``Queue(block_size=4096, publish="each")``).  Every
     value is checked and a bad one raises ValueError naming it.  The whole pool
-    is mapped here.
+    is mapped here (and touched only as it is used).
+
+    ``shared=True`` makes the queue in shared memory (DESIGN §3.9), called
+    ``name`` in /dev/shm (None: a fresh ``pyq-...`` name), so that the writer
+    and the reader may be different processes: ``Queue.attach(name)`` maps it
+    elsewhere, and the queue pickles to a handle that attaches (for
+    multiprocessing and concurrent.futures).  Each side belongs to the first
+    process that uses it (or ``take()``s it); the segment is removed when its
+    last user closes it.
     """
 
-    def __init__(self, config=None, **overrides):
+    def __init__(self, config=None, shared=False, name=None, **overrides):
         if "_ptr" in self.__dict__:
             raise TypeError("Queue.__init__ called on a queue that already exists; make a new Queue")
         self._ptr = None
         self._closing = False
         self._pid = os.getpid()
+        shared = validate.flag("shared", shared)
+        if name is not None and not shared:
+            raise ValueError("name is for a shared queue: pass shared=True with it")
         cfg = QueueConfig.of(config, **overrides)
         out = ffi.new("pyq_queue_t **")
-        rc = lib.pyq_queue_create(cfg.to_c(), out)
-        check(rc, "Queue()", {lib.PYQ_EPERM: "mlock of the %d-byte pool was refused "
-                                             "(RLIMIT_MEMLOCK?); use mlock=False" % cfg.pool_bytes}
-              if cfg.mlock else None)
-        self._ptr = out[0]
+        hints = ({lib.PYQ_EPERM: "mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
+                                 "use mlock=False" % cfg.pool_bytes} if cfg.mlock else {})
+        if shared:
+            name = _new_name() if name is None else _check_name(name)
+            hints[lib.PYQ_EEXIST] = (FileExistsError, "a shared queue named %r exists; choose "
+                                     "another name (pyqueue.cleanup_stale() removes the leftovers "
+                                     "of dead runs)" % name)
+            hints[lib.PYQ_ENOMEM] = (MemoryError, "no room for a %d-byte shared queue in "
+                                     "/dev/shm" % cfg.pool_bytes)
+            rc = lib.pyq_queue_create_shared(name.encode(), cfg.to_c(), out, ffi.NULL)
+        else:
+            rc = lib.pyq_queue_create(cfg.to_c(), out)
+        check(rc, "Queue()", hints)
+        self._setup(out[0], name if shared else None)
+
+    @classmethod
+    def attach(cls, name):
+        """The shared queue called ``name``, made by ``Queue(shared=True)`` in
+        this or another process.  In the process that has it open already, the
+        same Queue object.  Raises FileNotFoundError when there is no such
+        queue, QueueError when the segment is not a queue of this pyqueue's
+        layout (or truncated or damaged)."""
+        name = _check_name(name)
+        for q in list(_LIVE):
+            if q.name == name and q._pid == os.getpid() and not q.closed:
+                return q
+        self = cls.__new__(cls)
+        self._ptr = None
+        self._closing = False
+        self._pid = os.getpid()
+        out = ffi.new("pyq_queue_t **")
+        check(lib.pyq_queue_attach(name.encode(), -1, out), "Queue.attach(%r)" % name, {
+            lib.PYQ_ENOSEG: (FileNotFoundError, "no shared queue named %r (never made, or "
+                             "closed by its last user)" % name),
+            lib.PYQ_EBADSEG: (QueueError, "/dev/shm/%s is not a pyqueue queue of this version's "
+                              "layout (or it is truncated or damaged)" % name),
+            lib.PYQ_EOWNED: (QueueError, "shared queue %r is mapped by too many processes "
+                             "already" % name)})
+        self._setup(out[0], name)
+        return self
+
+    def _setup(self, ptr, name):
+        self._ptr = ptr
+        self.name = name
+        self._shared = name is not None
         self._state_lock = threading.Lock()
         back = ffi.new("pyq_config_t *")
         lib.pyq_queue_config(self._ptr, back)
@@ -456,7 +542,51 @@ class Queue:
         self.max_message = lib.pyq_queue_max_message(self._ptr)
         self.writer = Writer(self, _BUILD)
         self.reader = Reader(self, _BUILD)
+        if self._shared:   # taken on first use (_Side._claim) or by take()
+            self.writer._h = self.reader._h = None
         _LIVE.add(self)
+
+    def take(self, side, dead=False):
+        """Make this process the owner of ``side`` ("writer" or "reader") of a
+        shared queue now, instead of at its first use (a no-op in-process).
+        A side a live process owns raises QueueError; one whose process died
+        raises PeerDied unless ``dead=True``: then a reader resumes at the next
+        unconsumed message, and a dead writer's committed messages are
+        published and its stream ends (writes raise QueueClosed)."""
+        side = validate.choice("side", side, tuple(_SIDES))
+        obj = getattr(self, side)
+        with obj.side_lock:
+            if self._ptr is None or self._closing:
+                raise self._closed_error()
+            if self._shared:
+                self._take_side(side, lib.PYQ_TAKE_DEAD if validate.flag("dead", dead) else 0)
+                obj._h = self._ptr
+
+    def _take_side(self, side, flags):
+        code = _SIDES[side]
+        rc = lib.pyq_queue_take(self._ptr, code, flags)
+        if rc == lib.PYQ_EOWNED:
+            raise QueueError("the %s side of shared queue %r is owned by process %d: one %s "
+                             "process at a time" % (side, self.name,
+                                                    lib.pyq_queue_owner(self._ptr, code), side), rc)
+        if rc == lib.PYQ_EPEER:
+            raise PeerDied("the %s side of shared queue %r belonged to process %d, which died; "
+                           "q.take(%r, dead=True) takes it over"
+                           % (side, self.name, -lib.pyq_queue_owner(self._ptr, code), side), rc)
+        check(rc, "take(%r)" % side)
+        if self._closing:   # close() began meanwhile and did not see us own it
+            lib.pyq_queue_release(self._ptr, code)
+            raise self._closed_error()
+
+    def _owns(self, side):
+        return lib.pyq_queue_owner(self._ptr, _SIDES[side]) == os.getpid()
+
+    def _end_of_stream(self):
+        dead = lib.pyq_queue_dead_peer(self._ptr, lib.PYQ_SIDE_WRITER) if self._shared else 0
+        if dead:
+            return EndOfStream("the writer process %d died; every message it committed was read"
+                               % dead, lib.PYQ_ECLOSED)
+        return EndOfStream("the writer has detached and every message was read", lib.PYQ_ECLOSED)
 
     @property
     def config(self):
@@ -470,15 +600,20 @@ class Queue:
     def _closed_error(self):
         if self._pid != os.getpid():
             return QueueError("this queue belongs to process %d: after fork() an in-process "
-                              "queue cannot be used in the child (shared memory is not "
-                              "available yet)" % self._pid, lib.PYQ_ECLOSED)
+                              "queue cannot be used in the child (make it with "
+                              "pyqueue.Queue(..., shared=True) to share it)" % self._pid,
+                              lib.PYQ_ECLOSED)
         return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 
     @property
     def c_handle(self):
-        """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab)."""
+        """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab).
+        A shared queue's C code runs a side this process took (``take()``)."""
         if self._ptr is None or self._closing:
             raise self._closed_error()
+        if self._shared and not (self._owns("writer") or self._owns("reader")):
+            raise QueueError("this process owns neither side of shared queue %r: "
+                             "q.take('writer') or q.take('reader') first" % self.name)
         return self._ptr
 
     def stats(self):
@@ -512,7 +647,9 @@ class Queue:
             if ptr is None:
                 return
             self._closing = True
-            lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+            # Shared: only the writer's process ends the stream for everyone.
+            if not self._shared or self._owns("writer"):
+                lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
         if sys.is_finalizing():
             # Daemon threads are frozen now, possibly holding a side lock: never
             # wait for them.  The process is ending; its memory goes with it.
@@ -542,12 +679,15 @@ class Queue:
             ptr = self._ptr
             if ptr is None:
                 return
-            lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
+            if not self._shared or self._owns("writer"):
+                lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
             if not r.acquire(wait):
                 return
             try:
                 with self._state_lock:
                     self._ptr = self.writer._h = self.reader._h = None
+                    self.reader._unstage()   # the staging buffer goes with the queue
+                    # Shared: leave the segment; the last user removes its name.
                     lib.pyq_queue_destroy(ptr)
             finally:
                 r.release()
@@ -555,24 +695,38 @@ class Queue:
             w.release()
 
     def __copy__(self):
+        if self._shared:
+            return self   # one handle per process (Queue.attach)
         raise _not_shared("a Queue")
 
     def __deepcopy__(self, memo):
+        if self._shared:
+            return self
         raise _not_shared("a Queue")
 
     def __reduce_ex__(self, protocol):
+        if self._shared:
+            if self.closed:
+                raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
+            return (_attach_pickled, (self.name,))
         raise _not_shared("a Queue")
 
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second
         # time nor free what it does not own; a lock some other parent thread
-        # held at fork() would never be released here.
+        # held at fork() would never be released here.  A shared queue's
+        # mapping is the child's too: it joins the segment's users, owning no
+        # side until it takes one.
         self.writer._lock = threading.Lock()
         self.reader._lock = threading.Lock()
         for side in (self.writer, self.reader):
             side._acquire, side._release = side._lock.acquire, side._lock.release
             side._h = None
         self._state_lock = threading.Lock()
+        if self._shared and self._ptr is not None and not self._closing \
+                and lib.pyq_queue_adopt(self._ptr) == 0:
+            self._pid = os.getpid()
+            return
         self._ptr = None
 
     def __enter__(self):
@@ -590,7 +744,44 @@ class Queue:
 
     def __repr__(self):
         state = "closed" if self.closed else "open"
-        return "<pyqueue.Queue %s block_size=%d publish=%r>" % (state, self.block_size, self.publish)
+        shared = " shared name=%r" % self.name if self._shared else ""
+        return "<pyqueue.Queue %s%s block_size=%d publish=%r>" % (state, shared, self.block_size,
+                                                                self.publish)
+
+
+def _attach_pickled(name):
+    """Unpickling a shared queue: attach to it (Queue.attach)."""
+    return Queue.attach(name)
+
+
+def _check_name(name):
+    if not isinstance(name, str):
+        raise TypeError("name must be a str, got %s" % type(name).__name__)
+    raw = name.encode()
+    if not 1 <= len(raw) <= lib.PYQ_SHM_NAME_MAX or "/" in name or "\0" in name \
+            or name in (".", ".."):
+        raise ValueError("name must be 1 to %d bytes without '/' (a file name in /dev/shm), "
+                         "got %r" % (lib.PYQ_SHM_NAME_MAX, name))
+    return name
+
+
+def _new_name():
+    return "pyq-%d-%s" % (os.getpid(), secrets.token_hex(6))
+
+
+def cleanup_stale():
+    """Remove the shared queues in /dev/shm whose every user process is dead
+    (the leftovers of crashed runs); return their names.  Segments in use and
+    files that are not pyqueue queues are left alone."""
+    removed = []
+    try:
+        names = sorted(os.listdir("/dev/shm"))
+    except OSError:
+        return removed
+    for n in names:
+        if len(n.encode()) <= lib.PYQ_SHM_NAME_MAX and lib.pyq_queue_reclaim(n.encode()) == 1:
+            removed.append(n)
+    return removed
 
 
 # Every side method: close() looks for them on its own stack (Queue._inside_call).
