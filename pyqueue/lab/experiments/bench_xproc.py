@@ -112,7 +112,8 @@ def _timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False, setup_r
     reading; seconds from go to the last message."""
     go = _FORK.Event() if not thread else threading.Event()
     if thread:
-        t = threading.Thread(target=_child, args=(None, go, writer_fn, wargs), daemon=True)
+        # sched_setaffinity(0) pins the calling thread only: the writer thread its own CPU.
+        t = threading.Thread(target=_child, args=(writer_cpu, go, writer_fn, wargs), daemon=True)
     else:
         t = _FORK.Process(target=_child, args=(writer_cpu, go, writer_fn, wargs), daemon=True)
     t.start()
@@ -232,7 +233,7 @@ def _round_trips(shared, n, writer_cpu):
             b.take("reader")
             t = _FORK.Process(target=_echo, args=(a, b, n, writer_cpu), daemon=True)
         else:
-            t = threading.Thread(target=_echo, args=(a, b, n, None), daemon=True)
+            t = threading.Thread(target=_echo, args=(a, b, n, writer_cpu), daemon=True)
         t.start()
         out = np.empty(n, np.int64)
         w, r, now = a.writer.write, b.reader.read, time.perf_counter_ns
