@@ -101,24 +101,30 @@ def _r_get_many(q, n, size):
         got += len(q.get_many(max_messages_to_get=4096, timeout=10))
 
 
-def _child(pin, go, fn, args):
+def _child(pin, ready, go, fn, args):
     _pin(pin)
+    ready.set()
     go.wait()
     fn(*args)
 
 
-def _timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False, setup_reader=None):
+def _timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False):
     """Run one slice: the writer (a forked process, or a thread), this process
     reading; seconds from go to the last message."""
-    go = _FORK.Event() if not thread else threading.Event()
+    lib = threading if thread else _FORK
+    ready, go = lib.Event(), lib.Event()
     if thread:
         # sched_setaffinity(0) pins the calling thread only: the writer thread its own CPU.
-        t = threading.Thread(target=_child, args=(writer_cpu, go, writer_fn, wargs), daemon=True)
+        t = threading.Thread(target=_child, args=(writer_cpu, ready, go, writer_fn, wargs),
+                             daemon=True)
     else:
-        t = _FORK.Process(target=_child, args=(writer_cpu, go, writer_fn, wargs), daemon=True)
+        t = _FORK.Process(target=_child, args=(writer_cpu, ready, go, writer_fn, wargs),
+                          daemon=True)
     t.start()
-    if setup_reader:
-        setup_reader()
+    # The writer starts on the reader's CPU (inherited): under SCHED_FIFO it would never
+    # get there to move while this process spins, so wait (sleeping) until it has moved.
+    if not ready.wait(60):
+        raise RuntimeError("the writer did not start")
     t0 = time.perf_counter()
     go.set()
     reader_fn(*rargs)
@@ -217,8 +223,9 @@ def rows():
 
 # --- round trips ---
 
-def _echo(a, b, n, pin):
+def _echo(a, b, n, pin, ready):
     _pin(pin)
+    ready.set()
     for _ in range(n):
         b.writer.write(a.reader.read(timeout=30))
     b.writer.flush()
@@ -231,10 +238,14 @@ def _round_trips(shared, n, writer_cpu):
         if shared:
             a.take("writer")
             b.take("reader")
-            t = _FORK.Process(target=_echo, args=(a, b, n, writer_cpu), daemon=True)
+            ready = _FORK.Event()
+            t = _FORK.Process(target=_echo, args=(a, b, n, writer_cpu, ready), daemon=True)
         else:
-            t = threading.Thread(target=_echo, args=(a, b, n, writer_cpu), daemon=True)
+            ready = threading.Event()
+            t = threading.Thread(target=_echo, args=(a, b, n, writer_cpu, ready), daemon=True)
         t.start()
+        if not ready.wait(60):   # see _timed
+            raise RuntimeError("the echo side did not start")
         out = np.empty(n, np.int64)
         w, r, now = a.writer.write, b.reader.read, time.perf_counter_ns
         msg = b"x" * 32
