@@ -138,9 +138,9 @@ struct pyq_seg_header {
 struct pyq_shm_state {
     PYQ_ALIGNED_LINE _Atomic uint64_t owner[2];  /* PYQ_SIDE_WRITER, PYQ_SIDE_READER */
     _Atomic uint64_t dead[2];                    /* a recovered dead owner's word */
-    PYQ_ALIGNED_LINE _Atomic uint32_t r_waiting; /* S2: the reader may sleep on w_event */
+    PYQ_ALIGNED_LINE _Atomic uint32_t r_waiting; /* SHM-S2: the reader may sleep on w_event */
     _Atomic uint32_t w_event;                    /* futex word the writer bumps */
-    PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* S4: the writer may sleep on r_event */
+    PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* SHM-S2: the writer may sleep on r_event */
     _Atomic uint32_t r_event;                    /* futex word the reader bumps */
     _Atomic int64_t slice_ns;                    /* pyq_queue_set_sleep_slice; 0: default */
     PYQ_ALIGNED_LINE _Atomic uint64_t users[PYQ_SHM_USERS]; /* mapping processes */

@@ -36,7 +36,7 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
         }
         if (q->xproc) {
             uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_READER);
-            /* A last look after S2: a publish from now on sees our flag. */
+            /* A last look after SHM-S2: a publish from now on sees our flag. */
             if (pyq_reader_next_len(q) != PYQ_EAGAIN || pyq_queue_writer_detached(q)) {
                 pyq_shm_sleep_cancel(q, PYQ_SIDE_READER);
                 continue;

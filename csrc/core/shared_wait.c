@@ -1,6 +1,6 @@
 /*
  * shared_wait.c - a side of a shared queue asleep on a futex word in the
- * segment, and the wake-up that ends the sleep (shared_pvt.h, S1/S2).  The
+ * segment, and the wake-up that ends the sleep (shared_pvt.h, SHM-S1/SHM-S2).  The
  * sleeps are bounded by PYQ_SHM_SLEEP_SLICE_NS, after which the sleeper
  * looks at its peer's process: a dead peer never wakes anyone.
  */
@@ -33,7 +33,7 @@ static void futex_wake_all(_Atomic uint32_t *word)
 
 void pyq_shm_wake(struct pyq_queue *q, int sleeper)
 {
-    /* Relaxed: the futex word carries no data, the hand-over store (before S1)
+    /* Relaxed: the futex word carries no data, the hand-over store (before SHM-S1)
      * does; the bump only makes the sleeper's FUTEX_WAIT fail or return. */
     atomic_fetch_add_explicit(word_of(q, sleeper), 1, memory_order_relaxed);
     futex_wake_all(word_of(q, sleeper));
@@ -58,7 +58,7 @@ uint32_t pyq_shm_sleep_prepare(struct pyq_queue *q, int side)
     uint32_t ev = atomic_load_explicit(word_of(q, side), memory_order_relaxed);
 
     pyq_store_relaxed(flag_of(q, side), 1);
-    /* S2: the flag is visible before the look that follows; pairs with S1. */
+    /* SHM-S2: the flag is visible before the look that follows; pairs with SHM-S1. */
     atomic_thread_fence(memory_order_seq_cst);
     return ev;
 }

@@ -196,7 +196,7 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         pyq_counter_add(&q->ws.retries, 1);
         if (q->xproc && n > PYQ_SHM_SPIN_RETRIES) {
             uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_WRITER);
-            if (try_take(q)) { /* the last look after S2 */
+            if (try_take(q)) { /* the last look after SHM-S2 */
                 pyq_shm_sleep_cancel(q, PYQ_SIDE_WRITER);
                 return 0;
             }
