@@ -49,7 +49,7 @@ enum {
                              caller knows it is not) */
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
     REC_TOUCH = 1u << 3,  /* put_run(): touch each record (touch_after_write) */
-    REC_LOCAL = 1u << 4,  /* !q->xproc (w->special says so): no reader to wake, so
+    REC_LOCAL = 1u << 4,  /* !q->xproc (w->special or the caller says so): no reader to wake, so
                              the fast path calls nothing more (shared_pvt.h) */
 };
 
@@ -375,6 +375,15 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL)))
+        return 0;
+    return write_claimed(q, data, len, timeout_ns);
+}
+
+/* write_scan() for a shared queue: its commits may wake a sleeping reader. */
+static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, const void *data,
+                                                       uint32_t len, int64_t timeout_ns)
+{
     if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN)))
         return 0;
     return write_claimed(q, data, len, timeout_ns);
@@ -388,7 +397,8 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
     if (q->scan && is_small(len) && !q->w.nt)
-        return write_scan(q, data, len, timeout_ns);
+        return q->xproc ? write_scan_shared(q, data, len, timeout_ns)
+                        : write_scan(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
 }
 
