@@ -7,10 +7,10 @@
 """
 from importlib import metadata as _metadata
 
-from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
+from ._errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
                       QueueFull, UnsupportedError, VerificationError)
 from .config import QueueConfig
-from .queue import Queue, Reader, Writer
+from .queue import Queue, Reader, Writer, cleanup_stale
 
 # Written once, in the C header; the installed metadata (distribution pyqueue-lab) carries it.
 try:
@@ -20,4 +20,4 @@ except _metadata.PackageNotFoundError:  # imported from a tree that was never in
 
 __all__ = ["Queue", "QueueConfig", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
            "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",
-           "UnsupportedError", "__version__"]
+           "UnsupportedError", "PeerDied", "cleanup_stale", "__version__"]

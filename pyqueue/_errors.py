@@ -34,6 +34,10 @@ class EndOfStream(QueueClosed):
     """The writer has detached and the reader has read every message."""
 
 
+class PeerDied(QueueError):
+    """Shared queue: the process owning the other side (or the side asked for) died."""
+
+
 class VerificationError(QueueError):
     """A verifying consumer found a message lost, duplicated, reordered or corrupted."""
 
@@ -53,6 +57,7 @@ _BY_CODE = {
     lib.PYQ_ECLOSED: QueueClosed,
     lib.PYQ_EBADMSG: VerificationError,
     lib.PYQ_ENOTSUP: UnsupportedError,
+    lib.PYQ_EPEER: PeerDied,
 }
 
 

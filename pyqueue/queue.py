@@ -14,9 +14,12 @@ and one Reader, built by the queue and reached as ``q.writer`` / ``q.reader``;
 close() takes their handle away before anything else, so no Python object
 outlives it.  A queue cannot be copied or pickled (its memory is private to
 this process), and after ``fork()`` the child's copy raises QueueError instead
-of delivering the parent's messages twice.
+of delivering the parent's messages twice.  A shared queue (``Queue(shared=True)``, DESIGN §3.9) lives in a
+segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
+another process, and each side is taken by the first process that uses it.
 """
 import os
+import secrets
 import sys
 import threading
 import time
@@ -25,13 +28,14 @@ import weakref
 import numpy as np
 
 from . import _pyext, cstruct, validate
-from ._errors import (EndOfStream, MessageTooLarge, QueueClosed, QueueEmpty, QueueError,
-                      QueueFull, check, error_for)
+from ._errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
+                      QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
 from .config import QueueConfig
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
 _WAIT_SLICE_NS = _pyext.SLICE_NS
+_SIDES = {"writer": lib.PYQ_SIDE_WRITER, "reader": lib.PYQ_SIDE_READER}
 
 _FOREVER_NS = 2**62
 
@@ -83,9 +87,13 @@ _BUILD = object()   # only Queue builds its sides
 
 
 def _not_shared(what):
-    return TypeError("%s cannot be copied or pickled: its memory is private to this process "
-                     "(shared memory is not available yet); pass the one queue object "
-                     "(threads share it as it is)" % what)
+    # Also what a multiprocessing.Queue's feeder thread prints when it drops
+    # such a queue: the message must say so, the put() itself returned.
+    return TypeError("%s cannot be copied or pickled: its memory is private to this process. "
+                     "Make it with pyqueue.Queue(..., shared=True) to pass it to another "
+                     "process (multiprocessing, a multiprocessing.Queue -- whose put() of this "
+                     "queue is dropped after printing this), or pass the one queue object "
+                     "between threads" % what)
 
 
 class _SideLock:
@@ -133,7 +141,12 @@ class _Call:
             if side._is_closed():
                 raise side._closed_error()
             raise side._in_use_error()
-        if side._is_closed():
+        try:
+            bound = not side._is_closed() or side._claim()  # a shared side's first use
+        except BaseException:
+            side._disown()
+            raise
+        if not bound:
             side._disown()
             raise side._closed_error()
         return side._queue._ptr
@@ -178,6 +191,24 @@ class _Side:
     def _in_use_error(self):
         return QueueError("the %s side is in use by another thread (a C thread or a waiting "
                           "call owns it); one thread per side" % self._name)
+
+    def _claim(self):
+        """Called by the C methods when this side has no handle: a shared
+        queue's side is taken for this process on its first use (Queue.take)
+        and bound; True then, False when the queue is closed."""
+        q = getattr(self, "_queue", None)
+        if q is None or q._ptr is None or q._closing or not q._shared \
+                or q._pid != os.getpid():
+            return False
+        q._take_side(self._name, 0)
+        with q._state_lock:     # close() clears the handles under it
+            if q._ptr is None or q._closing:
+                return False
+            self._rebind(int(ffi.cast("uintptr_t", q._ptr)))
+        return True
+
+    def _end_of_stream(self):
+        return self._queue._end_of_stream()
 
     def qsize(self):
         """queue.Queue.qsize: messages written and not yet read (see Queue.qsize)."""
@@ -336,22 +367,73 @@ class Queue:
     ``config`` is a pyqueue.QueueConfig (None: the defaults); keyword arguments
     override its fields (``Queue(block_size=4096, publish="each")``).  Every
     value is checked and a bad one raises ValueError naming it.  The whole pool
-    is mapped here.
+    is mapped here (and touched only as it is used).
+
+    ``shared=True`` makes the queue in shared memory (DESIGN §3.9), called
+    ``name`` in /dev/shm (None: a fresh ``pyq-...`` name), so that the writer
+    and the reader may be different processes: ``Queue.attach(name)`` maps it
+    elsewhere, and the queue pickles to a handle that attaches (for
+    multiprocessing and concurrent.futures).  Each side belongs to the first
+    process that uses it (or ``take()``s it); the segment is removed when its
+    last user closes it.
     """
 
-    def __init__(self, config=None, **overrides):
+    def __init__(self, config=None, shared=False, name=None, **overrides):
         if "_ptr" in self.__dict__:
             raise TypeError("Queue.__init__ called on a queue that already exists; make a new Queue")
         self._ptr = None
         self._closing = False
         self._pid = os.getpid()
+        shared = validate.flag("shared", shared)
+        if name is not None and not shared:
+            raise ValueError("name is for a shared queue: pass shared=True with it")
         cfg = QueueConfig.of(config, **overrides)
         out = ffi.new("pyq_queue_t **")
-        rc = lib.pyq_queue_create(cfg.to_c(), out)
-        check(rc, "Queue()", {lib.PYQ_EPERM: "mlock of the %d-byte pool was refused "
-                                             "(RLIMIT_MEMLOCK?); use mlock=False" % cfg.pool_bytes}
-              if cfg.mlock else None)
-        self._ptr = out[0]
+        hints = ({lib.PYQ_EPERM: "mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
+                                 "use mlock=False" % cfg.pool_bytes} if cfg.mlock else {})
+        if shared:
+            name = _new_name() if name is None else _check_name(name)
+            hints[lib.PYQ_EEXIST] = (FileExistsError, "a shared queue named %r exists; choose "
+                                     "another name (pyqueue.cleanup_stale() removes the leftovers "
+                                     "of dead runs)" % name)
+            hints[lib.PYQ_ENOMEM] = (MemoryError, "no room for a %d-byte shared queue in "
+                                     "/dev/shm" % cfg.pool_bytes)
+            rc = lib.pyq_queue_create_shared(name.encode(), cfg.to_c(), out, ffi.NULL)
+        else:
+            rc = lib.pyq_queue_create(cfg.to_c(), out)
+        check(rc, "Queue()", hints)
+        self._setup(out[0], name if shared else None)
+
+    @classmethod
+    def attach(cls, name):
+        """The shared queue called ``name``, made by ``Queue(shared=True)`` in
+        this or another process.  In the process that has it open already, the
+        same Queue object.  Raises FileNotFoundError when there is no such
+        queue, QueueError when the segment is not a queue of this pyqueue's
+        layout (or truncated or damaged)."""
+        name = _check_name(name)
+        for q in list(_LIVE):
+            if q.name == name and q._pid == os.getpid() and not q.closed:
+                return q
+        self = cls.__new__(cls)
+        self._ptr = None
+        self._closing = False
+        self._pid = os.getpid()
+        out = ffi.new("pyq_queue_t **")
+        check(lib.pyq_queue_attach(name.encode(), -1, out), "Queue.attach(%r)" % name, {
+            lib.PYQ_ENOSEG: (FileNotFoundError, "no shared queue named %r (never made, or "
+                             "closed by its last user)" % name),
+            lib.PYQ_EBADSEG: (QueueError, "/dev/shm/%s is not a pyqueue queue of this version's "
+                              "layout (or it is truncated or damaged)" % name),
+            lib.PYQ_EOWNED: (QueueError, "shared queue %r is mapped by too many processes "
+                             "already" % name)})
+        self._setup(out[0], name)
+        return self
+
+    def _setup(self, ptr, name):
+        self._ptr = ptr
+        self.name = name
+        self._shared = name is not None
         self._state_lock = threading.Lock()
         back = ffi.new("pyq_config_t *")
         lib.pyq_queue_config(self._ptr, back)
@@ -361,7 +443,52 @@ class Queue:
         self.max_message = lib.pyq_queue_max_message(self._ptr)
         self.writer = Writer(self, _BUILD)
         self.reader = Reader(self, _BUILD)
+        if self._shared:   # taken on first use (_Side._claim) or by take()
+            self.writer._close_side()
+            self.reader._close_side()
         _LIVE.add(self)
+
+    def take(self, side, dead=False):
+        """Make this process the owner of ``side`` ("writer" or "reader") of a
+        shared queue now, instead of at its first use (a no-op in-process).
+        A side a live process owns raises QueueError; one whose process died
+        raises PeerDied unless ``dead=True``: then a reader resumes at the next
+        unconsumed message, and a dead writer's committed messages are
+        published and its stream ends (writes raise QueueClosed)."""
+        side = validate.choice("side", side, tuple(_SIDES))
+        obj = getattr(self, side)
+        with obj.side_lock:
+            if self._ptr is None or self._closing:
+                raise self._closed_error()
+            if self._shared:
+                self._take_side(side, lib.PYQ_TAKE_DEAD if validate.flag("dead", dead) else 0)
+                obj._rebind(int(ffi.cast("uintptr_t", self._ptr)))
+
+    def _take_side(self, side, flags):
+        code = _SIDES[side]
+        rc = lib.pyq_queue_take(self._ptr, code, flags)
+        if rc == lib.PYQ_EOWNED:
+            raise QueueError("the %s side of shared queue %r is owned by process %d: one %s "
+                             "process at a time" % (side, self.name,
+                                                    lib.pyq_queue_owner(self._ptr, code), side), rc)
+        if rc == lib.PYQ_EPEER:
+            raise PeerDied("the %s side of shared queue %r belonged to process %d, which died; "
+                           "q.take(%r, dead=True) takes it over"
+                           % (side, self.name, -lib.pyq_queue_owner(self._ptr, code), side), rc)
+        check(rc, "take(%r)" % side)
+        if self._closing:   # close() began meanwhile and did not see us own it
+            lib.pyq_queue_release(self._ptr, code)
+            raise self._closed_error()
+
+    def _owns(self, side):
+        return lib.pyq_queue_owner(self._ptr, _SIDES[side]) == os.getpid()
+
+    def _end_of_stream(self):
+        dead = lib.pyq_queue_dead_peer(self._ptr, lib.PYQ_SIDE_WRITER) if self._shared else 0
+        if dead:
+            return EndOfStream("the writer process %d died; every message it committed was read"
+                               % dead, lib.PYQ_ECLOSED)
+        return EndOfStream("the writer has detached and every message was read", lib.PYQ_ECLOSED)
 
     @property
     def config(self):
@@ -376,15 +503,20 @@ class Queue:
     def _closed_error(self):
         if self._pid != os.getpid():
             return QueueError("this queue belongs to process %d: after fork() an in-process "
-                              "queue cannot be used in the child (shared memory is not "
-                              "available yet)" % self._pid, lib.PYQ_ECLOSED)
+                              "queue cannot be used in the child (make it with "
+                              "pyqueue.Queue(..., shared=True) to share it)" % self._pid,
+                              lib.PYQ_ECLOSED)
         return QueueClosed("the queue is closed", lib.PYQ_ECLOSED)
 
     @property
     def c_handle(self):
-        """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab)."""
+        """The ``pyq_queue_t *`` for C-side runtime functions (threads, lab).
+        A shared queue's C code runs a side this process took (``take()``)."""
         if self._ptr is None or self._closing:
             raise self._closed_error()
+        if self._shared and not (self._owns("writer") or self._owns("reader")):
+            raise QueueError("this process owns neither side of shared queue %r: "
+                             "q.take('writer') or q.take('reader') first" % self.name)
         return self._ptr
 
     def stats(self):
@@ -422,7 +554,9 @@ class Queue:
             self._closing = True
             for side in self._sides():
                 side._close_side()
-            lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+            # Shared: only the writer's process ends the stream for everyone.
+            if not self._shared or self._owns("writer"):
+                lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
         if sys.is_finalizing():
             # Daemon threads are frozen now, possibly owning a side: never
             # wait for them.  The process is ending; its memory goes with it.
@@ -451,12 +585,14 @@ class Queue:
             ptr = self._ptr
             if ptr is None:
                 return
-            lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
+            if not self._shared or self._owns("writer"):
+                lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
             if not r._own(wait, False):
                 return
             try:
                 with self._state_lock:
                     self._ptr = None
+                    # Shared: leave the segment; the last user removes its name.
                     lib.pyq_queue_destroy(ptr)
             finally:
                 r._disown()
@@ -492,21 +628,35 @@ class Queue:
         return taken >= self._config.hot_blocks + self._config.spill_blocks
 
     def __copy__(self):
+        if self._shared:
+            return self   # one handle per process (Queue.attach)
         raise _not_shared("a Queue")
 
     def __deepcopy__(self, memo):
+        if self._shared:
+            return self
         raise _not_shared("a Queue")
 
     def __reduce_ex__(self, protocol):
+        if self._shared:
+            if self.closed:
+                raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
+            return (_attach_pickled, (self.name,))
         raise _not_shared("a Queue")
 
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second
         # time nor free what it does not own; a side some other parent thread
-        # owned at fork() would never be freed here.
+        # owned at fork() would never be freed here.  A shared queue's mapping
+        # is the child's too: it joins the segment's users, owning no side
+        # until it takes one.
         for side in self._sides():
             side._forked()
         self._state_lock = threading.Lock()
+        if self._shared and self._ptr is not None and not self._closing \
+                and lib.pyq_queue_adopt(self._ptr) == 0:
+            self._pid = os.getpid()
+            return
         self._ptr = None
 
     def __enter__(self):
@@ -524,7 +674,44 @@ class Queue:
 
     def __repr__(self):
         state = "closed" if self.closed else "open"
-        return "<pyqueue.Queue %s block_size=%d publish=%r>" % (state, self.block_size, self.publish)
+        shared = " shared name=%r" % self.name if self._shared else ""
+        return "<pyqueue.Queue %s%s block_size=%d publish=%r>" % (state, shared, self.block_size,
+                                                                self.publish)
+
+
+def _attach_pickled(name):
+    """Unpickling a shared queue: attach to it (Queue.attach)."""
+    return Queue.attach(name)
+
+
+def _check_name(name):
+    if not isinstance(name, str):
+        raise TypeError("name must be a str, got %s" % type(name).__name__)
+    raw = name.encode()
+    if not 1 <= len(raw) <= lib.PYQ_SHM_NAME_MAX or "/" in name or "\0" in name \
+            or name in (".", ".."):
+        raise ValueError("name must be 1 to %d bytes without '/' (a file name in /dev/shm), "
+                         "got %r" % (lib.PYQ_SHM_NAME_MAX, name))
+    return name
+
+
+def _new_name():
+    return "pyq-%d-%s" % (os.getpid(), secrets.token_hex(6))
+
+
+def cleanup_stale():
+    """Remove the shared queues in /dev/shm whose every user process is dead
+    (the leftovers of crashed runs); return their names.  Segments in use and
+    files that are not pyqueue queues are left alone."""
+    removed = []
+    try:
+        names = sorted(os.listdir("/dev/shm"))
+    except OSError:
+        return removed
+    for n in names:
+        if len(n.encode()) <= lib.PYQ_SHM_NAME_MAX and lib.pyq_queue_reclaim(n.encode()) == 1:
+            removed.append(n)
+    return removed
 
 
 # Open queues, for the fork handler.

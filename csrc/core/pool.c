@@ -23,6 +23,31 @@ static size_t round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
+/* The options that apply to a mapped pool of bytes at pool: MADV_HUGEPAGE
+ * advice (when MAP_HUGETLB was not used), prefault, mlock. */
+int pyq_pool_options(struct pyq_queue *q, uint8_t *pool, size_t bytes)
+{
+    const pyq_config_t *c = &q->cfg;
+
+#ifdef MADV_HUGEPAGE
+    if (c->hugepages && !q->hugepages_used && madvise(pool, bytes, MADV_HUGEPAGE) == 0)
+        q->hugepages_used = 2;
+#endif
+    if (c->prefault) {
+        long page = sysconf(_SC_PAGESIZE);
+        for (size_t off = 0; off < bytes; off += (size_t)page)
+            ((volatile uint8_t *)pool)[off] = 0;
+    }
+    if (c->mlock) {
+        /* EPERM (no privilege) or ENOMEM (over RLIMIT_MEMLOCK): both are the OS
+         * refusing to lock, not a failed allocation. */
+        if (mlock(pool, bytes) != 0)
+            return PYQ_EPERM;
+        q->mlocked = 1;
+    }
+    return 0;
+}
+
 /* Map the pool with the requested options.  hugepages: MAP_HUGETLB first (needs
  * reserved huge pages), else MADV_HUGEPAGE advice on a normal mapping. */
 static int map_pool(struct pyq_queue *q)
@@ -47,73 +72,58 @@ static int map_pool(struct pyq_queue *q)
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return PYQ_ENOMEM;
-#ifdef MADV_HUGEPAGE
-        if (c->hugepages && madvise(p, bytes, MADV_HUGEPAGE) == 0)
-            q->hugepages_used = 2;
-#endif
     }
     q->base = p;
     q->pool_bytes = bytes;
-
-    if (c->prefault) {
-        long page = sysconf(_SC_PAGESIZE);
-        for (size_t off = 0; off < bytes; off += (size_t)page)
-            ((volatile uint8_t *)q->base)[off] = 0;
-    }
-    if (c->mlock) {
-        /* EPERM (no privilege) or ENOMEM (over RLIMIT_MEMLOCK): both are the OS
-         * refusing to lock, not a failed allocation. */
-        if (mlock(q->base, bytes) != 0)
-            return PYQ_EPERM;
-        q->mlocked = 1;
-    }
-    return 0;
+    return pyq_pool_options(q, q->base, bytes);
 }
 
-int pyq_pool_map(struct pyq_queue *q)
+/* The control block's layout: ring capacities >= the blocks that can be in
+ * them, so no ring ever overflows and neither side needs the other's head
+ * index.  Nothing is written into the rings here: a zero free ring reads as
+ * full (queue_pvt.h, Free rings) and the full ring is written before it is
+ * read, so a queue costs no memory until it is used (RELIABILITY.md,
+ * "Memory"). */
+void pyq_pool_layout(struct pyq_queue *q)
 {
     const pyq_config_t *c = &q->cfg;
     uint64_t tier_n[PYQ_TIERS] = { c->hot_blocks, c->spill_blocks };
     uint64_t ring_n = next_pow2(q->nblocks);
-    uint64_t free_n[PYQ_TIERS];
-    size_t off = 0, slots_off[PYQ_TIERS];
-    int rc;
+    size_t off = round_up(ring_n * sizeof(uint32_t), PYQ_CACHELINE);
 
-    /* The pool first: an impossible size fails here before any ring is filled. */
-    if ((rc = map_pool(q)) != 0)
-        return rc;
-
-    /* Ring capacities >= the blocks that can be in them, so no ring ever overflows
-     * and neither side needs the other's head index. */
-    for (int t = 0; t < PYQ_TIERS; t++)
-        free_n[t] = next_pow2(tier_n[t] ? tier_n[t] : 1);
-    off = round_up(ring_n * sizeof(uint32_t), PYQ_CACHELINE);
+    q->ring_mask = ring_n - 1;
     for (int t = 0; t < PYQ_TIERS; t++) {
-        slots_off[t] = off;
-        off += round_up(free_n[t] * sizeof(uint32_t), PYQ_CACHELINE);
+        uint64_t n = next_pow2(tier_n[t] ? tier_n[t] : 1);
+        q->seg.free_off[t] = off;
+        q->free_mask[t] = n - 1;
+        off += round_up(n * sizeof(uint32_t), PYQ_CACHELINE);
     }
     q->ctl_bytes = off;
+    q->pool_bytes = (size_t)q->nblocks * c->block_size;
+    /* Every block starts free, in its tier's free ring (the zero pages). */
+    atomic_init(&q->free_tail[PYQ_TIER_HOT], c->hot_blocks);
+    atomic_init(&q->free_tail[PYQ_TIER_SPILL], c->spill_blocks);
+    q->r.free_tail[PYQ_TIER_HOT] = c->hot_blocks;
+    q->r.free_tail[PYQ_TIER_SPILL] = c->spill_blocks;
+}
+
+/* The in-process queue: the pool and the control block, each its own
+ * private anonymous mapping. */
+int pyq_pool_map(struct pyq_queue *q)
+{
+    int rc;
+
+    pyq_pool_layout(q);
+    /* The pool first: an impossible size fails here before the rings are mapped. */
+    if ((rc = map_pool(q)) != 0)
+        return rc;
     q->ctl = mmap(NULL, q->ctl_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q->ctl == MAP_FAILED) {
         q->ctl = NULL;
         return PYQ_ENOMEM;
     }
-    q->ring = q->ctl;
-    q->ring_mask = ring_n - 1;
-    for (int t = 0; t < PYQ_TIERS; t++) {
-        q->free_slots[t] = (uint32_t *)((uint8_t *)q->ctl + slots_off[t]);
-        q->free_mask[t] = free_n[t] - 1;
-    }
-
-    /* Every block starts free, in its tier's free ring, in address order. */
-    for (uint32_t i = 0; i < c->hot_blocks; i++)
-        q->free_slots[PYQ_TIER_HOT][i] = i;
-    for (uint32_t i = 0; i < c->spill_blocks; i++)
-        q->free_slots[PYQ_TIER_SPILL][i] = c->hot_blocks + i;
-    atomic_init(&q->free_tail[PYQ_TIER_HOT], c->hot_blocks);
-    atomic_init(&q->free_tail[PYQ_TIER_SPILL], c->spill_blocks);
-    q->r.free_tail[PYQ_TIER_HOT] = c->hot_blocks;
-    q->r.free_tail[PYQ_TIER_SPILL] = c->spill_blocks;
+    pyq_q_bind(q, PYQ_SIDE_WRITER, q->ctl, q->base);
+    pyq_q_bind(q, PYQ_SIDE_READER, q->ctl, q->base);
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/queue_pvt.h"
+#include "core/shared_pvt.h"
 
 void pyq_config_init(pyq_config_t *cfg)
 {
@@ -63,6 +64,55 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
     return why ? PYQ_EINVAL : 0;
 }
 
+/* The fields every queue derives from its configuration (in-process or in a
+ * segment: shared.c checks an attached segment against them). */
+int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
+{
+    if (pyq_config_check(cfg, NULL) != 0)
+        return PYQ_EINVAL;
+    memset(q, 0, sizeof(*q));
+    q->seg.layout = PYQ_SEG_LAYOUT;
+    q->seg.queue_bytes = (uint32_t)sizeof(*q);
+    q->cfg = *cfg;
+    q->nblocks = cfg->hot_blocks + cfg->spill_blocks;
+    q->max_message = cfg->block_size - PYQ_RECORD_HEADER;
+    /* publish each: every committed record is published at once, so a reader
+     * scanning headers delivers what one reading pub_pos would -- and waits
+     * on the record's own line instead of pub_pos's line, then the record's. */
+    q->scan = cfg->scan_current != 0 || cfg->publish == PYQ_PUBLISH_EACH;
+    q->rec_mask = cfg->scan_current ? PYQ_RECORD_ALIGN_SCAN - 1 : PYQ_RECORD_ALIGN - 1;
+    q->line_headers = cfg->scan_current != 0;
+    q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
+    q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX;
+    q->w.claim_len = PYQ_NO_CLAIM;
+    q->w.run_len = q->w.run_fast_len = PYQ_NO_RUN;
+    atomic_init(&q->ring_tail, 0);
+    atomic_init(&q->pub_pos, 0);
+    atomic_init(&q->closed, 0);
+    atomic_init(&q->detached, 0);
+    pyq_pool_layout(q);
+    return 0;
+}
+
+/* Point one side's copies of the mapping at this process's view of it: the
+ * control block at ctl, the pool at pool (queue_pvt.h).  The side's current
+ * block, if any, moves with them. */
+void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool)
+{
+    uint8_t **base = side == PYQ_SIDE_WRITER ? &q->w.base : &q->r.base;
+    uint32_t **ring = side == PYQ_SIDE_WRITER ? &q->w.ring : &q->r.ring;
+    uint32_t **slots = side == PYQ_SIDE_WRITER ? q->w.free_slots : q->r.free_slots;
+
+    if (side == PYQ_SIDE_WRITER && q->w.blk && q->w.base)
+        q->w.blk = pool + (q->w.blk - q->w.base);
+    if (side == PYQ_SIDE_READER && q->r.blk)
+        q->r.blk = pool + (size_t)q->r.idx * q->cfg.block_size;
+    *base = pool;
+    *ring = (uint32_t *)(void *)ctl;
+    for (int t = 0; t < PYQ_TIERS; t++)
+        slots[t] = (uint32_t *)(void *)(ctl + q->seg.free_off[t]);
+}
+
 int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
 {
     struct pyq_queue *q;
@@ -74,24 +124,8 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
     q = aligned_alloc(PYQ_CACHELINE, sizeof(*q));
     if (!q)
         return PYQ_ENOMEM;
-    memset(q, 0, sizeof(*q));
-    q->cfg = *cfg;
-    q->nblocks = cfg->hot_blocks + cfg->spill_blocks;
-    q->max_message = cfg->block_size - PYQ_RECORD_HEADER;
-    /* publish each: every committed record is published at once, so a reader
-     * scanning headers delivers what one reading pub_pos would -- and waits
-     * on the record's own line instead of pub_pos's line, then the record's. */
-    q->scan = cfg->scan_current != 0 || cfg->publish == PYQ_PUBLISH_EACH;
-    q->rec_mask = cfg->scan_current ? PYQ_RECORD_ALIGN_SCAN - 1 : PYQ_RECORD_ALIGN - 1;
-    q->line_headers = cfg->scan_current != 0;
-    q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
-    q->w.claim_len = PYQ_NO_CLAIM;
-    q->w.run_len = q->w.run_fast_len = PYQ_NO_RUN;
-    atomic_init(&q->ring_tail, 0);
-    atomic_init(&q->pub_pos, 0);
-    atomic_init(&q->closed, 0);
-    atomic_init(&q->detached, 0);
-
+    pyq_q_init(q, cfg);
+    atomic_store_explicit(&q->seg.magic, PYQ_SEG_MAGIC, memory_order_relaxed);
     rc = pyq_pool_map(q);
     if (rc != 0) {
         pyq_queue_destroy(q);
@@ -105,6 +139,10 @@ void pyq_queue_destroy(pyq_queue_t *q)
 {
     if (!q)
         return;
+    if (q->seg.seg_bytes) {
+        pyq_shm_destroy(q);
+        return;
+    }
     pyq_pool_unmap(q);
     free(q);
 }
@@ -113,6 +151,8 @@ void pyq_queue_close(pyq_queue_t *q)
 {
     /* Pairs with the relaxed polls of the writer's wait loop: only a flag, no data. */
     atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    if (q->xproc)
+        pyq_shm_wake_both(q); /* a side asleep on a futex sees the flag at once */
 }
 
 int pyq_queue_is_closed(const pyq_queue_t *q)
@@ -186,6 +226,11 @@ const char *pyq_strerror(int code)
     case PYQ_EBADMSG: return "verification failed: message lost, duplicated, reordered or corrupted";
     case PYQ_ENOTSUP: return "not supported on this platform or kernel";
     case PYQ_EINTR: return "interrupted by a stop request";
+    case PYQ_EPEER: return "the process on the other side of the shared queue died";
+    case PYQ_EOWNED: return "that side of the shared queue is owned by another live process";
+    case PYQ_EBADSEG: return "not a pyqueue segment, or one of another layout version";
+    case PYQ_ENOSEG: return "no such shared queue";
+    case PYQ_EEXIST: return "a shared queue of that name exists";
     default: return "unknown error";
     }
 }

@@ -3,7 +3,15 @@
  *
  * Memory:   one pool mapping of nblocks * block_size bytes (tier 1 = blocks
  *           [0, hot_blocks), tier 2 = the rest) and one control mapping holding
- *           the full ring and the two free rings (uint32 block indices).
+ *           the full ring and the two free rings (uint32 block indices).  A
+ *           shared queue (shared_pvt.h) is one segment: this struct, then the
+ *           control rings at ctl_off, then the pool at pool_off.  The pointers
+ *           the hot path uses are per-side copies (w.base, r.ring, ...) that
+ *           the process owning the side fills for its own mapping, so no hot
+ *           path does offset arithmetic.
+ * Free rings: a slot holds idx ^ (first block of its tier + slot number), so
+ *           the untouched (zero) pages of a new ring read as "every block of
+ *           the tier, in address order": nothing is written at creation.
  * Framing:  a block holds records back to back from offset 0.  A record is an
  *           8-byte header (PYQ_HDR_COMMIT | len, or PYQ_HDR_PAD = end of block)
  *           and the payload padded to 8 bytes -- to 64 with scan_current, so the
@@ -52,6 +60,7 @@
 #define PYQ_QUEUE_PVT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/atomic.h"
@@ -80,7 +89,7 @@ struct pyq_writer_state {
     uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
-    int special;                         /* nt or q->scan: pyq_writer_write's plain
+    int special;                         /* nt, q->scan or q->xproc: pyq_writer_write's plain
                                             fast path does not apply (one test) */
     uint32_t zeroed;                     /* q->scan: header positions in [pos, zeroed)
                                             of blk read zero (writer_pvt.h) */
@@ -103,6 +112,10 @@ struct pyq_writer_state {
     uint32_t run_n;                      /* its messages (0: no run to end) */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
+    /* The writer process's view of the mapping (pyq_q_bind): */
+    uint8_t *base;                       /* the pool */
+    uint32_t *ring;                      /* the full ring */
+    uint32_t *free_slots[PYQ_TIERS];     /* the free rings */
 };
 
 struct pyq_writer_stats {
@@ -126,21 +139,53 @@ struct pyq_reader_state {
     uint32_t run_len;      /* their length */
     uint32_t run_step;     /* and stride (run_len padded to 8) */
     uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
+    /* The reader process's view of the mapping (pyq_q_bind): */
+    uint8_t *base;
+    uint32_t *ring;
+    uint32_t *free_slots[PYQ_TIERS];
 };
 
 struct pyq_reader_stats {
     _Atomic uint64_t messages, bytes, returns[PYQ_TIERS];
 };
 
+/* The first line of every queue, and of a shared segment (shared.c checks it). */
+struct pyq_seg_header {
+    _Atomic uint64_t magic;        /* PYQ_SEG_MAGIC, stored last at creation */
+    uint32_t layout;               /* PYQ_SEG_LAYOUT */
+    uint32_t queue_bytes;          /* sizeof(struct pyq_queue) */
+    uint64_t seg_bytes;            /* whole segment (0: an in-process queue) */
+    uint64_t ctl_off, pool_off;    /* rings and pool in the segment */
+    uint64_t free_off[PYQ_TIERS];  /* each free ring in the control block */
+};
+
+#define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
+#define PYQ_SEG_LAYOUT 1u                          /* bump with struct pyq_queue */
+#define PYQ_SHM_USERS 64                           /* handles mapping one segment */
+
+/* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
+ * Owner words: pid | start time << 22 (pyq_proc_id), 0 = free. */
+struct pyq_shm_state {
+    PYQ_ALIGNED_LINE _Atomic uint64_t owner[2];  /* PYQ_SIDE_WRITER, PYQ_SIDE_READER */
+    _Atomic uint64_t dead[2];                    /* a recovered dead owner's word */
+    PYQ_ALIGNED_LINE _Atomic uint32_t r_waiting; /* SHM-S2: the reader may sleep on w_event */
+    _Atomic uint32_t w_event;                    /* futex word the writer bumps */
+    PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* SHM-S2: the writer may sleep on r_event */
+    _Atomic uint32_t r_event;                    /* futex word the reader bumps */
+    _Atomic int64_t slice_ns;                    /* pyq_queue_set_sleep_slice; 0: default */
+    PYQ_ALIGNED_LINE _Atomic uint64_t users[PYQ_SHM_USERS]; /* mapping processes */
+    uint64_t ino, dev;                           /* the segment's file: unlink only it */
+    char name[PYQ_SHM_NAME_MAX + 1];             /* "" for a memfd */
+};
+
 struct pyq_queue {
     /* Read-only after pyq_queue_create(). */
-    PYQ_ALIGNED_LINE pyq_config_t cfg;
-    uint8_t *base;                 /* pool: nblocks * block_size bytes */
+    PYQ_ALIGNED_LINE struct pyq_seg_header seg;
+    pyq_config_t cfg;
+    uint8_t *base;                 /* in-process pool: nblocks * block_size bytes */
     size_t pool_bytes;
-    void *ctl;                     /* control mapping: rings */
+    void *ctl;                     /* in-process control mapping: rings */
     size_t ctl_bytes;
-    uint32_t *ring;                /* full ring: block indices in take order */
-    uint32_t *free_slots[PYQ_TIERS];
     uint64_t ring_mask;
     uint64_t free_mask[PYQ_TIERS];
     uint32_t nblocks;
@@ -154,6 +199,9 @@ struct pyq_queue {
                                       writer's zeroing ahead needs one word a line */
     bool batch_ok;                 /* publish max without a scanning reader: the
                                       writer frames runs (Runs above) */
+    bool xproc;                    /* shared: the sides wake each other (shared_pvt.h) */
+    bool commit_hook;              /* writer.c calls publish_policy after each commit:
+                                      publish each or bytes:N, or shared scan_current */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
@@ -170,14 +218,33 @@ struct pyq_queue {
 
     PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
     _Atomic int detached;                /* W4: the writer will write no more */
+
+    struct pyq_shm_state sh;
 };
 
 _Static_assert(PYQ_RECORD_ALIGN_SCAN == PYQ_CACHELINE,
                "scan_current records start a cache line each");
-_Static_assert(sizeof(struct pyq_writer_state) <= 2 * PYQ_CACHELINE,
-               "writer state spans at most two lines");
+/* The writer's per-message fields (blk, pos, the run) sit in its first two
+ * lines; the third holds the mapping view, read once per block taken. */
+_Static_assert(offsetof(struct pyq_writer_state, free_head) <= 2 * PYQ_CACHELINE,
+               "the writer's per-message state spans at most two lines");
+_Static_assert(sizeof(struct pyq_writer_state) <= 3 * PYQ_CACHELINE,
+               "writer state spans at most three lines");
 _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
                "reader state spans at most two lines");
+
+/* Free-ring slot values (see Free rings above): stored and loaded through these. */
+static inline uint32_t pyq_free_code(const struct pyq_queue *q, int t, uint64_t slot)
+{
+    return (uint32_t)((t ? q->cfg.hot_blocks : 0) + slot);
+}
+
+/* The block index in free-ring slot number pos of tier t, for the writer. */
+static inline uint32_t pyq_free_slot(const struct pyq_queue *q, int t, uint64_t pos)
+{
+    uint64_t slot = pos & q->free_mask[t];
+    return q->w.free_slots[t][slot] ^ pyq_free_code(q, t, slot);
+}
 
 static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)
 {
@@ -201,7 +268,12 @@ static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
 }
 
 /* pool.c */
+PYQ_PRIVATE void pyq_pool_layout(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_pool_options(struct pyq_queue *q, uint8_t *pool, size_t bytes);
+/* queue.c */
+PYQ_PRIVATE int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg);
+PYQ_PRIVATE void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool);
 
 #endif /* PYQ_QUEUE_PVT_H */

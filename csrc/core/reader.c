@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/queue_pvt.h"
+#include "core/shared_pvt.h"
 
 /* Give a drained block back to its tier and move to the next ring position. */
 static inline void finish_block(struct pyq_queue *q)
@@ -15,11 +16,13 @@ static inline void finish_block(struct pyq_queue *q)
     int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
     uint64_t tail = r->free_tail[t];
 
-    q->free_slots[t][tail & q->free_mask[t]] = r->idx;
+    r->free_slots[t][tail & q->free_mask[t]] = r->idx ^ pyq_free_code(q, t, tail & q->free_mask[t]);
     r->free_tail[t] = tail + 1;
     /* R1: the slot and our last reads of the block happen before the writer may
      * take it again; pairs with A4 in writer_block.c. */
     pyq_store_release(&q->free_tail[t], tail + 1);
+    if (q->xproc)
+        pyq_shm_wake_writer(q);
     pyq_counter_add(&q->rs.returns[t], 1);
     r->blk = NULL;
     r->limit = 0;
@@ -40,7 +43,7 @@ static inline void follow_link(struct pyq_queue *q, uint64_t hdr)
     if (idx < q->nblocks &&
         (hdr >> PYQ_HDR_LINK_POS_SHIFT) == (r->seq & 0xffff)) {
         r->idx = idx;
-        r->blk = q->base + (size_t)idx * q->cfg.block_size;
+        r->blk = r->base + (size_t)idx * q->cfg.block_size;
         r->pos = 0;
     }
 }
@@ -104,8 +107,8 @@ static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_q
                     return NULL;
                 }
             }
-            r->idx = q->ring[r->seq & q->ring_mask];
-            r->blk = q->base + (size_t)r->idx * bs;
+            r->idx = r->ring[r->seq & q->ring_mask];
+            r->blk = r->base + (size_t)r->idx * bs;
             r->pos = 0;
             if (q->cfg.prefetch)
                 prefetch_block(q, r);

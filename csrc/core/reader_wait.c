@@ -1,12 +1,15 @@
 /*
  * reader_wait.c - the reader waiting for a message or for the end of the
- * stream (pyq_reader_wait, pyqueue.h): spin, then sleep in growing steps.
- * Apart from reader.c because it is the one reader call that may sleep.
+ * stream (pyq_reader_wait, pyqueue.h): spin, then sleep in growing steps --
+ * or, shared across processes, on the futex the writer's publish wakes
+ * (shared_pvt.h), looking at the writer's process once a slice.  Apart from
+ * reader.c because it is the one reader call that may sleep.
  */
 #define _GNU_SOURCE
 #include <time.h>
 
 #include "core/queue_pvt.h"
+#include "core/shared_pvt.h"
 
 int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
 {
@@ -29,6 +32,17 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
         if (looks < PYQ_READER_WAIT_SPINS) {
             looks++;
             pyq_cpu_relax();
+            continue;
+        }
+        if (q->xproc) {
+            uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_READER);
+            /* A last look after SHM-S2: a publish from now on sees our flag. */
+            if (pyq_reader_next_len(q) != PYQ_EAGAIN || pyq_queue_writer_detached(q)) {
+                pyq_shm_sleep_cancel(q, PYQ_SIDE_READER);
+                continue;
+            }
+            if (pyq_shm_sleep(q, PYQ_SIDE_READER, ev, deadline) == PYQ_EPEER)
+                pyq_shm_recover_writer(q); /* its messages, then the end (W4) */
             continue;
         }
         struct timespec ts = { 0, (long)sleep_ns };

@@ -48,6 +48,8 @@ enum {
     REC_MAY_NT = 1u << 1, /* the block may be streamed, w->nt is tested (else the
                              caller knows it is not) */
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
+    REC_LOCAL = 1u << 3,  /* !q->xproc (w->special or the caller says so): no reader to wake, so
+                             the fast path calls nothing more (shared_pvt.h) */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -89,13 +91,19 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
 
 /* DESIGN §3.3 after a record ending at offset next of the current block: each
  * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
-static inline void publish_policy(struct pyq_queue *q, uint32_t next)
+static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
     uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
 
-    if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes)
-        publish(q, at);
+    if (!(how & REC_LOCAL) && q->cfg.publish == PYQ_PUBLISH_MAX)
+        pyq_shm_wake_reader(q); /* shared scan_current: the commit is the hand-over */
+    else if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes) {
+        if (how & REC_LOCAL)
+            publish_local(q, at);
+        else
+            publish(q, at);
+    }
 }
 
 /* W3: the record's payload is complete; pairs with A3 in reader.c (q->scan).
@@ -203,8 +211,8 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
     w->pos = next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
-    if (q->cfg.publish != PYQ_PUBLISH_MAX)
-        publish_policy(q, next);
+    if (q->commit_hook)
+        publish_policy(q, next, how);
     if (PYQ_UNLIKELY(limit - next < size))
         pyq_w_seal_early(q); /* no room for another record of this size */
 }
@@ -421,6 +429,15 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL)))
+        return 0;
+    return write_claimed(q, data, len, timeout_ns);
+}
+
+/* write_scan() for a shared queue: its commits may wake a sleeping reader. */
+static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, const void *data,
+                                                       uint32_t len, int64_t timeout_ns)
+{
     if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN)))
         return 0;
     return write_claimed(q, data, len, timeout_ns);
@@ -438,12 +455,13 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
             return 0;
     }
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL)))
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
             return 0;
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
     if (q->scan && is_small(len) && !q->w.nt)
-        return write_scan(q, data, len, timeout_ns);
+        return q->xproc ? write_scan_shared(q, data, len, timeout_ns)
+                        : write_scan(q, data, len, timeout_ns);
     return write_slow(q, data, len, timeout_ns);
 }
 
@@ -529,4 +547,6 @@ void pyq_writer_detach(pyq_queue_t *q)
     pyq_writer_flush(q);
     /* W4: every committed record is published before this; pairs with A5. */
     pyq_store_release(&q->detached, 1);
+    if (q->xproc)
+        pyq_shm_wake_reader(q); /* a reader asleep on the futex sees the end */
 }

@@ -50,14 +50,14 @@ static inline void clear_headers(const struct pyq_queue *q, uint8_t *blk)
 static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int zeroed)
 {
     struct pyq_writer_state *w = &q->w;
-    uint8_t *blk = q->base + (size_t)idx * q->cfg.block_size;
+    uint8_t *blk = w->base + (size_t)idx * q->cfg.block_size;
     uint64_t rd, wr;
 
     w->blk = blk;
     w->pos = 0;
     w->tier = tier;
     w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
-    w->special = w->nt || q->scan;
+    w->special = w->nt || q->scan || q->xproc;
     w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
     w->fast_limit = fast_limit(q);
     if (q->scan && !zeroed)
@@ -75,11 +75,10 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
         uint64_t next = w->free_head[PYQ_TIER_HOT];
         prefetch_for_write(q, blk);
         if (next != w->free_tail_cache[PYQ_TIER_HOT])
-            prefetch_for_write(q, q->base + (size_t)q->free_slots[PYQ_TIER_HOT]
-                                                [next & q->free_mask[PYQ_TIER_HOT]] *
+            prefetch_for_write(q, w->base + (size_t)pyq_free_slot(q, PYQ_TIER_HOT, next) *
                                                 q->cfg.block_size);
     }
-    q->ring[w->seq & q->ring_mask] = idx;
+    w->ring[w->seq & q->ring_mask] = idx;
     w->seq++;
     /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
     pyq_store_release(&q->ring_tail, w->seq);
@@ -105,7 +104,7 @@ static inline int64_t pop_free(struct pyq_queue *q, int t)
             return -1;
     }
     w->free_head[t] = head + 1;
-    return q->free_slots[t][head & q->free_mask[t]];
+    return pyq_free_slot(q, t, head);
 }
 
 /* Take a free block, tier 1 first.  Returns 1 on success, 0 if both are empty. */
@@ -126,7 +125,7 @@ static inline int try_take(struct pyq_queue *q)
 static inline void seal_linked(struct pyq_queue *q, uint32_t idx, int tier)
 {
     /* The linked PAD (W3) makes these zeros visible before the reader gets there. */
-    clear_headers(q, q->base + (size_t)idx * q->cfg.block_size);
+    clear_headers(q, q->w.base + (size_t)idx * q->cfg.block_size);
     pyq_w_seal(q, pyq_hdr_link(idx, q->w.seq));
     start_block(q, idx, tier, 1);
 }
@@ -175,7 +174,9 @@ void pyq_w_seal_early(struct pyq_queue *q)
 
 /* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every
  * failed retries (0 = never), until a block is free, the timeout passes or the
- * queue is closed. */
+ * queue is closed.  A shared queue's writer then sleeps on the futex the
+ * reader's block returns wake (shared_pvt.h), and gives up when the reader's
+ * process has died. */
 int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
 {
     uint32_t every = q->cfg.retry_yield_every, since_yield = 0;
@@ -193,7 +194,15 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
             return PYQ_ECLOSED;
         n++;
         pyq_counter_add(&q->ws.retries, 1);
-        if (every && ++since_yield >= every) {
+        if (q->xproc && n > PYQ_SHM_SPIN_RETRIES) {
+            uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_WRITER);
+            if (try_take(q)) { /* the last look after SHM-S2 */
+                pyq_shm_sleep_cancel(q, PYQ_SIDE_WRITER);
+                return 0;
+            }
+            if (pyq_shm_sleep(q, PYQ_SIDE_WRITER, ev, deadline) == PYQ_EPEER)
+                return PYQ_EPEER;
+        } else if (every && ++since_yield >= every) {
             since_yield = 0;
             pyq_counter_add(&q->ws.yields, 1);
             sched_yield();
@@ -202,7 +211,8 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         }
         if (try_take(q))
             return 0;
-        if (timeout_ns > 0 && (n & 63) == 0 && pyq_now_ns() >= deadline)
+        if (timeout_ns > 0 && ((n & 63) == 0 || n > PYQ_SHM_SPIN_RETRIES) &&
+            pyq_now_ns() >= deadline)
             return PYQ_EAGAIN;
     }
 }

@@ -6,6 +6,7 @@
 #define PYQ_WRITER_PVT_H
 
 #include "core/queue_pvt.h"
+#include "core/shared_pvt.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <immintrin.h>
@@ -55,8 +56,9 @@ static inline void run_close(struct pyq_queue *q)
     w->run_n = 0;
 }
 
-/* Make everything committed up to pos visible to a non-scanning reader. */
-static inline void publish(struct pyq_queue *q, uint64_t pos)
+/* Make everything committed up to pos visible to a non-scanning reader.
+ * publish_local: an in-process queue's (no reader asleep on a futex). */
+static inline void publish_local(struct pyq_queue *q, uint64_t pos)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -68,6 +70,13 @@ static inline void publish(struct pyq_queue *q, uint64_t pos)
     /* W2: every record below pos is complete; pairs with A2 in reader.c. */
     pyq_store_release(&q->pub_pos, pos);
     pyq_counter_add(&q->ws.publishes, 1);
+}
+
+static inline void publish(struct pyq_queue *q, uint64_t pos)
+{
+    publish_local(q, pos);
+    if (q->xproc)
+        pyq_shm_wake_reader(q);
 }
 
 /* The fast path of pyq_writer_write() needs a current block and no claim

@@ -36,6 +36,11 @@
 #define PYQ_EBADMSG (-EBADMSG)   /* a verifying consumer found a wrong message */
 #define PYQ_ENOTSUP (-EOPNOTSUPP) /* not supported on this platform/kernel */
 #define PYQ_EINTR (-EINTR)       /* interrupted by a stop request */
+#define PYQ_EPEER (-ECONNRESET)  /* shared queue: the process owning the other side died */
+#define PYQ_EOWNED (-EADDRINUSE) /* shared queue: the side is owned by another live process */
+#define PYQ_EBADSEG (-EPROTO)    /* not a pyqueue segment, truncated, or another layout */
+#define PYQ_ENOSEG (-ENXIO)      /* pyq_queue_attach: no shared queue of that name */
+#define PYQ_EEXIST (-EEXIST)     /* pyq_queue_create_shared: the name is taken */
 
 /* Publish policies (DESIGN §3.3). */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
@@ -58,6 +63,14 @@
 #define PYQ_WAIT_FOREVER (-1)
 #define PYQ_READER_WAIT_SPINS 1024         /* pyq_reader_wait: relaxed looks before sleeping */
 #define PYQ_READER_WAIT_SLEEP_CAP_NS 50000 /* ... and its longest sleep */
+
+/* Shared queues (DESIGN §3.9). */
+#define PYQ_SIDE_WRITER 0
+#define PYQ_SIDE_READER 1
+#define PYQ_TAKE_DEAD 1                    /* pyq_queue_take: re-take a dead owner's side */
+#define PYQ_SHM_NAME_MAX 200               /* bytes of a segment name, without the '/' */
+#define PYQ_SHM_SLEEP_SLICE_NS 10000000    /* a sleeping side looks at its peer this often */
+#define PYQ_SHM_SPIN_RETRIES 4096          /* a shared writer's retries before it sleeps */
 
 typedef struct pyq_queue pyq_queue_t;
 
@@ -125,7 +138,9 @@ int pyq_config_check(const pyq_config_t *cfg, const char **bad_field);
  * @return 0 and *out, or PYQ_EINVAL, PYQ_ENOMEM, PYQ_EPERM (mlock refused). */
 int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out);
 
-/* Any thread, once no other thread uses the queue.  Unmap everything. NULL is ok. */
+/* Any thread, once no other thread uses the queue.  Unmap everything. NULL is ok.
+ * A shared queue: give up the sides this process owns (no detach), leave the
+ * segment's users, unmap; the last live user also removes the name. */
 void pyq_queue_destroy(pyq_queue_t *q);
 
 /* Any thread.  Mark the queue closed: a writer waiting for space returns
@@ -159,9 +174,12 @@ uint64_t pyq_queue_backlog(const pyq_queue_t *q);
 
 /* Writer thread only.  Copy one message in (claim + memcpy + commit) and publish
  * it per the policy.  Waits for a free block per DESIGN §3.6 for at most
- * timeout_ns (PYQ_WAIT_FOREVER: no limit; 0: do not wait).
+ * timeout_ns (PYQ_WAIT_FOREVER: no limit; 0: do not wait); a shared queue's
+ * writer sleeps on a futex after PYQ_SHM_SPIN_RETRIES retries.
  * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN (full past the timeout), PYQ_ECLOSED,
- *         PYQ_EBUSY (a claim is outstanding).
+ *         PYQ_EBUSY (a claim is outstanding), PYQ_EPEER (shared: the reader's
+ *         process died while the queue was full; seen within
+ *         PYQ_SHM_SLEEP_SLICE_NS).
  * Progress: wait-free when a block has room; otherwise waits on the reader. */
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns);
 
@@ -230,10 +248,89 @@ int64_t pyq_reader_next_len(pyq_queue_t *q);
  * PYQ_WAIT_FOREVER: no limit).  Consumes nothing.  Spins with the CPU relax
  * hint for PYQ_READER_WAIT_SPINS looks, then sleeps between looks, 1 us
  * doubling to PYQ_READER_WAIT_SLEEP_CAP_NS: a message that comes during a
- * sleep is seen when it ends.  Blocking (by design), bounded by the timeout.
- * @return 1 when a message is visible, 0 when the writer has detached and
- *         every message was read (none will come), PYQ_EAGAIN on timeout. */
+ * sleep is seen when it ends.  A shared queue's reader sleeps on a futex
+ * instead and is woken by the writer's next publish; if the writer's process
+ * died, its committed messages are published for it (pyq_queue_dead_peer()
+ * names it) and the stream ends.  Blocking (by design), bounded by the timeout.
+ * @return 1 when a message is visible, 0 when the writer has detached (or
+ *         died) and every message was read (none will come), PYQ_EAGAIN on
+ *         timeout. */
 int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns);
+
+/* Any thread.  Create a queue in a shared-memory segment that other processes
+ * attach to (DESIGN §3.9): the name "/name" in /dev/shm (name: 1 to
+ * PYQ_SHM_NAME_MAX bytes, no '/'), or with name NULL an anonymous memfd whose
+ * descriptor is returned in *fd_out (the caller closes it; pass it to
+ * pyq_queue_attach() in a child, or fork and pyq_queue_adopt()).  The segment
+ * holds the queue, its rings and its pool; nothing is touched beyond the
+ * first pages until used.  The caller is the segment's first user; neither
+ * side is owned until pyq_queue_take().
+ * @return 0 and *out, or PYQ_EINVAL (config or name), PYQ_EEXIST (name taken),
+ *         PYQ_ENOMEM (no room in /dev/shm, or mapping failed), PYQ_EPERM,
+ *         PYQ_ENOTSUP (no /dev/shm or memfd). */
+int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue_t **out,
+                            int *fd_out);
+
+/* Any thread.  Map a shared queue made by pyq_queue_create_shared(): by name,
+ * or with name NULL by a descriptor of it (fd, not closed here).  The header
+ * is checked (magic, layout version, sizes, configuration and everything
+ * derived from it) before anything else is read; this process becomes one of
+ * the segment's users (at most PYQ_SHM_USERS live handles).
+ * @return 0 and *out, or PYQ_ENOSEG (no such name), PYQ_EBADSEG (not a pyqueue
+ *         segment, truncated, garbage, or another layout version), PYQ_EOWNED
+ *         (PYQ_SHM_USERS live handles already), PYQ_EPERM, PYQ_EINVAL. */
+int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out);
+
+/* The child of fork(), once, for each shared queue it inherited mapped.
+ * Registers the child as a user of the inherited mapping (it owns no side).
+ * @return 0, PYQ_EOWNED (user table full), PYQ_EINVAL (not a shared queue). */
+int pyq_queue_adopt(pyq_queue_t *q);
+
+/* Any thread.  1 for a queue in a shared segment, else 0. */
+int pyq_queue_is_shared(const pyq_queue_t *q);
+
+/* Any thread of the process that will run the side.  Make this process the
+ * owner of the side (PYQ_SIDE_WRITER or PYQ_SIDE_READER) of a shared queue and
+ * point the side at this process's mapping; a no-op in-process and when this
+ * process owns it already.  The owner is recorded as pid + start time, so a
+ * reused pid is not taken for the dead owner.  With flags PYQ_TAKE_DEAD a side
+ * whose owner died is re-taken: a reader resumes at the next unconsumed
+ * message; a dead writer's committed messages are published and the stream
+ * ends (its later writes fail with PYQ_ECLOSED).
+ * @return 0, PYQ_EOWNED (a live process owns it), PYQ_EPEER (its owner died;
+ *         pass PYQ_TAKE_DEAD), PYQ_EBADSEG (its state is inconsistent),
+ *         PYQ_EINVAL (bad side). */
+int pyq_queue_take(pyq_queue_t *q, int side, int flags);
+
+/* The owning process.  Give the side up (another process may take it);
+ * nothing is published or detached.  @return 0, or PYQ_EOWNED if this process
+ * does not own it. */
+int pyq_queue_release(pyq_queue_t *q, int side);
+
+/* Any thread.  The pid owning the side: > 0 a live owner, the negated pid of
+ * a dead one, 0 when free (always 0 in-process). */
+int64_t pyq_queue_owner(const pyq_queue_t *q, int side);
+
+/* Any thread.  The pid of the dead process whose side was recovered or
+ * re-taken last (the writer: the one whose death ended the stream), or 0. */
+int64_t pyq_queue_dead_peer(const pyq_queue_t *q, int side);
+
+/* Any thread.  The longest futex sleep of either side of a shared queue, for
+ * tests: 0 restores PYQ_SHM_SLEEP_SLICE_NS; PYQ_WAIT_FOREVER sleeps until a
+ * wake-up (a lost wake-up then hangs, and a dead peer goes unseen while no
+ * timeout is given).  No-op in-process. */
+void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns);
+
+/* Any thread.  Remove the shared queue's name now: handles that map it keep
+ * working, later attaches by name fail.  Idempotent.  The last handle's
+ * pyq_queue_destroy() does this by itself.  @return 0, PYQ_EINVAL (not
+ * named). */
+int pyq_queue_unlink(pyq_queue_t *q);
+
+/* Any thread.  Remove the segment called name if it is a pyqueue segment none
+ * of whose users is alive (a crashed run's leftover).
+ * @return 1 removed, 0 in use, PYQ_ENOSEG, PYQ_EBADSEG (not ours: untouched). */
+int pyq_queue_reclaim(const char *name);
 
 /* Any thread.  Static string naming an error code ("queue full", ...). */
 const char *pyq_strerror(int code);

@@ -67,6 +67,10 @@ void pyext_side_disown(pyext_side_t *s);
 /* Raise the error of a side without a handle (closed, forked, never bound);
  * return NULL. */
 PyObject *pyext_side_closed(pyext_side_t *s);
+/* No handle yet: bind a shared queue's side now (0), else raise (-1). */
+int pyext_side_need(pyext_side_t *s);
+PyObject *pyext_side_end_of_stream(pyext_side_t *s);
+PyObject *pyext_side_rebind(PyObject *self, PyObject *arg);
 /* Raise "<side> side is in use by another thread"; return NULL. */
 PyObject *pyext_side_in_use(pyext_side_t *s);
 /* Raise error_for(code, what); return NULL. */
@@ -100,6 +104,8 @@ void pyext_side_dealloc(PyObject *self);
 #define PYEXT_SIDE_METHODS \
     {"_bind", (PyCFunction)(void (*)(void))pyext_side_bind, METH_FASTCALL, \
      "_bind(handle, max_message): attach the side to its queue's C handle, once."}, \
+    {"_rebind", pyext_side_rebind, METH_O, \
+     "_rebind(handle): a shared queue's side taken in this process."}, \
     {"_close_side", pyext_side_close, METH_NOARGS, \
      "_close_side(): drop the handle (close() begins); calls in flight keep theirs."}, \
     {"_forked", pyext_side_forked, METH_NOARGS, \

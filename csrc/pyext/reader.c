@@ -156,8 +156,7 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
         }
         if (rc == 0) {
             pyext_side_disown(s);
-            return pyext_raise_queue(pyext_EndOfStream, PYQ_ECLOSED,
-                                     "the writer has detached and every message was read");
+            return pyext_side_end_of_stream(s);
         }
         if (rc == 1) {
             got = poll_one(s, &c, 1);
@@ -189,8 +188,8 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait)
         tns = 0;
     else if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
         return NULL;
-    if (!s->h)
-        return pyext_side_closed(s);
+    if (!s->h && pyext_side_need(s) < 0)
+        return NULL;
     if (s->busy)
         return pyext_side_in_use(s);
     got = poll_one(s, &c, 0);
@@ -201,8 +200,7 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait)
     /* Nothing there and no time to wait: one look tells empty from ended. */
     rc = pyext_core.reader_wait(s->h, 0);
     if (rc == 0)
-        return pyext_raise_queue(pyext_EndOfStream, PYQ_ECLOSED,
-                                 "the writer has detached and every message was read");
+        return pyext_side_end_of_stream(s);
     if (rc == 1 && (got = poll_one(s, &c, 0)) != 0)
         return got < 0 ? NULL : deliver(c.one, 0);
     if (nowait)
@@ -346,8 +344,8 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
                 return NULL;
         }
     }
-    if (!s->h)
-        return pyext_side_closed(s);
+    if (!s->h && pyext_side_need(s) < 0)
+        return NULL;
     if (s->busy)
         return pyext_side_in_use(s);
     if (max == 1 && !unlimited) { /* the per-message path */

@@ -57,6 +57,37 @@ PyObject *pyext_side_closed(pyext_side_t *s)
     return NULL;
 }
 
+int pyext_side_need(pyext_side_t *s)
+{
+    /* A shared queue's side is bound on its first use in this process
+     * (Queue.take); the Python class decides, and words the error if not. */
+    PyObject *r = PyObject_CallMethod((PyObject *)s, "_claim", NULL);
+    int ok;
+
+    if (!r)
+        return -1;
+    ok = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (ok < 0)
+        return -1;
+    if (!ok || !s->h) {
+        pyext_side_closed(s);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *pyext_side_end_of_stream(pyext_side_t *s)
+{
+    /* The Python class words it: a detached writer, or a dead writer process. */
+    PyObject *e = PyObject_CallMethod((PyObject *)s, "_end_of_stream", NULL);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
 PyObject *pyext_side_in_use(pyext_side_t *s)
 {
     PyObject *e = PyObject_CallMethod((PyObject *)s, "_in_use_error", NULL);
@@ -203,6 +234,21 @@ PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return PyErr_NoMemory();
     s->h = h;
     s->max_message = (uint32_t)max;
+    Py_RETURN_NONE;
+}
+
+PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    void *h = PyLong_AsVoidPtr(arg);
+
+    if (PyErr_Occurred())
+        return NULL;
+    if (!s->lock || !h) {
+        PyErr_SetString(PyExc_ValueError, "_rebind: a bound side and a handle");
+        return NULL;
+    }
+    s->h = h;
     Py_RETURN_NONE;
 }
 

@@ -107,10 +107,8 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
     }
     if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
         goto out;
-    if (!s->h) {
-        pyext_side_closed(s);
+    if (!s->h && pyext_side_need(s) < 0)
         goto out;
-    }
     if (s->busy) {
         pyext_side_in_use(s);
         goto out;
@@ -158,8 +156,8 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
         return NULL;
     if (n > (Py_ssize_t)s->max_message)
         too_large(s, n);
-    else if (!s->h)
-        pyext_side_closed(s);
+    else if (!s->h && pyext_side_need(s) < 0)
+        ;
     else if (s->busy)
         pyext_side_in_use(s);
     else if ((rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n)) == 0)

@@ -24,7 +24,7 @@ def test_a_side_cannot_be_built_from_outside(side):
 def test_copy_and_pickle_are_refused(how, what):
     with pq.Queue(spill_blocks=4) as q:
         obj = {"queue": q, "writer": q.writer, "reader": q.reader}[what]
-        with pytest.raises(TypeError, match="shared memory is not available yet"):
+        with pytest.raises(TypeError, match="shared=True"):
             how(obj)
 
 
