@@ -24,7 +24,8 @@ struct qrun {
     pyq_start_t start;
     uint64_t t0;                        /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
-    uint64_t polls, empty_polls;        /* the regime */
+    uint64_t polls, empty_polls;        /* the regime, and the reader's catch-ups */
+    uint64_t empty_runs;
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
     _Atomic int stop;
 };
@@ -45,6 +46,7 @@ static void *q_reader(void *arg)
 {
     struct qrun *r = arg;
     int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
+    int idle = 0;
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
@@ -56,7 +58,11 @@ static void *q_reader(void *arg)
             atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
         else if (k == 0) {
             r->empty_polls++;
+            r->empty_runs += !idle; /* a catch-up: the first empty poll after messages */
+            idle = 1;
             pyq_cpu_relax();
+        } else {
+            idle = 0;
         }
     }
     r->t1 = pyq_now_ns();
@@ -107,6 +113,7 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
     res->end_ns = r.t1;
     res->polls = r.polls;
     res->empty_polls = r.empty_polls;
+    res->empty_runs = r.empty_runs;
     res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
     return res->error;
 }
@@ -176,6 +183,9 @@ int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
     res->messages = h->r.got;
     res->elapsed_ns = h->r.t1 - h->r.t0;
     res->end_ns = h->r.t1;
+    res->polls = h->r.polls; /* the regime of a Python writer's run too */
+    res->empty_polls = h->r.empty_polls;
+    res->empty_runs = h->r.empty_runs;
     res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
     if (!res->error && h->r.got < h->r.n)
         res->error = PYQ_EINTR;
@@ -200,7 +210,7 @@ struct yring {
     int32_t wcpu, rcpu;
     pyq_start_t start;
     uint64_t t0, t1, got;
-    uint64_t polls, empty_polls; /* the regime (reader-local) */
+    uint64_t polls, empty_polls, empty_runs; /* the regime (reader-local) */
     _Atomic int err;
 };
 
@@ -241,7 +251,8 @@ static void *y_reader(void *arg)
 
     if (rc)
         atomic_store_explicit(&y->err, rc, memory_order_relaxed);
-    uint64_t polls = 0, empty = 0;
+    uint64_t polls = 0, empty = 0, runs = 0;
+    int idle = 0;
 
     while (head < y->n && !atomic_load_explicit(&y->err, memory_order_relaxed)) {
         if (head == y->tail_cache) {
@@ -250,9 +261,12 @@ static void *y_reader(void *arg)
             polls++;
             if (head == y->tail_cache) {
                 empty++;
+                runs += !idle; /* a catch-up */
+                idle = 1;
                 pyq_cpu_relax();
                 continue;
             }
+            idle = 0;
         }
         struct slot32 m = y->slots[head & y->mask];
         if (m.w[0] != head) {
@@ -266,6 +280,7 @@ static void *y_reader(void *arg)
     y->got = head;
     y->polls = polls;
     y->empty_polls = empty;
+    y->empty_runs = runs;
     y->t1 = pyq_now_ns();
     return NULL;
 }
@@ -298,6 +313,7 @@ int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
     res->elapsed_ns = y->t1 - y->t0;
     res->polls = y->polls;
     res->empty_polls = y->empty_polls;
+    res->empty_runs = y->empty_runs;
     res->error = rc ? rc : atomic_load_explicit(&y->err, memory_order_relaxed);
     free(y->slots);
     free(y);
