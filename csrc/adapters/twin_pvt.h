@@ -623,14 +623,17 @@ static inline int pyq_twin_roundtrip_run(const pyq_adapter_t *a, const pyq_twin_
     t->ba = ba;
     t->trips = (uint64_t)p->round_trips + PYQ_TWIN_WARMUP_TRIPS;
     t->cpu_b = p->reader_cpu;
-    if ((rc = pyq_twin_pin(p->writer_cpu)) != 0)
-        goto out;
     if ((rc = pthread_create(&th, NULL, echo, t)) != 0) {
         rc = -rc;
         goto out;
     }
+    /* A pins itself once the echo exists (it inherits A's affinity: stuck on A's
+     * CPU behind a spinning SCHED_FIFO A it would never run). */
+    if ((rc = pyq_twin_pin(p->writer_cpu)) != 0)
+        pyq_twin_fail(&t->err, rc);
     pyq_twin_meet(&t->ready);
-    rc = timed(t, samples);
+    if (!rc)
+        rc = timed(t, samples);
     if (rc && rc != PYQ_EINTR)  /* the echo may be spinning on ab: tell it */
         pyq_twin_fail(&t->err, rc);
     pthread_join(th, NULL);

@@ -358,15 +358,13 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
     memset(p, 0, sizeof(*p));
     p->trips = (uint64_t)round_trips + WARMUP_TRIPS;
     p->cpu_b = cpu_b;
-    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0) {
-        free(p);
-        return rc;
-    }
     if ((rc = pthread_create(&t, NULL, pp_echo, p)) != 0) {
         free(p);
         return -rc;
     }
-    if ((rc = pyq_start_meet(&p->start, 2, 0)) == 0) {
+    /* A pins itself only once B exists: B inherits A's affinity, and a B stuck on
+     * A's CPU behind a spinning SCHED_FIFO A (bench --fifo) would never run. */
+    if ((rc = pyq_start_meet(&p->start, 2, pyq_cpu_pin_opt(cpu_a))) == 0) {
         for (uint64_t i = 1; i <= p->trips; i++) {
             uint64_t t0 = pyq_bench_stamp(cyc);
             atomic_store_explicit(&p->ping, i, memory_order_release);

@@ -411,14 +411,14 @@ static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, 
     r->ba = ba;
     r->trips = (uint64_t)round_trips + PYQ_BENCH_WARMUP_TRIPS;
     r->cpu_b = cpu_b;
-    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0)
-        goto out;
     if ((rc = pthread_create(&t, NULL, a ? echo_adapter : echo_direct, r)) != 0) {
         rc = -rc;
         goto out;
     }
-    /* The echo's pinning result, if it failed: then neither side runs. */
-    if ((rc = pyq_start_meet(&r->start, 2, 0)) == 0)
+    /* A pins itself once the echo exists (it inherits A's affinity: stuck on A's
+     * CPU behind a spinning SCHED_FIFO A it would never run).  Either side's
+     * pinning failure: neither runs. */
+    if ((rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(cpu_a))) == 0)
         rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
     /* -1: A gave up because the echo flagged an error; keep the echo's code
      * (overwriting it turned an echo-side PYQ_EBADMSG into PYQ_EINTR). */
