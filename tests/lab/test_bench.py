@@ -382,3 +382,40 @@ def test_fifo_run_end_to_end_when_allowed():
     assert os.sched_getscheduler(0) == old       # the interpreter is not left real-time
     lat = {s.contender for s in res.slices if s.extra.get("kind") == "roundtrip"}
     assert "pyqueue_each" in lat and "pingpong" in lat
+
+
+class _Counter:
+    """A group of rows as another module would add one: its own loop, no C."""
+
+    def __init__(self, ctx):
+        self.ctx, self.closed = ctx, False
+
+    def contenders(self):
+        return ["count_a", "count_b"]
+
+    def warm_up(self):
+        return ["count_a"]
+
+    def run(self, name):
+        n = sum(1 for _ in range(1000))
+        return float(n), {"cpu": self.ctx.writer_cpu}
+
+    def close(self):
+        self.closed = True
+
+
+def test_another_module_adds_a_group_of_rows(monkeypatch):
+    made = []
+    monkeypatch.setattr(B, "_EXTRA_GROUPS", {})
+    B.add_group("counting", lambda ctx: made.append(_Counter(ctx)) or made[-1])
+    res = B.bench(CPUS[0], CPUS[-1], **TINY)
+    assert res.status == "complete" and made and made[0].closed
+    mine = [s for s in res.slices if s.extra.get("kind") == "counting"]
+    assert sorted(s.contender for s in mine) == ["count_a", "count_b"]
+    assert all(s.value == 1000.0 and s.extra["cpu"] == CPUS[0] for s in mine)
+    assert {r for d in res.summary["groups"]["counting"].values() for r in d} == \
+        {"count_a", "count_b"}
+    with pytest.raises(ValueError, match="new group name"):
+        B.add_group("roundtrip", _Counter)
+    with pytest.raises(TypeError, match="callable"):
+        B.add_group("other", None)

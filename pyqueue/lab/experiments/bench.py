@@ -70,6 +70,38 @@ MSG = 32
 # the regime measured, not the one intended).
 DEFAULT_GAP_NS = 100
 KINDS = ("throughput", "chasing", "roundtrip", "python")
+# Groups of rows other modules add to every run (add_group): kind -> make(ctx).
+_EXTRA_GROUPS = {}
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a group of rows gets to build itself from (add_group)."""
+    writer_cpu: int
+    reader_cpu: int
+    rounds: int
+    params: dict           # the run's params (sizes, budget, gap, timer, ...)
+    base: QueueConfig      # the configuration every pyqueue row starts from
+    peers: dict            # adapter -> "built" / "not installed: ..."
+    peer_dir: str = None
+
+
+def add_group(kind, make):
+    """Add a group of rows to every bench run, beside the built-in ones (e.g.
+    Python fast-path rows, cross-process rows).  ``make(ctx)`` gets a RunContext
+    once per run and returns an object with ``contenders()`` (row names),
+    ``warm_up()`` (rows to run once untimed), ``run(name) -> (value, extra dict)``
+    and ``close()``; its slices are interleaved, probed and stored under ``kind``
+    like the built-in groups' (slices.json), and summarised per placement in
+    ``summary["groups"][kind]``.  Registering a kind again replaces it."""
+    if not isinstance(kind, str) or not kind or kind in KINDS:
+        raise ValueError("kind must be a new group name (not one of %s), got %r"
+                         % (", ".join(KINDS), kind))
+    if not callable(make):
+        raise TypeError("make must be callable, got %r" % (make,))
+    _EXTRA_GROUPS[kind] = make
+
+
 # A streaming slice runs n messages (20 M by default) or, for a row slower than
 # that, at least this long at its last rate.
 STREAM_SECONDS = 1.0
@@ -494,13 +526,18 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
     tp = ch = rt = py = None
+    extra = []           # groups added by other modules (add_group)
     slices = {}
     probe = lambda: fifo.call(probe_one_way_ns, writer_cpu, reader_cpu)
 
     def record(folder, status, final):
-        res.slices = [s for kind in KINDS
+        res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
                       for s in slices.get(kind, [])]
         res.summary = summarize(slices, peers)
+        res.summary["groups"] = {
+            kind: {place: {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
+                   for place, d in pl.medians_by_placement(slices.get(kind, [])).items()}
+            for kind in _EXTRA_GROUPS}
         res.summary["rounds_done"] = session.done
         res.summary["interrupted"] = bool(session.stop.requested)
         res.status = status
@@ -525,6 +562,10 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         params["no_twin"] = dict(twins.NO_TWIN)
         py = _PythonAPI(py_messages, writer_cpu, budget_bytes, base)
         groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
+        ctx = RunContext(writer_cpu, reader_cpu, rounds, params, base, peers, peer_dir)
+        for kind, make in _EXTRA_GROUPS.items():
+            groups.append((kind, make(ctx)))
+            extra.append(groups[-1][1])
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
                      progress=progress,
@@ -554,7 +595,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                 if session.stopping:
                     break
     finally:
-        for g in (tp, ch, rt, py):
+        for g in [tp, ch, rt, py] + extra:
             if g is not None:
                 g.close()
     return res
