@@ -1,7 +1,8 @@
 /*
  * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
- * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
- * Python writer and the two-line ping-pong floor; queue round trips are
+ * with two pinned threads: queue throughput, a C reader for a Python writer and
+ * the two-line ping-pong floor (the yardstick ring is an adapter of its own,
+ * pyq_bench_yardstick() in bench/pyq_twins.h); queue round trips are
  * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
  * bench_adapter.c runs the same writer and reader loops over any adapter
  * (pyq_adapter.h) for the peer comparison (DESIGN §6.6).  Every reader checks
@@ -40,11 +41,6 @@ typedef struct pyq_bench_reader pyq_bench_reader_t;
  * @return 0 or the error (also in r->error). */
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
-
-/* Any thread.  The same through the yardstick: a per-message ring of 32-byte
- * slots with cached head/tail indices on separate lines (rigtorp's design). */
-int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
-                              int32_t reader_cpu, pyq_bench_result_t *r);
 
 /* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
  * n messages of msg_size bytes from q, for a writer in another thread (Python).

@@ -29,6 +29,11 @@
  * callback pointer (that is its API).  Never NULL. */
 const pyq_twin_table_t *pyq_twin_bench(void);
 
+/* Any thread.  The yardstick ring above as an adapter (create from
+ * params.capacity_bytes / 32 slots, try_write, poll), so that its bench row runs
+ * through the same driver as every other row, beside its twin.  Never NULL. */
+const pyq_adapter_t *pyq_bench_yardstick(void);
+
 /* Any thread, while no other thread uses h.  Fill adapter a's queue h once and
  * drain it (single-threaded, untimed), as every twin does to its new queue
  * before a run: so an adapter row measured once after it runs from the same

@@ -153,7 +153,20 @@ def test_catching_up_while_the_writer_waits_is_mixed():
 
 
 def test_between_the_catchup_thresholds_is_mixed():
-    assert br.classify(1_000_000, 9_000, 0, 5_000, 0).regime == br.MIXED
+    assert br.classify(1_000_000, 9_000, 0, 1_000, 0).regime == br.MIXED
+
+
+def test_a_reader_catching_up_once_a_block_is_chasing():
+    """pyqueue, publish max: 102 records a 4 KiB block, the reader catching up
+    once per block (a real chasing slice: 0.0095 catch-ups a message)."""
+    r = br.classify(4_000_000, 3_270_000, 0, 38_000, 0)
+    assert r.regime == br.CHASING
+    assert br.CHASING_CATCHUPS <= 1 / 102 / 4    # even once every four blocks
+
+
+def test_episode_thresholds_are_ordered():
+    assert br.STREAMING_CATCHUPS < br.CHASING_CATCHUPS
+    assert br.WAITS <= br.FULL
 
 
 def test_episodes_cannot_outnumber_their_counts():

@@ -122,7 +122,7 @@ def test_touch_after_write_is_reported_and_settable():
 
 # --- the chasing regime on purpose ----------------------------------------------
 
-@pytest.mark.parametrize("row", ["mutex", "ck", "pyqueue", "dpdk_burst32"])
+@pytest.mark.parametrize("row", ["mutex", "ck", "pyqueue", "dpdk_burst32", "yardstick"])
 def test_paced_writer_runs_twin_and_adapter(row):
     _need(row, twins.THROUGHPUT)
     t = twins.throughput(row, 50_000, W, R, gap_ns=50, window=WINDOW)
@@ -134,7 +134,7 @@ def test_paced_writer_runs_twin_and_adapter(row):
 
 def test_gap_is_refused_for_loops_of_their_own():
     with pytest.raises(ValueError, match="adapter rows only"):
-        twins.adapter_throughput("yardstick", 1000, gap_ns=10)
+        twins.adapter_throughput("pyqueue_direct", 1000, gap_ns=10)
     with pytest.raises(ValueError, match="no adapter row"):
         twins.adapter_throughput("pyqueue_read_one", 1000)
     with pytest.raises(ValueError, match="gap_ns"):
@@ -263,9 +263,16 @@ def test_burst_rows_read_in_bursts_where_the_adapter_can():
 
 def test_bench_loops_count_their_regime():
     r = ffi.new("pyq_bench_result_t *")
-    assert lib.pyq_bench_ring_throughput(100_000, 1024, W, R, r) == 0
-    assert r.messages == 100_000 and 0 <= r.empty_polls <= r.polls
-    assert r.empty_runs <= r.empty_polls
+    y = lib.pyq_bench_yardstick()
+    h = ffi.new("void **")
+    assert y.create(peers.params(32, 1024 * 32, adapter="yardstick"), h) == 0
+    try:
+        assert y.capacity(h[0]) == 1024
+        assert lib.pyq_bench_adapter_paced(y, h[0], 100_000, 0, 0, W, R, r) == 0
+        assert r.messages == 100_000 and 0 <= r.empty_polls <= r.polls
+        assert r.empty_runs <= r.empty_polls
+    finally:
+        y.destroy(h[0])
     q = twins._queue.Queue(publish="max", hot_blocks=4, spill_blocks=60)
     try:
         assert lib.pyq_bench_queue_throughput(q.c_handle, 100_000, 32, W, R, r) == 0

@@ -103,7 +103,6 @@ NO_TWIN = {
 # Rows whose adapter-side loop lives in bench.c and takes no pace.
 UNPACED = {
     "pyqueue_direct": "no paced row: its loop lives in bench.c (pyq_bench_queue_throughput)",
-    "yardstick": "no paced row: its loop lives in bench.c (pyq_bench_ring_throughput)",
 }
 
 
@@ -353,20 +352,19 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
     r = ffi.new("pyq_bench_result_t *")
     if spec.adapter is None:
         raise ValueError("row %r has no adapter row (its twin stands alone)" % row)
-    if spec.adapter in ("direct", "yardstick"):
+    if spec.adapter == "direct":
         if gap:
             raise ValueError("gap_ns paces adapter rows only; %r is a loop of its own" % row)
-        if spec.adapter == "yardstick":
-            check(lib.pyq_bench_ring_throughput(messages, yardstick_slots, w, rd, r), row)
-        else:
-            q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
-            try:
-                check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
-            finally:
-                q.close()
+        q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
+        try:
+            check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
+        finally:
+            q.close()
         return dict(_tput_result("bench", row, r, messages, 0, 0),
                     touch_after_write=touch_of(spec, params))
-    hq = _Handle(_peers.get(spec.adapter, peer_dir), params)
+    a = lib.pyq_bench_yardstick() if spec.adapter == "yardstick" else \
+        _peers.get(spec.adapter, peer_dir)
+    hq = _Handle(a, params)
     try:
         check(lib.pyq_bench_adapter_paced(hq.a, hq.h, messages, spec.burst, gap, w, rd, r), row)
     finally:
