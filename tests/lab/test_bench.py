@@ -419,3 +419,19 @@ def test_another_module_adds_a_group_of_rows(monkeypatch):
         B.add_group("roundtrip", _Counter)
     with pytest.raises(TypeError, match="callable"):
         B.add_group("other", None)
+
+
+def test_slices_text_lists_each_runs_evidence():
+    a = _slice("ck", 10.0, "chasing", 11.0, "chasing", kind="chasing")
+    a.extra["rates"] = {"empty_per_msg": 0.5, "full_per_msg": 0.7, "catchups_per_msg": 0.2,
+                        "waits_per_msg": 1e-6}
+    a.extra["twin_rates"] = dict(a.extra["rates"], catchups_per_msg=None, waits_per_msg=None)
+    a.extra["twin_window_share"] = {"streaming": 0.0, "chasing": 0.95, "mixed": 0.05}
+    b = _slice("pingpong", 300.0, None, 300.0, None, kind="roundtrip")
+    lines = report.format_slices([a, b]).splitlines()
+    assert len(lines) == 3                       # header, ck's driver, ck's twin
+    assert lines[1].split()[:4] == ["paced", "0", "near", "ck"]
+    assert "driver" in lines[1] and "catch-ups 2.00e-01 waits 1.00e-06" in lines[1]
+    assert "twin" in lines[2] and "catch-ups" not in lines[2]
+    assert "chasing 95%" in lines[2] and "mixed 5%" in lines[2]
+    assert "summary" not in report.format_slices([])
