@@ -25,7 +25,7 @@ PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
 PYQ_LAB      := lab/business.c lab/burst_tail.c lab/burst_twin.c lab/ownership.c lab/c2c.c \
                 lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c
 # The benchmark drivers.
-PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c bench/paced.c
+PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c
 # Stress harnesses: the two-thread self-test and the soak.
 PYQ_STRESS   := stress/selftest.c stress/soak.c
 

@@ -36,7 +36,7 @@
 
 /* Bumped when pyq_adapter_t or pyq_adapter_params_t change; a peer built against
  * another version is refused by pyq_adapter_get(). */
-#define PYQ_ADAPTER_ABI 1
+#define PYQ_ADAPTER_ABI 2
 
 /* The message size every adapter supports; ck, rwq and boost carry exactly this
  * (a 32-byte struct by value), the others any size (dpdk: a multiple of 4). */
@@ -106,6 +106,15 @@ typedef struct pyq_adapter {
      * timeout_ns < 0 waits without limit.
      * @return 0 (woken: poll to see), or PYQ_EAGAIN (timed out). */
     int (*wait_readable)(void *h, int64_t timeout_ns);
+
+    /* Reader thread only; NULL when the library hands out one message at a
+     * time.  Copy up to max visible messages of len bytes, FIFO, back to back
+     * into out, through the library's own bulk read (boost pop(T *, n),
+     * rte_ring_sc_dequeue_burst_elem, pyq_reader_poll_fixed): the reader's
+     * counterpart of try_write_burst, with no callback per message.
+     * @return the count copied, 0..max (0 when empty), or a negative code.
+     * Never blocks. */
+    int64_t (*read_burst)(void *h, void *out, uint32_t max, uint32_t len);
 } pyq_adapter_t;
 
 /* The function each peer shared object exports. */

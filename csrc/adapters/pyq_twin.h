@@ -14,11 +14,12 @@
  * placement is a driver defect.
  *
  * Each run also records which throughput regime it was in: the reader counts
- * its polls and those that found the queue empty, the writer the attempts that
- * found it full, and both stamp a window record every `window` messages
+ * its polls, those that found the queue empty and its catch-ups (runs of empty
+ * polls), the writer the attempts that found it full and its waits (runs of
+ * them), and both stamp a window record every `window` messages
  * (pyqueue/lab/common/regime.py classifies them).  gap_ticks > 0 paces the writer
  * (a busy-wait after each message) to put the reader in the chasing regime on
- * purpose.
+ * purpose.  Burst rows read in bursts too where the adapter has read_burst.
  *
  * Where the twins live: a peer library exports, beside pyq_peer_adapter(),
  *
@@ -40,7 +41,7 @@
 #include "adapters/pyq_adapter.h"
 
 /* Bumped when a struct below changes; pyq_twin_get() refuses another. */
-#define PYQ_TWIN_ABI 1
+#define PYQ_TWIN_ABI 2
 
 /* Largest writer burst a twin accepts (the adapter driver's limit too). */
 #define PYQ_TWIN_BURST_MAX 1024
@@ -79,6 +80,10 @@ typedef struct pyq_twin_window {
     uint64_t empty_polls;  /* reader's empty polls so far */
     uint64_t writer_ns;    /* CLOCK_MONOTONIC when the writer had written the window */
     uint64_t full_retries; /* writer's full-queue retries so far */
+    uint64_t empty_runs;   /* reader's catch-ups so far: empty polls right after a
+                              poll that delivered (a wait of any length counts once) */
+    uint64_t full_runs;    /* writer's messages that found the queue full at least
+                              once so far (a wait of any length counts once) */
 } pyq_twin_window_t;
 
 typedef struct pyq_twin_result {
@@ -92,6 +97,8 @@ typedef struct pyq_twin_result {
     uint64_t first_bad;    /* sequence number expected where the check failed */
     uint64_t start_ns;     /* CLOCK_MONOTONIC at the writer's start: the first
                               window's start */
+    uint64_t empty_runs;   /* reader catch-ups (see pyq_twin_window_t) */
+    uint64_t full_runs;    /* writer waits for room (see pyq_twin_window_t) */
     uint32_t windows;      /* window records filled */
     int32_t error;         /* 0, PYQ_EBADMSG (see first_bad), or a create/pinning code */
     int32_t samples_in_ticks; /* round trip: 1 when samples are cycle-counter ticks

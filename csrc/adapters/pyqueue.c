@@ -79,6 +79,13 @@ static int64_t pq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return pyq_reader_poll(((struct pq_handle *)h)->q, max, fn, ctx);
 }
 
+/* The burst rows' reader: fixed-size messages copied out whole (the C side of
+ * Reader.poll_into), no callback per message. */
+static int64_t pq_read_burst(void *h, void *out, uint32_t max, uint32_t len)
+{
+    return pyq_reader_poll_fixed(((struct pq_handle *)h)->q, out, max, len);
+}
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "pyqueue",
@@ -90,4 +97,5 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .flush = pq_flush,
     .poll = pq_poll,
     .wait_readable = NULL,
+    .read_burst = pq_read_burst,
 };

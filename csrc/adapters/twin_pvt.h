@@ -9,7 +9,9 @@
  *     PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)
  *
  * (its static adapter functions; try_write_burst may be NULL), which defines
- * prefix_twin_throughput() and prefix_twin_roundtrip() for its pyq_twin_t.
+ * prefix_twin_throughput() and prefix_twin_roundtrip() for its pyq_twin_t;
+ * PYQ_TWIN_DEFINE_READ adds the adapter's read_burst, which the burst rows'
+ * reader then uses (as the driver does).
  * The loop bodies are always_inline and take the operations -- and the
  * reader's sequence check, poll's callback -- as constant function pointers,
  * so each instantiation is compiled with the queue's calls and the check
@@ -75,12 +77,18 @@ typedef int (*pyq_twin_write_fn)(void *h, const void *msg, uint32_t len);
 typedef int64_t (*pyq_twin_burst_fn)(void *h, const void *msgs, uint32_t n, uint32_t len);
 typedef int64_t (*pyq_twin_poll_fn)(void *h, uint64_t max, pyq_message_fn fn, void *ctx);
 typedef void (*pyq_twin_flush_fn)(void *h);
+typedef int64_t (*pyq_twin_read_fn)(void *h, void *out, uint32_t max, uint32_t len);
 
 /* ---- small pieces --------------------------------------------------------- */
 
 /* Whether an instantiation has a burst call (a function, not the macro argument:
  * comparing a function's name with NULL draws -Waddress). */
 PYQ_TWIN_INLINE int pyq_twin_has(pyq_twin_burst_fn f)
+{
+    return f != NULL;
+}
+
+PYQ_TWIN_INLINE int pyq_twin_has_read(pyq_twin_read_fn f)
 {
     return f != NULL;
 }
@@ -202,9 +210,9 @@ struct pyq_twin_run {
     PYQ_TWIN_LINE int ready;     /* start barrier */
     PYQ_TWIN_LINE int err;       /* first error: read-mostly, polled by both */
     PYQ_TWIN_LINE uint64_t t0;   /* the writer's line */
-    uint64_t t_wend, full;
+    uint64_t t_wend, full, full_runs;
     PYQ_TWIN_LINE uint64_t got;  /* the reader's line */
-    uint64_t polls, empty, t_end;
+    uint64_t polls, empty, empty_runs, t_end;
 };
 
 /* pyq_join2's abandon hook: the writer never started, so flag the error and
@@ -219,19 +227,21 @@ static inline void pyq_twin_run_abandon(void *arg, int rc)
 
 /* Window k is complete on the writer's side: message (k + 1) * window - 1 written. */
 static __attribute__((noinline, cold, unused)) uint64_t
-pyq_twin_writer_mark(struct pyq_twin_run *r, uint64_t next, uint64_t fails)
+pyq_twin_writer_mark(struct pyq_twin_run *r, uint64_t next, uint64_t fails, uint64_t waits)
 {
     uint64_t k = next / r->window;
 
     if (k < r->max_win) {
         r->win[k].writer_ns = pyq_twin_now_ns();
         r->win[k].full_retries = fails;
+        r->win[k].full_runs = waits;
     }
     return next + r->window;
 }
 
 static __attribute__((noinline, cold, unused)) uint64_t
-pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64_t empty)
+pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64_t empty,
+                     uint64_t runs)
 {
     uint64_t t = pyq_twin_now_ns();
 
@@ -240,6 +250,7 @@ pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64
         if (k < r->max_win) {
             r->win[k].reader_ns = t;
             r->win[k].empty_polls = empty;
+            r->win[k].empty_runs = runs;
         }
     }
     return next;
@@ -249,24 +260,29 @@ PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_
                                          const int paced)
 {
     pyq_twin_msg_t m;
-    uint64_t fails = 0, next = r->window - 1;
+    uint64_t fails = 0, waits = 0, next = r->window - 1;
     int rc = 0;
 
     memset(&m, 0x5A, sizeof m);
     for (uint64_t i = 0; i < r->n; i++) {
         m.seq = i;
-        while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN)
-            if (pyq_twin_full_wait(&fails, &r->err))
-                goto out;
+        if ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN) {
+            waits++; /* one wait for room, however many retries it takes */
+            do
+                if (pyq_twin_full_wait(&fails, &r->err))
+                    goto out;
+            while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN);
+        }
         if (rc)
             break;
         if (__builtin_expect(i == next, 0))
-            next = pyq_twin_writer_mark(r, next, fails);
+            next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap);
     }
 out:
     r->full = fails;
+    r->full_runs = waits;
     if (rc && rc != PYQ_EAGAIN)
         pyq_twin_fail(&r->err, rc);
 }
@@ -274,14 +290,14 @@ out:
 PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burst_fn burst,
                                            pyq_twin_msg_t *buf, const int paced)
 {
-    uint64_t fails = 0, next = r->window - 1;
+    uint64_t fails = 0, waits = 0, next = r->window - 1;
     int64_t rc = 0;
 
     for (uint32_t j = 0; j < r->burst; j++)
         memset(&buf[j], 0x5A, sizeof buf[j]);
     for (uint64_t i = 0; i < r->n;) {
         uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
-        uint32_t off = 0;
+        uint32_t off = 0, waited = 0;
 
         for (uint32_t j = 0; j < k; j++)
             buf[j].seq = i + j;
@@ -289,20 +305,35 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             if ((rc = burst(r->q, buf + off, k - off, sizeof *buf)) < 0)
                 goto out;
             off += (uint32_t)rc;
-            if (rc == 0 && pyq_twin_full_wait(&fails, &r->err))
-                goto out;
+            if (rc == 0) {
+                waits += !waited; /* one wait per burst, however many retries */
+                waited = 1;
+                if (pyq_twin_full_wait(&fails, &r->err))
+                    goto out;
+            }
         }
         rc = 0;
         i += k;
         while (__builtin_expect(i > next, 0))
-            next = pyq_twin_writer_mark(r, next, fails);
+            next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap * k);
     }
 out:
     r->full = fails;
+    r->full_runs = waits;
     if (rc < 0)
         pyq_twin_fail(&r->err, (int)rc);
+}
+
+/* A burst's array, line-aligned as the driver's (bench_adapter.c): malloc's 16
+ * bytes let half the 32-byte messages straddle two lines.  NULL when out of memory. */
+static inline pyq_twin_msg_t *pyq_twin_burst_buf(uint32_t n)
+{
+    void *p = NULL;
+
+    return posix_memalign(&p, 64, (size_t)n * sizeof(pyq_twin_msg_t)) == 0 ?
+           (pyq_twin_msg_t *)p : NULL;
 }
 
 PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
@@ -311,7 +342,7 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     pyq_twin_msg_t *buf = NULL;
     int rc = pyq_twin_pin(r->wcpu);
 
-    if (!rc && burst && r->burst && !(buf = (pyq_twin_msg_t *)malloc(r->burst * sizeof *buf)))
+    if (!rc && burst && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
         rc = PYQ_ENOMEM;
     if (rc)
         pyq_twin_fail(&r->err, rc);
@@ -335,21 +366,40 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     free(buf);
 }
 
-PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn poll)
+/* read_burst's messages checked in place (the driver's check_burst): the count,
+ * or PYQ_EBADMSG. */
+PYQ_TWIN_INLINE int64_t pyq_twin_check(const pyq_twin_msg_t *buf, int64_t k,
+                                       struct pyq_twin_seq *s)
+{
+    for (int64_t j = 0; j < k; j++) {
+        if (buf[j].seq != s->expected)
+            return PYQ_EBADMSG;
+        s->expected++;
+    }
+    return k;
+}
+
+/* bulk: the burst rows' reader, read_burst of up to r->burst messages into buf
+ * and the check over the array; else poll with the check as its callback. */
+PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
+                                        pyq_twin_read_fn read, pyq_twin_msg_t *buf,
+                                        const int bulk)
 {
     struct pyq_twin_seq s = {0};
-    uint64_t polls = 0, empty = 0, next = r->window - 1;
-    int rc = pyq_twin_pin(r->rcpu);
+    uint64_t polls = 0, empty = 0, runs = 0, next = r->window - 1;
+    int idle = 0;
 
-    if (rc)
-        pyq_twin_fail(&r->err, rc);
-    pyq_twin_meet(&r->ready);
     while (s.expected < r->n && !pyq_twin_failed(&r->err)) {
         /* Never more than is left, and a poll stops at each window so every
          * window gets its own stamp (the driver polls without limit). */
         uint64_t left = r->n - s.expected;
-        int64_t k = poll(r->q, left < r->window ? left : r->window, pyq_twin_next, &s);
+        int64_t k;
 
+        if (bulk)
+            k = pyq_twin_check(buf, read(r->q, buf, (uint32_t)(left < r->burst ? left : r->burst),
+                                         sizeof *buf), &s);
+        else
+            k = poll(r->q, left < r->window ? left : r->window, pyq_twin_next, &s);
         polls++;
         if (k < 0) {
             pyq_twin_fail(&r->err, (int)k);
@@ -357,15 +407,38 @@ PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn po
         }
         if (k == 0) {
             empty++;
+            runs += !idle; /* a catch-up: the first empty poll after messages */
+            idle = 1;
             pyq_twin_relax();
-        } else if (__builtin_expect(s.expected > next, 0)) {
-            next = pyq_twin_reader_mark(r, next, s.expected, empty);
+        } else {
+            idle = 0;
+            if (__builtin_expect(s.expected > next, 0))
+                next = pyq_twin_reader_mark(r, next, s.expected, empty, runs);
         }
     }
     r->t_end = pyq_twin_now_ns();
     r->got = s.expected;
     r->polls = polls;
     r->empty = empty;
+    r->empty_runs = runs;
+}
+
+PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
+                                     pyq_twin_read_fn read)
+{
+    pyq_twin_msg_t *buf = NULL;
+    int rc = pyq_twin_pin(r->rcpu);
+
+    if (!rc && read && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
+        rc = PYQ_ENOMEM;
+    if (rc)
+        pyq_twin_fail(&r->err, rc);
+    pyq_twin_meet(&r->ready);
+    if (buf)
+        pyq_twin_read_loop(r, poll, read, buf, 1);
+    else
+        pyq_twin_read_loop(r, poll, read, buf, 0);
+    free(buf);
 }
 
 static inline int pyq_twin_discard(void *ctx, const void *msg, uint32_t len)
@@ -434,8 +507,10 @@ static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
     res->elapsed_ns = r->t_end - r->t0;
     res->writer_ns = r->t_wend > r->t0 ? r->t_wend - r->t0 : 0;
     res->full_retries = r->full;
+    res->full_runs = r->full_runs;
     res->polls = r->polls;
     res->empty_polls = r->empty;
+    res->empty_runs = r->empty_runs;
     res->capacity = a->capacity(q);
     if (p->window) {
         uint64_t k = r->got / p->window;
@@ -548,14 +623,17 @@ static inline int pyq_twin_roundtrip_run(const pyq_adapter_t *a, const pyq_twin_
     t->ba = ba;
     t->trips = (uint64_t)p->round_trips + PYQ_TWIN_WARMUP_TRIPS;
     t->cpu_b = p->reader_cpu;
-    if ((rc = pyq_twin_pin(p->writer_cpu)) != 0)
-        goto out;
     if ((rc = pthread_create(&th, NULL, echo, t)) != 0) {
         rc = -rc;
         goto out;
     }
+    /* A pins itself once the echo exists (it inherits A's affinity: stuck on A's
+     * CPU behind a spinning SCHED_FIFO A it would never run). */
+    if ((rc = pyq_twin_pin(p->writer_cpu)) != 0)
+        pyq_twin_fail(&t->err, rc);
     pyq_twin_meet(&t->ready);
-    rc = timed(t, samples);
+    if (!rc)
+        rc = timed(t, samples);
     if (rc && rc != PYQ_EINTR)  /* the echo may be spinning on ab: tell it */
         pyq_twin_fail(&t->err, rc);
     pthread_join(th, NULL);
@@ -578,6 +656,13 @@ out:
  * adapter table `adapter`, its operations (static functions of the same file;
  * try_write_burst may be NULL) inlined into each loop. */
 #define PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)               \
+    PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll,                     \
+                         (pyq_twin_read_fn)NULL, flush)
+
+/* The same for a queue with a bulk read (the adapter's read_burst): its burst
+ * rows read with it, as the driver does. */
+#define PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll, read_burst,     \
+                             flush)                                                             \
     PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \
     {                                                                                           \
         pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, flush);         \
@@ -585,7 +670,7 @@ out:
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_reader(void *arg)                                  \
     {                                                                                           \
-        pyq_twin_reader((struct pyq_twin_run *)arg, poll);                                      \
+        pyq_twin_reader((struct pyq_twin_run *)arg, poll, read_burst);                          \
         return NULL;                                                                            \
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_echo(void *arg)                                    \

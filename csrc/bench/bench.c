@@ -24,7 +24,8 @@ struct qrun {
     pyq_start_t start;
     uint64_t t0;                        /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
-    uint64_t polls, empty_polls;        /* the regime */
+    uint64_t polls, empty_polls;        /* the regime, and the reader's catch-ups */
+    uint64_t empty_runs;
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
     _Atomic int stop;
 };
@@ -45,6 +46,7 @@ static void *q_reader(void *arg)
 {
     struct qrun *r = arg;
     int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
+    int idle = 0;
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
@@ -56,7 +58,11 @@ static void *q_reader(void *arg)
             atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
         else if (k == 0) {
             r->empty_polls++;
+            r->empty_runs += !idle; /* a catch-up: the first empty poll after messages */
+            idle = 1;
             pyq_cpu_relax();
+        } else {
+            idle = 0;
         }
     }
     r->t1 = pyq_now_ns();
@@ -107,6 +113,7 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
     res->end_ns = r.t1;
     res->polls = r.polls;
     res->empty_polls = r.empty_polls;
+    res->empty_runs = r.empty_runs;
     res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
     return res->error;
 }
@@ -176,131 +183,13 @@ int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
     res->messages = h->r.got;
     res->elapsed_ns = h->r.t1 - h->r.t0;
     res->end_ns = h->r.t1;
+    res->polls = h->r.polls; /* the regime of a Python writer's run too */
+    res->empty_polls = h->r.empty_polls;
+    res->empty_runs = h->r.empty_runs;
     res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
     if (!res->error && h->r.got < h->r.n)
         res->error = PYQ_EINTR;
     free(h);
-    return res->error;
-}
-
-/* ---- yardstick: rigtorp-style per-message ring ----------------------------- */
-
-struct slot32 {
-    uint64_t w[4];
-};
-
-struct yring {
-    PYQ_ALIGNED_LINE _Atomic uint64_t head; /* reader-owned */
-    PYQ_ALIGNED_LINE uint64_t tail_cache;   /* reader's copy of tail */
-    PYQ_ALIGNED_LINE _Atomic uint64_t tail; /* writer-owned */
-    PYQ_ALIGNED_LINE uint64_t head_cache;   /* writer's copy of head */
-    PYQ_ALIGNED_LINE struct slot32 *slots;
-    uint64_t mask;
-    uint64_t n;
-    int32_t wcpu, rcpu;
-    pyq_start_t start;
-    uint64_t t0, t1, got;
-    uint64_t polls, empty_polls; /* the regime (reader-local) */
-    _Atomic int err;
-};
-
-static void *y_writer(void *arg)
-{
-    struct yring *y = arg;
-    uint64_t tail = 0;
-    struct slot32 m;
-    int rc = pyq_cpu_pin_opt(y->wcpu);
-
-    memset(&m, 0x5A, sizeof(m));
-    if ((rc = pyq_start_meet(&y->start, 2, rc)) != 0)
-        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
-    y->t0 = pyq_now_ns();
-    for (uint64_t i = 0; i < y->n; i++) {
-        while (tail - y->head_cache > y->mask) {
-            /* Acquire: the reader's copy-out of the slot happened before. */
-            y->head_cache = atomic_load_explicit(&y->head, memory_order_acquire);
-            if (atomic_load_explicit(&y->err, memory_order_relaxed))
-                return NULL;
-            if (tail - y->head_cache > y->mask)
-                pyq_cpu_relax();
-        }
-        m.w[0] = i;
-        y->slots[tail & y->mask] = m;
-        tail++;
-        /* Release: the slot contents before the new tail; pairs with the reader's acquire. */
-        atomic_store_explicit(&y->tail, tail, memory_order_release);
-    }
-    return NULL;
-}
-
-static void *y_reader(void *arg)
-{
-    struct yring *y = arg;
-    uint64_t head = 0;
-    int rc = pyq_start_meet(&y->start, 2, pyq_cpu_pin_opt(y->rcpu));
-
-    if (rc)
-        atomic_store_explicit(&y->err, rc, memory_order_relaxed);
-    uint64_t polls = 0, empty = 0;
-
-    while (head < y->n && !atomic_load_explicit(&y->err, memory_order_relaxed)) {
-        if (head == y->tail_cache) {
-            /* Acquire: pairs with the writer's release of tail. */
-            y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
-            polls++;
-            if (head == y->tail_cache) {
-                empty++;
-                pyq_cpu_relax();
-                continue;
-            }
-        }
-        struct slot32 m = y->slots[head & y->mask];
-        if (m.w[0] != head) {
-            atomic_store_explicit(&y->err, PYQ_EBADMSG, memory_order_relaxed);
-            break;
-        }
-        head++;
-        /* Release: our read of the slot before the writer may overwrite it. */
-        atomic_store_explicit(&y->head, head, memory_order_release);
-    }
-    y->got = head;
-    y->polls = polls;
-    y->empty_polls = empty;
-    y->t1 = pyq_now_ns();
-    return NULL;
-}
-
-int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
-                              int32_t reader_cpu, pyq_bench_result_t *res)
-{
-    struct yring *y;
-    int rc;
-
-    memset(res, 0, sizeof(*res));
-    if (slots < 2 || (slots & (slots - 1)))
-        return PYQ_EINVAL;
-    y = aligned_alloc(PYQ_CACHELINE, sizeof(*y));
-    if (!y)
-        return PYQ_ENOMEM;
-    memset(y, 0, sizeof(*y));
-    y->slots = aligned_alloc(PYQ_CACHELINE, (size_t)slots * sizeof(struct slot32));
-    if (!y->slots) {
-        free(y);
-        return PYQ_ENOMEM;
-    }
-    memset(y->slots, 0, (size_t)slots * sizeof(struct slot32));
-    y->mask = slots - 1;
-    y->n = n;
-    y->wcpu = writer_cpu;
-    y->rcpu = reader_cpu;
-    rc = join_two(y_writer, y_reader, y, &y->start);
-    res->messages = y->got;
-    res->elapsed_ns = y->t1 - y->t0;
-    res->polls = y->polls;
-    res->empty_polls = y->empty_polls;
-    res->error = rc ? rc : atomic_load_explicit(&y->err, memory_order_relaxed);
-    free(y->slots);
-    free(y);
     return res->error;
 }
 
@@ -342,15 +231,13 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
     memset(p, 0, sizeof(*p));
     p->trips = (uint64_t)round_trips + WARMUP_TRIPS;
     p->cpu_b = cpu_b;
-    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0) {
-        free(p);
-        return rc;
-    }
     if ((rc = pthread_create(&t, NULL, pp_echo, p)) != 0) {
         free(p);
         return -rc;
     }
-    if ((rc = pyq_start_meet(&p->start, 2, 0)) == 0) {
+    /* A pins itself only once B exists: B inherits A's affinity, and a B stuck on
+     * A's CPU behind a spinning SCHED_FIFO A (bench --fifo) would never run. */
+    if ((rc = pyq_start_meet(&p->start, 2, pyq_cpu_pin_opt(cpu_a))) == 0) {
         for (uint64_t i = 1; i <= p->trips; i++) {
             uint64_t t0 = pyq_bench_stamp(cyc);
             atomic_store_explicit(&p->ping, i, memory_order_release);

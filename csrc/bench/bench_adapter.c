@@ -5,38 +5,42 @@
  *
  * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
  * try_write (or try_write_burst), and on a full queue spin with the relax
- * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures.  Reader: poll
- * with a callback that checks every sequence number, relax when empty.
+ * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures; paced, the
+ * twins' busy-wait after each message (pyq_twin_spin).  Reader: poll with a
+ * callback that checks every sequence number (burst rows: read_burst into its
+ * own array, checked there, where the adapter has it), relax when empty.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/twin_pvt.h"
 #include "bench/bench_pvt.h"
 #include "runtime/runtime_pvt.h"
 #include "bench/pyq_bench.h"
 
 #define BURST_MAX 1024
+#define A_INLINE static inline __attribute__((always_inline))
 
 /* Reader-owned, bumped per message: its own line, away from anything the
  * writer touches (an earlier false-sharing bug here halved a figure). */
 struct seq_ctx {
     PYQ_ALIGNED_LINE uint64_t expected;
     uint64_t t_end;
-    uint64_t polls, empty_polls; /* the regime (reader-local) */
+    uint64_t polls, empty_polls, empty_runs; /* the regime (reader-local) */
 };
 
 struct arun {
     const pyq_adapter_t *a;
     void *h;
-    uint64_t n;
+    uint64_t n, gap;
     uint32_t len, burst;
     int32_t wcpu, rcpu;
     pyq_start_t start;
     PYQ_ALIGNED_LINE uint64_t t0;     /* writer's line */
     uint64_t t_wend;
-    uint64_t full_retries;
+    uint64_t full_retries, full_runs;
     PYQ_ALIGNED_LINE _Atomic int err; /* read-mostly, polled by both */
     struct seq_ctx rd;                /* reader's line(s) */
 };
@@ -64,12 +68,84 @@ static inline int full_wait(uint64_t *fails, _Atomic int *err)
     return 0;
 }
 
+/* The writer's loops, one per (burst, paced) pair as the twins' (adapters/
+ * twin_pvt.h), so the flat-out loops test nothing extra; the pace is the twins'
+ * busy-wait after each message.  0, an adapter code, or GAVE_UP (the reader
+ * failed: its code stays in err). */
+#define GAVE_UP 1
+
+A_INLINE int write_each(struct arun *r, uint8_t *buf, const int paced)
+{
+    const pyq_adapter_t *a = r->a;
+    uint64_t fails = 0, waits = 0;
+    int rc = 0;
+
+    for (uint64_t i = 0; i < r->n; i++) {
+        memcpy(buf, &i, 8);
+        if ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN) {
+            waits++; /* one wait for room, however many retries it takes */
+            do
+                if (full_wait(&fails, &r->err)) {
+                    rc = GAVE_UP;
+                    goto out;
+                }
+            while ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN);
+        }
+        if (rc)
+            break;
+        if (paced)
+            pyq_twin_spin(r->gap);
+    }
+out:
+    r->full_retries = fails;
+    r->full_runs = waits;
+    return rc;
+}
+
+A_INLINE int write_bursts(struct arun *r, uint8_t *buf, const int paced)
+{
+    const pyq_adapter_t *a = r->a;
+    uint64_t fails = 0, waits = 0;
+    int rc = 0;
+
+    for (uint64_t i = 0; i < r->n && !rc;) {
+        uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
+        uint32_t off = 0, waited = 0;
+
+        for (uint32_t j = 0; j < k; j++) {
+            uint64_t s = i + j;
+            memcpy(buf + (size_t)j * r->len, &s, 8);
+        }
+        while (off < k) {
+            int64_t w = a->try_write_burst(r->h, buf + (size_t)off * r->len, k - off, r->len);
+            if (w < 0) {
+                rc = (int)w;
+                break;
+            }
+            off += (uint32_t)w;
+            if (w == 0) {
+                waits += !waited; /* one wait per burst, however many retries */
+                waited = 1;
+                if (full_wait(&fails, &r->err)) {
+                    rc = GAVE_UP;
+                    goto out;
+                }
+            }
+        }
+        i += k;
+        if (paced)
+            pyq_twin_spin(r->gap * k);
+    }
+out:
+    r->full_retries = fails;
+    r->full_runs = waits;
+    return rc;
+}
+
 static void *a_writer(void *arg)
 {
     struct arun *r = arg;
-    const pyq_adapter_t *a = r->a;
     uint8_t buf[BURST_MAX * 32] __attribute__((aligned(64)));
-    uint64_t fails = 0;
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
     memset(buf, 0x5A, sizeof(buf));
@@ -78,70 +154,94 @@ static void *a_writer(void *arg)
         return NULL;
     }
     r->t0 = pyq_now_ns();
-    if (r->burst == 0) {
-        for (uint64_t i = 0; i < r->n; i++) {
-            memcpy(buf, &i, 8);
-            while ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN)
-                if (full_wait(&fails, &r->err))
-                    goto out;
-            if (rc)
-                break;
-        }
-    } else {
-        for (uint64_t i = 0; i < r->n && !rc;) {
-            uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
-            uint32_t off = 0;
-
-            for (uint32_t j = 0; j < k; j++) {
-                uint64_t s = i + j;
-                memcpy(buf + (size_t)j * r->len, &s, 8);
-            }
-            while (off < k) {
-                int64_t w = a->try_write_burst(r->h, buf + (size_t)off * r->len, k - off, r->len);
-                if (w < 0) {
-                    rc = (int)w;
-                    break;
-                }
-                off += (uint32_t)w;
-                if (w == 0 && full_wait(&fails, &r->err))
-                    goto out;
-            }
-            i += k;
-        }
-    }
-    a->flush(r->h);
-out:
+    if (r->burst)
+        rc = r->gap ? write_bursts(r, buf, 1) : write_bursts(r, buf, 0);
+    else
+        rc = r->gap ? write_each(r, buf, 1) : write_each(r, buf, 0);
+    if (rc != GAVE_UP)
+        r->a->flush(r->h);
     r->t_wend = pyq_now_ns();
-    r->full_retries = fails;
-    if (rc)
+    if (rc && rc != GAVE_UP)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     return NULL;
+}
+
+/* read_burst's k messages checked in place: k, or PYQ_EBADMSG. */
+A_INLINE int64_t check_burst(const uint8_t *buf, int64_t k, uint32_t len, uint64_t *expected)
+{
+    for (int64_t j = 0; j < k; j++) {
+        uint64_t seq;
+
+        memcpy(&seq, buf + (size_t)j * len, 8);
+        if (seq != *expected)
+            return PYQ_EBADMSG;
+        ++*expected;
+    }
+    return k;
+}
+
+/* bulk: the burst rows' reader where the adapter has read_burst (up to `burst`
+ * messages into buf, checked there, as the library's own bulk read is used);
+ * else poll with the check as its callback, one call per message. */
+A_INLINE void read_loop(struct arun *r, uint8_t *buf, const int bulk)
+{
+    const pyq_adapter_t *a = r->a;
+    uint64_t polls = 0, empty = 0, runs = 0, expected = 0;
+    int idle = 0;
+
+    while ((bulk ? expected : r->rd.expected) < r->n &&
+           !atomic_load_explicit(&r->err, memory_order_relaxed)) {
+        int64_t k;
+
+        if (bulk) {
+            uint64_t left = r->n - expected;
+
+            k = a->read_burst(r->h, buf, (uint32_t)(left < r->burst ? left : r->burst), r->len);
+            if (k > 0)
+                k = check_burst(buf, k, r->len, &expected);
+        } else {
+            k = a->poll(r->h, UINT64_MAX, seq_next, &r->rd);
+        }
+        polls++;
+        if (k < 0) {
+            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
+            break;
+        }
+        if (k == 0) {
+            empty++;
+            runs += !idle; /* a catch-up: the first empty poll after messages */
+            idle = 1;
+            pyq_cpu_relax();
+        } else {
+            idle = 0;
+        }
+    }
+    if (bulk)
+        r->rd.expected = expected;
+    r->rd.polls = polls;
+    r->rd.empty_polls = empty;
+    r->rd.empty_runs = runs;
 }
 
 static void *a_reader(void *arg)
 {
     struct arun *r = arg;
-    const pyq_adapter_t *a = r->a;
+    uint8_t buf[BURST_MAX * 32] __attribute__((aligned(64)));
     int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    while (r->rd.expected < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed)) {
-        int64_t k = a->poll(r->h, UINT64_MAX, seq_next, &r->rd);
-        r->rd.polls++;
-        if (k < 0)
-            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-        else if (k == 0) {
-            r->rd.empty_polls++;
-            pyq_cpu_relax();
-        }
-    }
+    if (r->burst && r->a->read_burst)
+        read_loop(r, buf, 1);
+    else
+        read_loop(r, buf, 0);
     r->rd.t_end = pyq_now_ns();
     return NULL;
 }
 
-int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
-                                 int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                            uint64_t gap_ticks, int32_t writer_cpu, int32_t reader_cpu,
+                            pyq_bench_result_t *res)
 {
     struct arun *r;
     uint32_t len = PYQ_ADAPTER_MSG_SIZE;
@@ -157,6 +257,7 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
     r->a = a;
     r->h = h;
     r->n = n;
+    r->gap = gap_ticks;
     r->len = len;
     r->burst = burst;
     r->wcpu = writer_cpu;
@@ -167,11 +268,19 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
     res->end_ns = r->rd.t_end;
     res->writer_ns = r->t_wend - r->t0;
     res->full_retries = r->full_retries;
+    res->full_runs = r->full_runs;
     res->polls = r->rd.polls;
     res->empty_polls = r->rd.empty_polls;
+    res->empty_runs = r->rd.empty_runs;
     res->error = rc ? rc : atomic_load_explicit(&r->err, memory_order_relaxed);
     free(r);
     return res->error;
+}
+
+int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                                 int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    return pyq_bench_adapter_paced(a, h, n, burst, 0, writer_cpu, reader_cpu, res);
 }
 
 /* ---- round trip ------------------------------------------------------------ */
@@ -302,14 +411,14 @@ static int roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a, 
     r->ba = ba;
     r->trips = (uint64_t)round_trips + PYQ_BENCH_WARMUP_TRIPS;
     r->cpu_b = cpu_b;
-    if ((rc = pyq_cpu_pin_opt(cpu_a)) != 0)
-        goto out;
     if ((rc = pthread_create(&t, NULL, a ? echo_adapter : echo_direct, r)) != 0) {
         rc = -rc;
         goto out;
     }
-    /* The echo's pinning result, if it failed: then neither side runs. */
-    if ((rc = pyq_start_meet(&r->start, 2, 0)) == 0)
+    /* A pins itself once the echo exists (it inherits A's affinity: stuck on A's
+     * CPU behind a spinning SCHED_FIFO A it would never run).  Either side's
+     * pinning failure: neither runs. */
+    if ((rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(cpu_a))) == 0)
         rc = a ? timed_loop(r, samples_ns, cyc, 0) : timed_loop(r, samples_ns, cyc, 1);
     /* -1: A gave up because the echo flagged an error; keep the echo's code
      * (overwriting it turned an echo-side PYQ_EBADMSG into PYQ_EINTR). */

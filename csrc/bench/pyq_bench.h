@@ -1,7 +1,8 @@
 /*
  * pyq_bench.h - measured loops of the core benchmark (benchmarks/core), run in C
- * with two pinned threads: queue throughput, a yardstick ring, a C reader for a
- * Python writer and the two-line ping-pong floor; queue round trips are
+ * with two pinned threads: queue throughput, a C reader for a Python writer and
+ * the two-line ping-pong floor (the yardstick ring is an adapter of its own,
+ * pyq_bench_yardstick() in bench/pyq_twins.h); queue round trips are
  * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
  * bench_adapter.c runs the same writer and reader loops over any adapter
  * (pyq_adapter.h) for the peer comparison (DESIGN §6.6).  Every reader checks
@@ -27,6 +28,10 @@ typedef struct pyq_bench_result {
     uint64_t polls;       /* reader polls, and those that found nothing: with
                              full_retries, the run's throughput regime */
     uint64_t empty_polls;
+    uint64_t empty_runs;  /* the reader's catch-ups: empty polls right after a poll
+                             that delivered (a wait of any length counts once) */
+    uint64_t full_runs;   /* the writer's waits for room: writes (bursts) that
+                             found the queue full at least once (0 if not measured) */
 } pyq_bench_result_t;
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;
@@ -36,11 +41,6 @@ typedef struct pyq_bench_reader pyq_bench_reader_t;
  * @return 0 or the error (also in r->error). */
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
-
-/* Any thread.  The same through the yardstick: a per-message ring of 32-byte
- * slots with cached head/tail indices on separate lines (rigtorp's design). */
-int pyq_bench_ring_throughput(uint64_t n, uint32_t slots, int32_t writer_cpu,
-                              int32_t reader_cpu, pyq_bench_result_t *r);
 
 /* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
  * n messages of msg_size bytes from q, for a writer in another thread (Python).
@@ -67,12 +67,23 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
  * messages (seq in the first 8 bytes) with try_write, or try_write_burst of
  * `burst` messages when burst > 0 (<= 1024, the adapter must have it), and on a
  * full queue spins with relax, sched_yield() every 1024 failures; a reader
- * pinned to reader_cpu polls (max unlimited) and checks every sequence number.
+ * pinned to reader_cpu polls (max unlimited) and checks every sequence number
+ * -- or, for burst > 0 when the adapter has read_burst, reads up to `burst`
+ * messages at a time into its own array and checks them there.
  * elapsed_ns runs from the writer's start to the last delivery.
  * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or the adapter's or pinning's
  * code (also in r->error). */
 int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
                                  int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  The same with the writer paced: after each message (a burst of
+ * k: after the burst) it busy-waits gap_ticks cycle-counter ticks (k * gap_ticks)
+ * -- exactly the twins' pace (adapters/pyq_twin.h), to put the reader in the
+ * chasing regime; gap_ticks 0 is pyq_bench_adapter_throughput().
+ * @return as pyq_bench_adapter_throughput(). */
+int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                            uint64_t gap_ticks, int32_t writer_cpu, int32_t reader_cpu,
+                            pyq_bench_result_t *r);
 
 /* Any thread (it becomes side A: pinned to cpu_a until re-pinned).  One 32-byte
  * message A -> B through queue ab (try_write + flush) and back through ba, both

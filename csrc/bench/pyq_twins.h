@@ -1,8 +1,8 @@
 /*
  * pyq_twins.h - the benchmark's own inline twins (adapters/pyq_twin.h has the
  * interface and the peers' twins): pyqueue's, calling its public C API
- * directly, and the yardstick's; and a pacing wrapper that puts an adapter row
- * in the chasing regime the way a twin's gap_ticks does.
+ * directly, and the yardstick's.  (An adapter row is paced like a twin by
+ * pyq_bench_adapter_paced(), bench/pyq_bench.h.)
  *
  * Also the cffi cdef: plain declarations only.
  */
@@ -29,23 +29,16 @@
  * callback pointer (that is its API).  Never NULL. */
 const pyq_twin_table_t *pyq_twin_bench(void);
 
+/* Any thread.  The yardstick ring above as an adapter (create from
+ * params.capacity_bytes / 32 slots, try_write, poll), so that its bench row runs
+ * through the same driver as every other row, beside its twin.  Never NULL. */
+const pyq_adapter_t *pyq_bench_yardstick(void);
+
 /* Any thread, while no other thread uses h.  Fill adapter a's queue h once and
  * drain it (single-threaded, untimed), as every twin does to its new queue
  * before a run: so an adapter row measured once after it runs from the same
  * state -- every page touched, the queue empty.
  * @return 0, PYQ_EINVAL (a or h NULL), or the adapter's code. */
 int pyq_bench_warm(const pyq_adapter_t *a, void *h);
-
-/* Any thread.  An adapter over adapter a's queue h whose try_write first
- * busy-waits gap_ticks cycle-counter ticks (try_write_burst: n * gap_ticks),
- * everything else passed through: pyq_bench_adapter_throughput() over it runs
- * the adapter row paced like a twin with the same gap_ticks (the chasing
- * regime).  The pacing costs one more indirect call per write, inside the gap,
- * and a retry after a full queue waits the gap again (the twins wait after each
- * message written: the same in the chasing regime, where the queue is never full).
- * Free *out_h with (*out_a)->destroy(*out_h), which leaves h alone.
- * @return 0, PYQ_EINVAL (a or h NULL), PYQ_ENOMEM. */
-int pyq_bench_paced(const pyq_adapter_t *a, void *h, uint64_t gap_ticks,
-                    const pyq_adapter_t **out_a, void **out_h);
 
 #endif /* PYQ_TWINS_H */

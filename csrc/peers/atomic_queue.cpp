@@ -105,6 +105,7 @@ const pyq_adapter_t adapter = {
     nullptr, // try_write_burst: the library has none
     aq_flush, aq_poll,
     nullptr, // wait_readable
+    nullptr, // read_burst: the library has no bulk pop
 };
 
 // The optimist calls of the second twin: they wait inside the library.  poll

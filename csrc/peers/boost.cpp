@@ -10,7 +10,8 @@
 // - 32-byte values by copy (push(const T&));
 // - its bulk calls: the reader pops up to kBurst at a time (pop(T*, n): one index
 //   load and one store per batch instead of per message), the burst rows write
-//   with push(const T*, n).
+//   with push(const T*, n) and read with pop(T*, n) into the reader's own array
+//   (read_burst: no callback per message, as boost's bulk pop is used).
 // Orderings are the library's own.
 // A release build of the library, as its benchmarks are compiled (the calls
 // used here assert nothing, but the build should not depend on that).
@@ -119,20 +120,40 @@ PYQ_PEER_OP int64_t boost_poll(void *p, uint64_t max, pyq_message_fn fn, void *c
     return static_cast<int64_t>(n);
 }
 
+// The burst rows' reader: pop(T *, n) straight into the caller's array, as
+// boost's bulk pop is meant to be used; what an earlier poll popped but did not
+// deliver goes first (FIFO).
+PYQ_PEER_OP int64_t boost_read_burst(void *p, void *out, uint32_t max, uint32_t)
+{
+    Handle *h = static_cast<Handle *>(p);
+    Msg32 *m = static_cast<Msg32 *>(out);
+    uint32_t n = 0;
+
+    while (h->stash_pos < h->stash_n && n < max)
+        m[n++] = h->stash[h->stash_pos++];
+    if (n == max)
+        return n;
+    return n + static_cast<int64_t>(
+                   h->q.apply([&](auto &q) PYQ_PEER_INLINE { return q.pop(m + n, max - n); }));
+}
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "boost",
     boost_create, boost_destroy, boost_capacity, boost_try_write,
     boost_try_write_burst,
     boost_flush, boost_poll,
     nullptr, // wait_readable
+    boost_read_burst,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE(boost, adapter, boost_try_write, boost_try_write_burst, boost_poll, boost_flush)
+PYQ_TWIN_DEFINE_READ(boost, adapter, boost_try_write, boost_try_write_burst, boost_poll,
+                     boost_read_burst, boost_flush)
 
 const pyq_twin_t twins[] = {
     {"boost", "spsc_queue<Msg32, capacity<32769>> (run-time size for other budgets): "
-     "push(const T&) (burst rows: push(const T*, n)) / pop(T*, 32)", PYQ_TWIN_HAS_BURST, 0,
+     "push(const T&) (burst rows: push(const T*, n)) / pop(T*, 32) (burst rows: pop(T*, 32) "
+     "into the reader's array)", PYQ_TWIN_HAS_BURST, 0,
      boost_twin_throughput, boost_twin_roundtrip},
 };
 

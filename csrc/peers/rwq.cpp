@@ -87,6 +87,7 @@ const pyq_adapter_t adapter = {
     nullptr, // try_write_burst
     rwq_flush, rwq_poll,
     nullptr, // wait_readable
+    nullptr, // read_burst: the library has no bulk pop
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).

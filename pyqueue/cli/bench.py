@@ -27,6 +27,10 @@ def add_arguments(p):
     p.add_argument("--split-ns", type=float, default=DEFAULT_SPLIT_NS,
                    help="one-way probe threshold between 'near' and 'far' placements "
                         "(default %(default)g)")
+    p.add_argument("--fifo", type=int, default=0, metavar="PRIO",
+                   help="run every slice SCHED_FIFO at this priority, so that other jobs "
+                        "cannot preempt it on a shared host (0, the default: SCHED_OTHER; "
+                        "needs root or CAP_SYS_NICE)")
     add_cpu_options(p)
     add_run_options(p, quick="2 rounds of small slices")
 
@@ -44,7 +48,8 @@ def run(args):
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
-                chasing_messages=args.chasing_messages, gap_ns=args.gap_ns)
+                chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
+                fifo_priority=args.fifo)
     if emit_json(args, res):
         return exit_code(res.status)
     print(res.table())

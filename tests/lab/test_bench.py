@@ -313,3 +313,126 @@ def test_twin_flag_band():
     assert report.twin_flag(1.0) == "ok" and report.twin_flag(0.85) == "ok"
     assert report.twin_flag(1.16).startswith("DRIVER DEFECT")
     assert report.twin_flag(None) == "no ratio"
+
+
+def _rt_slice(row, p50, floor, r, place="far"):
+    s = pl.Slice(r, row, p50, 300.0, 300.0, place)
+    s.extra.update({"kind": "roundtrip", "p99_ns": p50, "p999_ns": p50, "twin_p50_ns": p50,
+                    "ratio": 1.0, "touch_after_write": False})
+    if floor is not None:
+        s.extra["floor_p50_ns"] = floor
+    return s
+
+
+def test_roundtrip_over_the_floor_is_taken_inside_each_slice():
+    """The floor moved between slices (400 ns in the pingpong slice, 300 beside
+    the row): the target takes the floor measured in the row's own slice."""
+    lat = [_rt_slice("pingpong", 400.0, None, 0), _rt_slice("pyqueue_each", 330.0, 300.0, 0),
+           _rt_slice("pingpong", 400.0, None, 1), _rt_slice("pyqueue_each", 360.0, 300.0, 1),
+           _rt_slice("pyqueue_each", 999.0, 300.0, 2, place="moved")]
+    s = report.summarize({"roundtrip": lat}, {})
+    t = {t["label"]: t for t in s["targets"]}["pyqueue_each / ping-pong floor, round-trip p50"]
+    far = t["by_placement"]["far"]
+    assert far["median"] == pytest.approx(1.15) and far["rounds"] == 2 and far["met"]
+    assert t["moved_rounds"] == 1
+    # Slices without an in-slice floor (older runs) still pair rows by round.
+    old = [_rt_slice("pingpong", 400.0, None, 0), _rt_slice("pyqueue_each", 440.0, None, 0)]
+    t = {t["label"]: t for t in report.summarize({"roundtrip": old}, {})["targets"]}
+    assert t["pyqueue_each / ping-pong floor, round-trip p50"]["by_placement"]["far"][
+        "median"] == pytest.approx(1.1)
+
+
+def test_fifo_priority_is_checked_first():
+    with pytest.raises(ValueError, match="fifo_priority"):
+        B.bench(fifo_priority=100, **TINY)
+    with pytest.raises(TypeError, match="fifo_priority"):
+        B.bench(fifo_priority=1.5, **TINY)
+
+
+def test_fifo_refused_by_the_os_is_a_clear_error():
+    """A child without CAP_SYS_NICE and with RLIMIT_RTPRIO 0 (setpriv drops the
+    capability even for root): the bench refuses before it measures anything."""
+    code = ("import resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))\n"
+            "from pyqueue.lab.experiments import bench as B\n"
+            "try:\n"
+            "    B.bench(rounds=1, messages=1000, trips=10, py_messages=10, progress=False,\n"
+            "            chasing_messages=1000, fifo_priority=10)\n"
+            "except PermissionError as e:\n"
+            "    print('refused:', e); sys.exit(0)\n"
+            "sys.exit(1)\n")
+    cmd = [sys.executable, "-c", code]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root, and no setpriv to drop CAP_SYS_NICE")
+        cmd = ["setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice"] + cmd
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=60, env=support.subprocess_env())
+    assert p.returncode == 0, p.stdout
+    assert "SCHED_FIFO priority 10 refused" in p.stdout and "CAP_SYS_NICE" in p.stdout
+
+
+@pytest.mark.two_cpus
+def test_fifo_run_end_to_end_when_allowed():
+    ok, why = __import__("pyqueue.cpu", fromlist=["probe_fifo"]).probe_fifo(10)
+    if not ok:
+        pytest.skip(why)
+    old = os.sched_getscheduler(0)
+    res = B.bench(CPUS[0], CPUS[1], fifo_priority=10, **TINY)
+    assert res.params["fifo_priority"] == 10 and res.status == "complete"
+    assert os.sched_getscheduler(0) == old       # the interpreter is not left real-time
+    lat = {s.contender for s in res.slices if s.extra.get("kind") == "roundtrip"}
+    assert "pyqueue_each" in lat and "pingpong" in lat
+
+
+class _Counter:
+    """A group of rows as another module would add one: its own loop, no C."""
+
+    def __init__(self, ctx):
+        self.ctx, self.closed = ctx, False
+
+    def contenders(self):
+        return ["count_a", "count_b"]
+
+    def warm_up(self):
+        return ["count_a"]
+
+    def run(self, name):
+        n = sum(1 for _ in range(1000))
+        return float(n), {"cpu": self.ctx.writer_cpu}
+
+    def close(self):
+        self.closed = True
+
+
+def test_another_module_adds_a_group_of_rows(monkeypatch):
+    made = []
+    monkeypatch.setattr(B, "_EXTRA_GROUPS", {})
+    B.add_group("counting", lambda ctx: made.append(_Counter(ctx)) or made[-1])
+    res = B.bench(CPUS[0], CPUS[-1], **TINY)
+    assert res.status == "complete" and made and made[0].closed
+    mine = [s for s in res.slices if s.extra.get("kind") == "counting"]
+    assert sorted(s.contender for s in mine) == ["count_a", "count_b"]
+    assert all(s.value == 1000.0 and s.extra["cpu"] == CPUS[0] for s in mine)
+    assert {r for d in res.summary["groups"]["counting"].values() for r in d} == \
+        {"count_a", "count_b"}
+    with pytest.raises(ValueError, match="new group name"):
+        B.add_group("roundtrip", _Counter)
+    with pytest.raises(TypeError, match="callable"):
+        B.add_group("other", None)
+
+
+def test_slices_text_lists_each_runs_evidence():
+    a = _slice("ck", 10.0, "chasing", 11.0, "chasing", kind="chasing")
+    a.extra["rates"] = {"empty_per_msg": 0.5, "full_per_msg": 0.7, "catchups_per_msg": 0.2,
+                        "waits_per_msg": 1e-6}
+    a.extra["twin_rates"] = dict(a.extra["rates"], catchups_per_msg=None, waits_per_msg=None)
+    a.extra["twin_window_share"] = {"streaming": 0.0, "chasing": 0.95, "mixed": 0.05}
+    b = _slice("pingpong", 300.0, None, 300.0, None, kind="roundtrip")
+    lines = report.format_slices([a, b]).splitlines()
+    assert len(lines) == 3                       # header, ck's driver, ck's twin
+    assert lines[1].split()[:4] == ["paced", "0", "near", "ck"]
+    assert "driver" in lines[1] and "catch-ups 2.00e-01 waits 1.00e-06" in lines[1]
+    assert "twin" in lines[2] and "catch-ups" not in lines[2]
+    assert "chasing 95%" in lines[2] and "mixed 5%" in lines[2]
+    assert "summary" not in report.format_slices([])

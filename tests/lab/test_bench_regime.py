@@ -121,3 +121,77 @@ def test_classify_windows_needs_windows():
     d = br.window_deltas(_records(10, [0], [0], [10]), 10)
     with pytest.raises(ValueError, match="skip=1"):
         br.classify_windows(d, skip=1)
+
+
+# ---- episodes: a wait of any length counts once ---------------------------------
+
+def test_a_descheduled_reader_does_not_turn_chasing_into_mixed():
+    """Real slice (chasing pass, atomic_queue's twin, 2 M messages): the reader
+    lost its CPU once and the writer spun ~1.4 M retries on a full queue -- 0.7 a
+    message, "mixed" by the raw rates -- in a single wait."""
+    n = 2_000_000
+    raw = br.classify(n, 2_900_000, 1_400_000)
+    assert raw.regime == br.MIXED
+    ep = br.classify(n, 2_900_000, 1_400_000, empty_runs=1_040_000, full_runs=1)
+    assert ep.regime == br.CHASING and not ep.writer_held
+    assert ep.catchups_per_msg == pytest.approx(0.52)
+    assert ep.as_dict()["waits_per_msg"] == pytest.approx(5e-7)
+
+
+def test_a_long_stall_of_the_writer_does_not_make_streaming_chase():
+    # 20 M messages streaming; the writer was off its CPU once: 300 k empty polls
+    # (0.015 a message: "chasing" by the raw rate) in one catch-up.
+    n = 20_000_000
+    assert br.classify(n, 300_000, 2_000_000).regime == br.MIXED
+    r = br.classify(n, 300_000, 2_000_000, empty_runs=1, full_runs=150_000)
+    assert r.regime == br.STREAMING and r.writer_held
+
+
+def test_catching_up_while_the_writer_waits_is_mixed():
+    # Both sides wait, often: the two run at nearly the same speed, in turns.
+    assert br.classify(1_000_000, 90_000, 80_000, 50_000, 20_000).regime == br.MIXED
+
+
+def test_between_the_catchup_thresholds_is_mixed():
+    assert br.classify(1_000_000, 9_000, 0, 1_000, 0).regime == br.MIXED
+
+
+def test_a_reader_catching_up_once_a_block_is_chasing():
+    """pyqueue, publish max: 102 records a 4 KiB block, the reader catching up
+    once per block (a real chasing slice: 0.0095 catch-ups a message)."""
+    r = br.classify(4_000_000, 3_270_000, 0, 38_000, 0)
+    assert r.regime == br.CHASING
+    assert br.CHASING_CATCHUPS <= 1 / 102 / 4    # even once every four blocks
+
+
+def test_episode_thresholds_are_ordered():
+    assert br.STREAMING_CATCHUPS < br.CHASING_CATCHUPS
+    assert br.WAITS <= br.FULL
+
+
+def test_episodes_cannot_outnumber_their_counts():
+    with pytest.raises(ValueError, match="at least one poll"):
+        br.classify(1000, 5, 0, empty_runs=6)
+    with pytest.raises(ValueError, match="at least one poll"):
+        br.classify(1000, 5, 2, empty_runs=1, full_runs=3)
+    with pytest.raises(ValueError, match="needs empty_runs"):
+        br.classify(1000, 5, 2, full_runs=1)
+
+
+def test_windows_with_episodes_classify_each_window_by_them():
+    w = 1 << 16
+    rec = np.zeros(4, dtype=[("reader_ns", "u8"), ("empty_polls", "u8"), ("writer_ns", "u8"),
+                             ("full_retries", "u8"), ("empty_runs", "u8"), ("full_runs", "u8")])
+    rec["reader_ns"] = 1000 + np.cumsum([1_000_000] * 4)
+    # Window 2 holds a deschedule: 900 k retries in one wait.
+    rec["full_retries"] = np.cumsum([0, 0, 900_000, 0])
+    rec["full_runs"] = np.cumsum([0, 0, 1, 0])
+    rec["empty_polls"] = np.cumsum([40_000] * 4)
+    rec["empty_runs"] = np.cumsum([20_000] * 4)
+    d = br.window_deltas(rec, w, start_ns=1000)
+    assert [x["full_runs"] for x in d] == [0, 0, 1, 0]
+    got = br.classify_windows(d)
+    assert got["windows"] == [br.CHASING] * 4 and got["regime"] == br.CHASING
+    # Without the episode fields the same records fall back to the raw counts.
+    old = rec[["reader_ns", "empty_polls", "writer_ns", "full_retries"]]
+    assert br.classify_windows(br.window_deltas(old, w))["windows"][2] == br.MIXED

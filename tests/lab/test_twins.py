@@ -122,7 +122,7 @@ def test_touch_after_write_is_reported_and_settable():
 
 # --- the chasing regime on purpose ----------------------------------------------
 
-@pytest.mark.parametrize("row", ["mutex", "ck", "pyqueue", "dpdk_burst32"])
+@pytest.mark.parametrize("row", ["mutex", "ck", "pyqueue", "dpdk_burst32", "yardstick"])
 def test_paced_writer_runs_twin_and_adapter(row):
     _need(row, twins.THROUGHPUT)
     t = twins.throughput(row, 50_000, W, R, gap_ns=50, window=WINDOW)
@@ -134,7 +134,7 @@ def test_paced_writer_runs_twin_and_adapter(row):
 
 def test_gap_is_refused_for_loops_of_their_own():
     with pytest.raises(ValueError, match="adapter rows only"):
-        twins.adapter_throughput("yardstick", 1000, gap_ns=10)
+        twins.adapter_throughput("pyqueue_direct", 1000, gap_ns=10)
     with pytest.raises(ValueError, match="no adapter row"):
         twins.adapter_throughput("pyqueue_read_one", 1000)
     with pytest.raises(ValueError, match="gap_ns"):
@@ -219,34 +219,65 @@ def test_missing_peer_twin_is_unsupported(tmp_path):
     assert "not installed" in twins.available(str(tmp_path))[name]
 
 
-def test_paced_wrapper_refuses_null_and_passes_through():
-    pa, ph = ffi.new("const pyq_adapter_t **"), ffi.new("void **")
-    assert lib.pyq_bench_paced(ffi.NULL, ffi.NULL, 0, pa, ph) == lib.PYQ_EINVAL
+def test_paced_driver_refuses_null_and_paces():
+    r = ffi.new("pyq_bench_result_t *")
+    assert lib.pyq_bench_adapter_paced(ffi.NULL, ffi.NULL, 10, 0, 5, -1, -1, r) == lib.PYQ_EINVAL
     a = peers.get("mutex")
     p = peers.params(32, 65536, adapter="mutex")
     h = ffi.new("void **")
     assert a.create(p, h) == 0
     try:
-        assert lib.pyq_bench_paced(a, h[0], 10, pa, ph) == 0
-        assert pa[0].try_write_burst == ffi.NULL      # mutex has none
-        assert pa[0].capacity(ph[0]) == a.capacity(h[0])
-        r = ffi.new("pyq_bench_result_t *")
-        assert lib.pyq_bench_adapter_throughput(pa[0], ph[0], 10_000, 0, -1, -1, r) == 0
+        assert lib.pyq_bench_adapter_paced(a, h[0], 10_000, 0, 10, -1, -1, r) == 0
         assert r.messages == 10_000 and r.polls >= 1
-        pa[0].destroy(ph[0])
-        assert lib.pyq_bench_warm(a, h[0]) == 0        # the queue is left usable
+        assert r.empty_runs <= r.empty_polls and r.full_runs <= r.full_retries
+        # The same queue, flat out, through the unpaced entry point: left usable.
+        assert lib.pyq_bench_adapter_throughput(a, h[0], 10_000, 0, -1, -1, r) == 0
+        assert r.messages == 10_000
+        assert lib.pyq_bench_warm(a, h[0]) == 0
     finally:
         a.destroy(h[0])
 
 
+def test_burst_rows_read_in_bursts_where_the_adapter_can():
+    """read_burst exists for the queues whose library has a bulk read, and the
+    driver's burst rows deliver every message through it, checked."""
+    has = {"pyqueue": True, "mutex": False, "ring_floor": False}
+    has.update({"boost": True, "dpdk": True, "ck": False, "rwq": False, "atomic_queue": False})
+    r = ffi.new("pyq_bench_result_t *")
+    for name, want in has.items():
+        if name in peers.PEERS and STATUS[name] != "built":
+            continue
+        a = peers.get(name)
+        assert (a.read_burst != ffi.NULL) == want, name
+        if not want or a.try_write_burst == ffi.NULL:
+            continue
+        p = peers.params(32, 1 << 16, adapter=name, hot_blocks=4, spill_blocks=12)
+        h = ffi.new("void **")
+        assert a.create(p, h) == 0
+        try:
+            assert lib.pyq_bench_adapter_paced(a, h[0], 100_003, 32, 0, W, R, r) == 0, name
+            assert r.messages == 100_003 and r.polls >= 100_003 // 32, name
+        finally:
+            a.destroy(h[0])
+
+
 def test_bench_loops_count_their_regime():
     r = ffi.new("pyq_bench_result_t *")
-    assert lib.pyq_bench_ring_throughput(100_000, 1024, W, R, r) == 0
-    assert r.messages == 100_000 and 0 <= r.empty_polls <= r.polls
+    y = lib.pyq_bench_yardstick()
+    h = ffi.new("void **")
+    assert y.create(peers.params(32, 1024 * 32, adapter="yardstick"), h) == 0
+    try:
+        assert y.capacity(h[0]) == 1024
+        assert lib.pyq_bench_adapter_paced(y, h[0], 100_000, 0, 0, W, R, r) == 0
+        assert r.messages == 100_000 and 0 <= r.empty_polls <= r.polls
+        assert r.empty_runs <= r.empty_polls
+    finally:
+        y.destroy(h[0])
     q = twins._queue.Queue(publish="max", hot_blocks=4, spill_blocks=60)
     try:
         assert lib.pyq_bench_queue_throughput(q.c_handle, 100_000, 32, W, R, r) == 0
         assert r.polls >= 1 and r.empty_polls <= r.polls
+        assert r.empty_runs <= r.empty_polls
     finally:
         q.close()
 
@@ -256,7 +287,7 @@ def test_bench_loops_count_their_regime():
 _LOOP = re.compile(r"twin_(writer|reader|echo|timed)")
 # A call left to one of a queue's own operations (pyqueue's public API excepted:
 # it lives in another translation unit, so its twins call it directly).
-_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|flush)\b")
+_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|flush)\b")
 
 
 def _calls_left(path):

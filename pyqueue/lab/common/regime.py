@@ -8,17 +8,26 @@ waits for room: the reader sets the pace).  A run that starts from an empty
 queue can stay in either, so a figure is only comparable with figures of the
 same regime.
 
-The evidence is what each side counted: the reader's polls that found nothing
-(``empty_polls``) and the writer's attempts that found the queue full
-(``full_retries``), per message::
+The evidence is what each side counted, per message: how often the reader
+*caught up* with the writer (``empty_runs``: a poll that found nothing right
+after one that delivered) and how often the writer had to *wait for room*
+(``full_runs``: a write that found the queue full at least once)::
 
-    empty / message <= STREAMING_EMPTY             streaming
-    empty / message >= CHASING_EMPTY, full <= FULL  chasing
-    anything else                                   mixed (a transition inside
-                                                    the window, or both sides
-                                                    waiting in turn: the two
-                                                    threads were not running
-                                                    at the same time)
+    catch-ups / message <= STREAMING_CATCHUPS (2e-4)        streaming
+    catch-ups / message >= CHASING_CATCHUPS (2e-3),
+        waits / message <= WAITS (1e-3)                     chasing
+    anything else                                           mixed (a transition
+                                                            inside the window, or
+                                                            both sides waiting in
+                                                            turn)
+
+Episodes, not retries: a wait counts once however long it lasts.  The raw counts
+(``empty_polls``, ``full_retries``) grow with the time spent waiting, so one
+descheduled thread -- a few milliseconds on a shared 2-CPU host -- turned a
+clean chasing slice into "mixed" (a reader off its CPU for 10 ms makes a writer
+spinning on a full queue count ~10^6 retries, over a 2 M-message slice 0.5 a
+message); as an episode it is one wait.  Counts without episodes (older
+records) fall back to the raw rates (STREAMING_EMPTY, CHASING_EMPTY, FULL).
 
 A run made of windows (the twins' records) is in a regime when at least
 ``DOMINANT`` of its windows are; otherwise it is mixed, and the windows say how
@@ -33,12 +42,23 @@ CHASING = "chasing"
 MIXED = "mixed"
 REGIMES = (STREAMING, CHASING, MIXED)
 
-# A streaming reader waits almost never: once per 1000 messages at most.
+# A streaming reader (the writer ahead) catches up almost never: once per
+# 5,000 messages at most -- a 20 M-message slice allows 4,000, i.e. the
+# writer's rare stalls.  Streaming slices measured here: 0 - 3e-4.
+STREAMING_CATCHUPS = 2e-4
+# A chasing reader catches up at least once every 500 messages.  It catches up
+# at most once per unit the writer publishes: every 1-10 messages for the
+# per-message rings (measured 0.04 - 0.6), every burst of 32 (dpdk_burst32's
+# twin: 0.007 - 0.014), every block for pyqueue with publish "max" (4 KiB of
+# 40-byte records = 102 messages: 0.005 - 0.0098, just under the 1e-2 this
+# threshold first was, which filed every pyqueue chasing slice as mixed) ...
+CHASING_CATCHUPS = 2e-3
+# ... while its writer almost never waits for room.
+WAITS = 1e-3
+# The raw rates, for records without episodes: empty polls and full retries per
+# message (these count every spin of a wait, hence the wider band).
 STREAMING_EMPTY = 1e-3
-# A chasing reader finds the queue empty at least once every 100 messages
-# (typically every few: one line transfer per handful of messages).
 CHASING_EMPTY = 1e-2
-# ... while its writer is (almost) never held back by a full queue.
 FULL = 1e-3
 # Share of windows that makes a run's regime.
 DOMINANT = 0.9
@@ -50,16 +70,20 @@ class Regime:
     messages: int
     empty_per_msg: float   # reader's empty polls per message
     full_per_msg: float    # writer's full-queue retries per message
+    catchups_per_msg: float = None  # reader's catch-ups per message (None: not counted)
+    waits_per_msg: float = None     # writer's waits for room per message
 
     @property
     def writer_held(self):
         """The writer waited for room: the queue filled and the reader set the pace."""
-        return self.full_per_msg > FULL
+        w = self.full_per_msg if self.waits_per_msg is None else self.waits_per_msg
+        return w > WAITS
 
     def as_dict(self):
         return {"regime": self.regime, "messages": self.messages,
                 "empty_per_msg": self.empty_per_msg, "full_per_msg": self.full_per_msg,
-                "writer_held": self.writer_held}
+                "catchups_per_msg": self.catchups_per_msg,
+                "waits_per_msg": self.waits_per_msg, "writer_held": self.writer_held}
 
 
 def _count(name, value):
@@ -70,10 +94,20 @@ def _count(name, value):
     return int(value)
 
 
-def classify(messages, empty_polls, full_retries=0):
+def _decide(reader, writer, streaming, chasing, held):
+    if reader <= streaming:
+        return STREAMING
+    if reader >= chasing and writer <= held:
+        return CHASING
+    return MIXED
+
+
+def classify(messages, empty_polls, full_retries=0, empty_runs=None, full_runs=None):
     """The regime of ``messages`` messages over which the reader found the queue
-    empty ``empty_polls`` times and the writer found it full ``full_retries``
-    times.  Returns a Regime."""
+    empty ``empty_polls`` times in ``empty_runs`` catch-ups and the writer found
+    it full ``full_retries`` times in ``full_runs`` waits.  The episodes decide
+    when given (a run of empty polls or of full retries, however long, counts
+    once); without them the raw counts do.  Returns a Regime."""
     messages = _count("messages", messages)
     empty_polls = _count("empty_polls", empty_polls)
     full_retries = _count("full_retries", full_retries)
@@ -81,32 +115,40 @@ def classify(messages, empty_polls, full_retries=0):
         raise ValueError("messages must be > 0 to have a regime")
     e = empty_polls / messages
     f = full_retries / messages
-    if e <= STREAMING_EMPTY:
-        regime = STREAMING
-    elif e >= CHASING_EMPTY and f <= FULL:
-        regime = CHASING
-    else:
-        regime = MIXED
-    return Regime(regime, messages, e, f)
+    if empty_runs is None:
+        if full_runs is not None:
+            raise ValueError("full_runs needs empty_runs (episodes of both sides)")
+        return Regime(_decide(e, f, STREAMING_EMPTY, CHASING_EMPTY, FULL), messages, e, f)
+    empty_runs = _count("empty_runs", empty_runs)
+    full_runs = _count("full_runs", 0 if full_runs is None else full_runs)
+    if empty_runs > empty_polls or full_runs > full_retries:
+        raise ValueError("a run is at least one poll or retry: empty_runs %d > empty_polls %d "
+                         "or full_runs %d > full_retries %d"
+                         % (empty_runs, empty_polls, full_runs, full_retries))
+    c, w = empty_runs / messages, full_runs / messages
+    return Regime(_decide(c, w, STREAMING_CATCHUPS, CHASING_CATCHUPS, WAITS),
+                  messages, e, f, c, w)
 
 
 def window_deltas(records, window, start_ns=None):
     """Per-window counts from cumulative window records (``pyq_twin_window_t``:
-    reader_ns, empty_polls, writer_ns, full_retries, as a numpy structured array
-    or a sequence of dicts).  Returns a list of dicts with messages, empty_polls,
-    full_retries and, when its start is known, ns and mmsg_s (the reader's pace;
-    the first window's start is ``start_ns``)."""
+    reader_ns, empty_polls, writer_ns, full_retries and, where counted,
+    empty_runs and full_runs, as a numpy structured array or a sequence of
+    dicts).  Returns a list of dicts with messages, those counts and, when its
+    start is known, ns and mmsg_s (the reader's pace; the first window's start
+    is ``start_ns``)."""
     window = _count("window", window)
     if window == 0:
         raise ValueError("window must be > 0")
     out = []
-    prev = {"reader_ns": start_ns, "empty_polls": 0, "full_retries": 0}
+    counts = ("empty_polls", "full_retries", "empty_runs", "full_runs")
+    prev = dict({"reader_ns": start_ns}, **{k: 0 for k in counts})
     for rec in records:
-        rec = {k: int(rec[k]) for k in ("reader_ns", "empty_polls", "full_retries")}
-        d = {"messages": window,
-             "empty_polls": rec["empty_polls"] - prev["empty_polls"],
-             "full_retries": rec["full_retries"] - prev["full_retries"]}
-        if d["empty_polls"] < 0 or d["full_retries"] < 0:
+        names = getattr(getattr(rec, "dtype", None), "names", None) or rec.keys()
+        keys = [k for k in counts if k in names]
+        rec = dict({k: int(rec[k]) for k in keys}, reader_ns=int(rec["reader_ns"]))
+        d = dict({"messages": window}, **{k: rec[k] - prev[k] for k in keys})
+        if any(d[k] < 0 for k in keys):
             raise ValueError("window records must be cumulative (counts went down)")
         if prev["reader_ns"] is not None:
             d["ns"] = rec["reader_ns"] - prev["reader_ns"]
@@ -134,8 +176,8 @@ def classify_windows(windows, skip=0):
     windows = list(windows)[skip:]
     if not windows:
         raise ValueError("no windows left to classify (skip=%d)" % skip)
-    regimes = [classify(w["messages"], w["empty_polls"], w.get("full_retries", 0)).regime
-               for w in windows]
+    regimes = [classify(w["messages"], w["empty_polls"], w.get("full_retries", 0),
+                        w.get("empty_runs"), w.get("full_runs")).regime for w in windows]
     share = {r: regimes.count(r) / len(regimes) for r in REGIMES}
     best = max(REGIMES[:2], key=lambda r: share[r])
     regime = best if share[best] >= DOMINANT else MIXED

@@ -19,7 +19,8 @@ Every run reports its throughput regime (pyqueue.lab.common.regime): the reader'
 empty polls, the writer's full retries and, for twins, one record per
 ``window`` messages, so streaming and chasing figures are never mixed.
 ``gap_ns`` > 0 paces the writer (a busy-wait after each message; the adapter
-rows through ``pyq_bench_paced``) to put the reader in the chasing regime.
+rows through ``pyq_bench_adapter_paced``, the same wait in the driver's own
+writer loop) to put the reader in the chasing regime.
 
 The row names are the bench's; ``THROUGHPUT`` and ``ROUNDTRIP`` say which twin
 and which queue each one uses.  A peer whose library is not built is reported
@@ -33,6 +34,7 @@ import numpy as np
 from . import regime as bench_regime
 from ... import peers as _peers
 from ... import queue as _queue
+from ... import validate
 from ..._errors import UnsupportedError, VerificationError, check
 from ..._pyq import ffi, lib
 
@@ -101,7 +103,6 @@ NO_TWIN = {
 # Rows whose adapter-side loop lives in bench.c and takes no pace.
 UNPACED = {
     "pyqueue_direct": "no paced row: its loop lives in bench.c (pyq_bench_queue_throughput)",
-    "yardstick": "no paced row: its loop lives in bench.c (pyq_bench_ring_throughput)",
 }
 
 
@@ -204,23 +205,6 @@ def _params(spec, budget_bytes, yardstick_slots, queue):
                          **_queue_kw(spec, budget_bytes, queue))
 
 
-def _cpu(name, cpu):
-    if isinstance(cpu, bool) or not isinstance(cpu, int):
-        raise TypeError("%s must be an int, got %s" % (name, type(cpu).__name__))
-    if cpu < -1 or (cpu >= 0 and hasattr(os, "sched_getaffinity")
-                    and cpu not in os.sched_getaffinity(0)):
-        raise ValueError("%s=%d is not a CPU this process may run on" % (name, cpu))
-    return cpu
-
-
-def _count(name, value, low, high):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("%s must be an int, got %s" % (name, type(value).__name__))
-    if not low <= value <= high:
-        raise ValueError("%s must be in [%d, %d], got %d" % (name, low, high, value))
-    return value
-
-
 def _ticks_per_ns():
     info = ffi.new("pyq_clock_info_t *")
     lib.pyq_clock_calibrate(0, 0, info)
@@ -229,8 +213,7 @@ def _ticks_per_ns():
 
 def gap_ticks(gap_ns):
     """The writer's pace in cycle-counter ticks (ns where there is no counter)."""
-    if not isinstance(gap_ns, (int, float)) or isinstance(gap_ns, bool) or gap_ns < 0:
-        raise ValueError("gap_ns must be a number >= 0, got %r" % (gap_ns,))
+    gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), hi_open=True)
     tpn = _ticks_per_ns()
     return int(round(gap_ns * tpn)) if tpn else int(round(gap_ns))
 
@@ -249,7 +232,8 @@ class _Restore:
 # ---- results ----------------------------------------------------------------------
 
 _WINDOW_DTYPE = np.dtype([("reader_ns", "u8"), ("empty_polls", "u8"),
-                          ("writer_ns", "u8"), ("full_retries", "u8")])
+                          ("writer_ns", "u8"), ("full_retries", "u8"),
+                          ("empty_runs", "u8"), ("full_runs", "u8")])
 
 
 def _tput_result(kind, row, r, n, gap, window, records=None):
@@ -260,8 +244,10 @@ def _tput_result(kind, row, r, n, gap, window, records=None):
            "elapsed_ns": int(r.elapsed_ns), "mmsg_s": r.messages / max(r.elapsed_ns, 1) * 1e3,
            "writer_ns": int(r.writer_ns), "full_retries": int(r.full_retries),
            "polls": int(r.polls), "empty_polls": int(r.empty_polls), "gap_ticks": gap,
+           "empty_runs": int(r.empty_runs), "full_runs": int(r.full_runs),
            "regime": bench_regime.classify(int(r.messages), int(r.empty_polls),
-                                           int(r.full_retries)).as_dict()}
+                                           int(r.full_retries), int(r.empty_runs),
+                                           int(r.full_runs)).as_dict()}
     if records is not None and len(records):
         out["windows"] = bench_regime.window_deltas(records, window, start_ns=int(r.start_ns))
         out["window_regime"] = bench_regime.classify_windows(out["windows"],
@@ -287,15 +273,16 @@ def throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1, budget_bytes
     Returns a dict: mmsg_s, the counts, the regime, and per-window counts,
     pace and regime (``window`` messages each, 0 for none)."""
     spec, tw = _lookup(row, THROUGHPUT, peer_dir)
-    messages = _count("messages", messages, 1, 2**62)
-    window = _count("window", window, 0, 2**40)
+    messages = validate.integer("messages", messages, 1, 2**62)
+    window = validate.integer("window", window, 0, 2**40)
     if window & (window - 1):
         raise ValueError("window must be a power of two (or 0), got %d" % window)
     p = ffi.new("pyq_twin_params_t *")
     p.queue = _params(spec, budget_bytes, yardstick_slots, queue)[0]
     p.messages, p.burst, p.window = messages, spec.burst, window
     p.gap_ticks = gap_ticks(gap_ns)
-    p.writer_cpu, p.reader_cpu = _cpu("writer_cpu", writer_cpu), _cpu("reader_cpu", reader_cpu)
+    p.writer_cpu = validate.cpu("writer_cpu", writer_cpu)
+    p.reader_cpu = validate.cpu("reader_cpu", reader_cpu)
     nwin = messages // window if window else 0
     win = ffi.new("pyq_twin_window_t[]", max(nwin, 1))
     r = ffi.new("pyq_twin_result_t *")
@@ -317,12 +304,12 @@ def roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, peer_dir
     ``trips`` timed trips after 1,000 untimed ones.  Returns a dict with the
     samples in ns and p50 / p99 / p99.9."""
     spec, tw = _lookup(row, ROUNDTRIP, peer_dir)
-    trips = _count("trips", trips, 1, 2**31 - 1)
+    trips = validate.integer("trips", trips, 1, 2**31 - 1)
     p = ffi.new("pyq_twin_params_t *")
     params = _params(spec, budget_bytes, YARDSTICK_SLOTS, queue)
     p.queue = params[0]
     p.round_trips = trips
-    p.writer_cpu, p.reader_cpu = _cpu("cpu_a", cpu_a), _cpu("cpu_b", cpu_b)
+    p.writer_cpu, p.reader_cpu = validate.cpu("cpu_a", cpu_a), validate.cpu("cpu_b", cpu_b)
     s = np.zeros(trips, np.uint64)
     r = ffi.new("pyq_twin_result_t *")
     with _Restore():
@@ -356,40 +343,30 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
     """Run bench row ``row`` once through the bench's own driver, on the same
     queue as its twin (built fresh and warmed the same way), and report the same
     counts and regime (no windows: the driver keeps totals only).  ``gap_ns``
-    paces the writer through ``pyq_bench_paced`` (adapter rows only)."""
+    paces the writer through ``pyq_bench_adapter_paced`` (adapter rows only)."""
     spec, _ = _lookup(row, THROUGHPUT, peer_dir)
-    messages = _count("messages", messages, 1, 2**62)
-    w, rd = _cpu("writer_cpu", writer_cpu), _cpu("reader_cpu", reader_cpu)
+    messages = validate.integer("messages", messages, 1, 2**62)
+    w, rd = validate.cpu("writer_cpu", writer_cpu), validate.cpu("reader_cpu", reader_cpu)
     params = _params(spec, budget_bytes, yardstick_slots, queue)
     gap = gap_ticks(gap_ns)
     r = ffi.new("pyq_bench_result_t *")
     if spec.adapter is None:
         raise ValueError("row %r has no adapter row (its twin stands alone)" % row)
-    if spec.adapter in ("direct", "yardstick"):
+    if spec.adapter == "direct":
         if gap:
             raise ValueError("gap_ns paces adapter rows only; %r is a loop of its own" % row)
-        if spec.adapter == "yardstick":
-            check(lib.pyq_bench_ring_throughput(messages, yardstick_slots, w, rd, r), row)
-        else:
-            q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
-            try:
-                check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
-            finally:
-                q.close()
+        q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
+        try:
+            check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
+        finally:
+            q.close()
         return dict(_tput_result("bench", row, r, messages, 0, 0),
                     touch_after_write=touch_of(spec, params))
-    hq = _Handle(_peers.get(spec.adapter, peer_dir), params)
+    a = lib.pyq_bench_yardstick() if spec.adapter == "yardstick" else \
+        _peers.get(spec.adapter, peer_dir)
+    hq = _Handle(a, params)
     try:
-        a, h = hq.a, hq.h
-        if gap:
-            pa, ph = ffi.new("const pyq_adapter_t **"), ffi.new("void **")
-            check(lib.pyq_bench_paced(a, h, gap, pa, ph), "pace %s" % row)
-            a, h = pa[0], ph[0]
-        try:
-            check(lib.pyq_bench_adapter_throughput(a, h, messages, spec.burst, w, rd, r), row)
-        finally:
-            if gap:
-                a.destroy(h)
+        check(lib.pyq_bench_adapter_paced(hq.a, hq.h, messages, spec.burst, gap, w, rd, r), row)
     finally:
         hq.close()
     return dict(_tput_result("bench", row, r, messages, gap, 0),
@@ -400,8 +377,8 @@ def adapter_roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, 
                       **queue):
     """Run bench round-trip row ``row`` once through the bench's own driver."""
     spec, _ = _lookup(row, ROUNDTRIP, peer_dir)
-    trips = _count("trips", trips, 1, 2**31 - 1)
-    a_cpu, b_cpu = _cpu("cpu_a", cpu_a), _cpu("cpu_b", cpu_b)
+    trips = validate.integer("trips", trips, 1, 2**31 - 1)
+    a_cpu, b_cpu = validate.cpu("cpu_a", cpu_a), validate.cpu("cpu_b", cpu_b)
     if spec.adapter is None:
         raise ValueError("row %r has no adapter row (its twin stands alone)" % row)
     params = _params(spec, budget_bytes, YARDSTICK_SLOTS, queue)

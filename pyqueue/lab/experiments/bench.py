@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import clock as _clock
+from ... import cpu as _cpu
 from ... import peers as _peers
 from ... import queue as _queue
 from ... import validate
@@ -55,7 +56,7 @@ from ..common import twins
 from ..common.session import Session
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
-                           format_markdown, format_summary, summarize)
+                           format_markdown, format_slices, format_summary, summarize)
 from ..common.stats import nearest_rank
 
 MSG = 32
@@ -65,6 +66,38 @@ MSG = 32
 # the regime measured, not the one intended).
 DEFAULT_GAP_NS = 100
 KINDS = ("throughput", "chasing", "roundtrip", "python")
+# Groups of rows other modules add to every run (add_group): kind -> make(ctx).
+_EXTRA_GROUPS = {}
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a group of rows gets to build itself from (add_group)."""
+    writer_cpu: int
+    reader_cpu: int
+    rounds: int
+    params: dict           # the run's params (sizes, budget, gap, timer, ...)
+    base: QueueConfig      # the configuration every pyqueue row starts from
+    peers: dict            # adapter -> "built" / "not installed: ..."
+    peer_dir: str = None
+
+
+def add_group(kind, make):
+    """Add a group of rows to every bench run, beside the built-in ones (e.g.
+    Python fast-path rows, cross-process rows).  ``make(ctx)`` gets a RunContext
+    once per run and returns an object with ``contenders()`` (row names),
+    ``warm_up()`` (rows to run once untimed), ``run(name) -> (value, extra dict)``
+    and ``close()``; its slices are interleaved, probed and stored under ``kind``
+    like the built-in groups' (slices.json), and summarised per placement in
+    ``summary["groups"][kind]``.  Registering a kind again replaces it."""
+    if not isinstance(kind, str) or not kind or kind in KINDS:
+        raise ValueError("kind must be a new group name (not one of %s), got %r"
+                         % (", ".join(KINDS), kind))
+    if not callable(make):
+        raise TypeError("make must be callable, got %r" % (make,))
+    _EXTRA_GROUPS[kind] = make
+
+
 # A streaming slice runs n messages (20 M by default) or, for a row slower than
 # that, at least this long at its last rate.
 STREAM_SECONDS = 1.0
@@ -96,6 +129,29 @@ class _Pinned:
         os.sched_setaffinity(0, self.old)
 
 
+class _Fifo:
+    """SCHED_FIFO at ``priority`` for the calling thread while one slice runs --
+    the C threads it starts inherit it, and it is round trips' side A -- then its
+    old policy again, so the interpreter is never real-time between slices.
+    priority 0: nothing changes."""
+
+    def __init__(self, priority):
+        self.priority = priority
+
+    def __enter__(self):
+        if self.priority:
+            self.old = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+            _cpu.set_fifo_self(self.priority)
+
+    def __exit__(self, *exc):
+        if self.priority:
+            os.sched_setscheduler(0, self.old[0], os.sched_param(self.old[1]))
+
+    def call(self, fn, *args):
+        with self:
+            return fn(*args)
+
+
 def probe_one_way_ns(cpu_a, cpu_b, trips=PROBE_TRIPS):
     """Median one-way ns of a two-line ping-pong between cpu_a and cpu_b."""
     s = np.zeros(trips, np.uint64)
@@ -119,6 +175,12 @@ _TIER_FIELDS = ("hot_blocks", "spill_blocks")
 def _row_queue(spec, base):
     return {k: v for k, v in base.as_dict().items()
             if k not in _TIER_FIELDS and k not in spec.kw}
+
+
+def _rates(reg):
+    """Per-message evidence of a run's regime, as the slice records keep it."""
+    return {k: reg[k] for k in ("empty_per_msg", "full_per_msg", "catchups_per_msg",
+                                "waits_per_msg")}
 
 
 def _ratio(adapter, twin):
@@ -222,10 +284,12 @@ class _Throughput:
             if r.messages != self.py_n:
                 raise VerificationError("py_batch delivered %d of %d messages"
                                         % (r.messages, self.py_n), lib.PYQ_EBADMSG)
-            reg = _regime.classify(int(r.messages), int(r.empty_polls), int(r.full_retries))
+            reg = _regime.classify(int(r.messages), int(r.empty_polls), int(r.full_retries),
+                                   int(r.empty_runs), int(r.full_runs))
             return r.messages / r.elapsed_ns * 1e3, {
                 "elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls), "messages": self.py_n,
                 "empty_polls": int(r.empty_polls), "regime": reg.regime,
+                "rates": _rates(reg.as_dict()),
                 "touch_after_write": bool(self.q.config.touch_after_write),
                 "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
         spec = twins.THROUGHPUT[name]
@@ -240,22 +304,27 @@ class _Throughput:
             value = a["mmsg_s"]
             extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
                          empty_polls=a["empty_polls"], regime=a["regime"]["regime"],
-                         touch_after_write=a["touch_after_write"])
+                         rates=_rates(a["regime"]), touch_after_write=a["touch_after_write"])
             if a["writer_ns"]:
                 # The writer's own span and its full-queue retries: which side set the
                 # pace (the loops of bench.c keep no writer span).
                 extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
         t = twins.throughput(name, **self._kw(name, n))
         self.rate[name] = min(t["mmsg_s"], value or t["mmsg_s"])
-        # The twin's regime: its windows after the first when it has several
-        # (start-up left out), else its totals.
-        t_reg = t.get("window_regime", t["regime"])["regime"]
+        # The twin's regime from the same evidence as the driver's: its totals of
+        # episodes.  (Its windows, kept as twin_window_share, split a slice whose
+        # threads lost their CPU now and then into "streaming" and "chasing"
+        # windows: on a loaded host 10-25 % of a chasing twin's windows, so a
+        # 90 %-of-windows rule filed it as mixed beside a chasing driver.)
+        t_reg = t["regime"]["regime"]
         if self._blocking(name):
             # It waits inside the library's own push/pop: no empty poll or full
             # retry to count, so its regime is not measured (not "streaming").
             t_reg = UNMEASURED
         extra.update(twin=t["twin"], twin_mmsg_s=t["mmsg_s"], twin_regime=t_reg,
                      twin_empty_polls=t["empty_polls"], twin_full_retries=t["full_retries"],
+                     twin_rates=_rates(t["regime"]),
+                     twin_window_share=t.get("window_regime", {}).get("share"),
                      twin_windows=[w.get("mmsg_s") for w in t.get("windows", [])])
         if value is None:          # a twin-only row: the twin is the figure
             value = t["mmsg_s"]
@@ -315,11 +384,15 @@ class _RoundTrip:
     def close(self):
         pass
 
+    def _pingpong(self):
+        s = np.zeros(self.trips, np.uint64)
+        with _Pinned(-1):
+            check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
+        return s
+
     def run(self, name):
         if name == "pingpong":
-            s = np.zeros(self.trips, np.uint64)
-            with _Pinned(-1):
-                check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
+            s = self._pingpong()
             self.samples.setdefault(name, []).append(s)
             p50, p99, p999 = nearest_rank(s, (50, 99, 99.9))
             return float(p50), {"p99_ns": float(p99), "p999_ns": float(p999), "twin": None,
@@ -328,9 +401,13 @@ class _RoundTrip:
         spec = twins.ROUNDTRIP[name]
         kw = dict(trips=self.trips, cpu_a=self.a, cpu_b=self.b, budget_bytes=self.budget,
                   peer_dir=self.peer_dir, **_row_queue(spec, self.base))
+        # The floor again inside this slice, right before the row: a ratio to the
+        # floor of another slice mixes in whatever the host did in between.
+        floor = float(nearest_rank(self._pingpong(), (50,))[0])
         t = twins.roundtrip(name, **kw)
         extra = {"twin": spec.twin, "twin_p50_ns": t["p50_ns"], "twin_p99_ns": t["p99_ns"],
-                 "twin_p999_ns": t["p999_ns"], "touch_after_write": t["touch_after_write"]}
+                 "twin_p999_ns": t["p999_ns"], "touch_after_write": t["touch_after_write"],
+                 "floor_p50_ns": floor}
         if not spec.adapter:
             return t["p50_ns"], dict(extra, p99_ns=t["p99_ns"], p999_ns=t["p999_ns"],
                                      twin_only=True)
@@ -344,7 +421,7 @@ class _RoundTrip:
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
           split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None,
-          chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS):
+          chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
@@ -353,7 +430,10 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     row sets its publish policy and splits budget_bytes into its tiers.
     messages: per streaming slice (long enough to leave start-up);
     chasing_messages and gap_ns: the chasing pass, every writer paced to one
-    message per gap_ns so that a reader faster than that chases it."""
+    message per gap_ns so that a reader faster than that chases it.
+    fifo_priority > 0: every slice (its probes, its C threads, the round trips'
+    calling thread) runs SCHED_FIFO at that priority, so that other jobs on a
+    shared host cannot preempt it; PermissionError at once when the OS refuses."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -363,23 +443,31 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
     chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
     gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
+    fifo = _Fifo(validate.priority("fifo_priority", fifo_priority))
+    with fifo:   # refused here, before anything runs, when the OS does not allow it
+        pass
     base = QueueConfig.of(config)
     params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
-                  chasing_messages=chasing_messages, gap_ns=gap_ns,
+                  chasing_messages=chasing_messages, gap_ns=gap_ns, fifo_priority=fifo_priority,
                   timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
                   timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
     tp = ch = rt = py = None
+    extra = []           # groups added by other modules (add_group)
     slices = {}
-    probe = lambda: probe_one_way_ns(writer_cpu, reader_cpu)
+    probe = lambda: fifo.call(probe_one_way_ns, writer_cpu, reader_cpu)
 
     def record(folder, status, final):
-        res.slices = [s for kind in KINDS
+        res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
                       for s in slices.get(kind, [])]
         res.summary = summarize(slices, peers)
+        res.summary["groups"] = {
+            kind: {place: {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
+                   for place, d in pl.medians_by_placement(slices.get(kind, [])).items()}
+            for kind in _EXTRA_GROUPS}
         res.summary["rounds_done"] = session.done
         res.summary["interrupted"] = bool(session.stop.requested)
         res.status = status
@@ -388,6 +476,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             for name, arrs in rt.samples.items():
                 folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
             folder.save_text("table.txt", res.table())
+            folder.save_text("slices.txt", format_slices(res.slices))
             folder.save_text("table.md", format_markdown(res.summary, params))
             res.params["out"] = str(folder.path)
         return res.summary
@@ -403,6 +492,10 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         params["no_twin"] = dict(twins.NO_TWIN)
         py = bench_python.PythonAPI(py_messages, writer_cpu, budget_bytes, base, reader_cpu)
         groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
+        ctx = RunContext(writer_cpu, reader_cpu, rounds, params, base, peers, peer_dir)
+        for kind, make in _EXTRA_GROUPS.items():
+            groups.append((kind, make(ctx)))
+            extra.append(groups[-1][1])
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
                      progress=progress,
@@ -416,7 +509,8 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             for r in range(rounds):      # one round of every group, then the next round
                 ran = 0
                 for kind, g in groups:
-                    got = pl.interleave(g.contenders(), 1, g.run, probe, split_ns,
+                    got = pl.interleave(g.contenders(), 1, lambda n, g=g: fifo.call(g.run, n),
+                                        probe, split_ns,
                                         should_stop=lambda: session.stopping,
                                         on_slice=lambda s: session.advance(
                                             1, "%s %.4g" % (s.contender, s.value)),
@@ -431,7 +525,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                 if session.stopping:
                     break
     finally:
-        for g in (tp, ch, rt, py):
+        for g in [tp, ch, rt, py] + extra:
             if g is not None:
                 g.close()
     return res
