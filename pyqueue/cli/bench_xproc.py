@@ -1,6 +1,6 @@
 """python -m pyqueue bench-xproc: a shared queue across processes vs in-process and vs
 Python's cross-process queues (DESIGN §3.9)."""
-from .options import emit_json
+from .options import add_output_options, emit_json
 
 NAME = "bench-xproc"
 HELP = "cross-process throughput and round trip: shared pyqueue vs in-process and the IPC peers"
@@ -17,8 +17,7 @@ def add_arguments(parser):
     parser.add_argument("--writer-cpu", type=int, default=0, metavar="CPU")
     parser.add_argument("--reader-cpu", type=int, default=1, metavar="CPU")
     parser.add_argument("--quick", action="store_true", help="1 round of small slices")
-    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
-                        help="write the result as JSON (bare --json: to stdout)")
+    add_output_options(parser)
 
 
 def run(args):
@@ -30,5 +29,5 @@ def run(args):
                     round_trips=args.round_trips,
                     only=[s.strip() for s in args.only.split(",")] if args.only else None)
     if not emit_json(args, r):
-        print(r.summary)
+        print(r.text(markdown=args.markdown))
     return 0

@@ -63,7 +63,9 @@ def test_markdown_prints_markdown_tables(quick_runs, command):
     assert header.startswith("| ") and header.count("|") == rules[0].count("|")
 
 
-OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": []}
+# Commands outside the experiment vocabulary (no output folder): tools, and
+# bench-xproc, which prints its table and JSON only (DESIGN §3.9).
+OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": [], "bench-xproc": []}
 
 
 def test_every_command_has_markdown_and_json():

@@ -1,6 +1,7 @@
 """perf counters: every counter reports available or why not; a failing
 perf_event_open (simulated) gives a clean "unavailable", never an exception."""
 import errno
+import mmap
 
 import pytest
 
@@ -18,8 +19,11 @@ def test_software_counters_count():
     with counters.Counters(counters.SOFTWARE) as c:
         if not any(s.available for s in c.status.values()):
             pytest.skip("perf_event_open is not allowed here at all")
-        big = bytearray(8 << 20)           # page faults
-        big[::4096] = b"x" * len(big[::4096])
+        # Fresh pages, so page faults: a bytearray may reuse memory malloc
+        # already faulted in (glibc raises its mmap threshold after a big free).
+        big = mmap.mmap(-1, 8 << 20)
+        for off in range(0, len(big), 4096):
+            big[off] = 1
         values = c.read()
     assert set(values) == set(counters.SOFTWARE)
     if c.status["page-faults"].available:

@@ -267,6 +267,9 @@ class Result:
 
     @property
     def summary(self):
+        return self.text()
+
+    def text(self, markdown=False):
         lines = []
         for size in self.meta["sizes"]:
             base = self.throughput.get(("multiprocessing.Queue put / get", size))
@@ -282,11 +285,12 @@ class Result:
                     body.append([name, "%.3f" % (med / 1e6),
                                  "%.1f" % (med / float(np.median(base))) if base and
                                  not isinstance(base, str) else ""])
-            lines.append(table.render(head, body))
+            lines.append(table.render(head, body, markdown=markdown))
         rt = [[k, "%.1f" % (np.percentile(v, 50) / 1e3), "%.1f" % (np.percentile(v, 99) / 1e3)]
               for k, v in self.roundtrip.items()]
         if rt:
-            lines.append(table.render(["round trip (32 B, publish each)", "p50 us", "p99 us"], rt))
+            lines.append(table.render(["round trip (32 B, publish each)", "p50 us", "p99 us"], rt,
+                                      markdown=markdown))
         lines.append("writer CPU %s, reader CPU %s, %d rounds, %d messages a slice (%d for 1 KiB)"
                      % (self.meta["writer_cpu"], self.meta["reader_cpu"], self.meta["rounds"],
                         self.meta["messages"], self.meta["messages_1k"]))
