@@ -46,15 +46,21 @@ void pyext_side_disown(pyext_side_t *s)
     PyThread_release_lock(s->lock);
 }
 
-PyObject *pyext_side_closed(pyext_side_t *s)
+/* Raise the exception the Python class's method ``method`` words (it knows the
+ * queue: closed, a fork() child, a dead writer process, a busy side). */
+static PyObject *raise_worded(pyext_side_t *s, const char *method)
 {
-    /* The Python class words it: closed, or the fork() child's error. */
-    PyObject *e = PyObject_CallMethod((PyObject *)s, "_closed_error", NULL);
+    PyObject *e = PyObject_CallMethod((PyObject *)s, method, NULL);
     if (e) {
         PyErr_SetObject((PyObject *)Py_TYPE(e), e);
         Py_DECREF(e);
     }
     return NULL;
+}
+
+PyObject *pyext_side_closed(pyext_side_t *s)
+{
+    return raise_worded(s, "_closed_error");
 }
 
 int pyext_side_need(pyext_side_t *s)
@@ -79,23 +85,12 @@ int pyext_side_need(pyext_side_t *s)
 
 PyObject *pyext_side_end_of_stream(pyext_side_t *s)
 {
-    /* The Python class words it: a detached writer, or a dead writer process. */
-    PyObject *e = PyObject_CallMethod((PyObject *)s, "_end_of_stream", NULL);
-    if (e) {
-        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
-        Py_DECREF(e);
-    }
-    return NULL;
+    return raise_worded(s, "_end_of_stream");
 }
 
 PyObject *pyext_side_in_use(pyext_side_t *s)
 {
-    PyObject *e = PyObject_CallMethod((PyObject *)s, "_in_use_error", NULL);
-    if (e) {
-        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
-        Py_DECREF(e);
-    }
-    return NULL;
+    return raise_worded(s, "_in_use_error");
 }
 
 PyObject *pyext_raise(int code, const char *what)
