@@ -18,13 +18,11 @@ The experiments' output folders are described in [OUTPUT.md](OUTPUT.md); the com
 line in the README and in `python -m pyqueue CMD --help`.
 
 Every result object `pyqueue.lab.load` returns has `summary`, `status`, `params`,
-`samples` (its arrays), `to_json(path)` and `to_pandas()`; so do the results of the
-experiment functions, except that `bench()` and `burst_tail()` results made in memory have
-no `to_pandas()` method (use `pyqueue.lab.to_pandas(result)`) and `bench()`'s no
-`samples`. The package is typed (`py.typed`): `pyqueue/queue.pyi` and
-`pyqueue/config.pyi` give the signatures of `Queue`, `Writer`, `Reader` and the fields of
-`QueueConfig` (made at import time from the C struct), `pyqueue/_pyq.pyi` the compiled
-extension.
+`samples` (its arrays), `to_json(path)` and `to_pandas()`; so do the results the
+experiment functions return, made in memory. The package is typed (`py.typed`):
+`pyqueue/queue.pyi` and `pyqueue/config.pyi` give the signatures of `Queue`, `Writer`,
+`Reader` and the fields of `QueueConfig` (made at import time from the C struct),
+`pyqueue/_pyq.pyi` the compiled extension.
 """
 
 

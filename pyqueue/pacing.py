@@ -133,18 +133,13 @@ class PacingTable:
             else:
                 rate, ratio = "≈ %s" % _rate(r.p_max), "%.3f" % r.p_max_over_d
             body.append((_duration(r.t), "≈ %s msgs" % _count(r.burst_limit), rate, ratio))
+        from .lab.common.table import render   # the one table formatter of every command
         lines = ["D = %s, N = %s messages; unpaced delay floor N/D = %s"
                  % (_rate(self.d), _count(self.n), _duration(self.unpaced_delay))]
-        widths = [max(len(c[i]) for c in [head] + body) for i in range(len(head))]
         if markdown:
-            fmt = "| " + " | ".join("%%-%ds" % w for w in widths) + " |"
-            lines += ["", fmt % head, "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-        else:
-            fmt = "  ".join("%%-%ds" % w for w in widths)
-            lines += [fmt % head, "  ".join("-" * w for w in widths)]
-        lines += [fmt % row for row in body]
-        lines.append("model: P_max = D / (1 - T·D/N)")
-        return "\n".join(line.rstrip() for line in lines)
+            lines.append("")
+        lines += [render(head, body, markdown=markdown), "model: P_max = D / (1 - T·D/N)"]
+        return "\n".join(lines)
 
     def __str__(self):
         return self.to_text()

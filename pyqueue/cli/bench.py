@@ -37,17 +37,13 @@ def add_arguments(p):
 
 def run(args):
     from ..lab.experiments.bench import bench, format_markdown
-    import os
-    if args.overwrite and args.out and os.listdir(args.out):
-        # bench() has no overwrite= yet: refuse now rather than after the probe.
-        raise FileExistsError("--overwrite: bench cannot replace an output folder yet; remove "
-                              "%s or choose a new one" % args.out)
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
         args.chasing_messages = 100_000
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
+                overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
                 fifo_priority=args.fifo)
     if emit_json(args, res):

@@ -55,16 +55,17 @@ def run(args):
     except OSError as e:                # e.g. no cycle counter to time with
         print("pyqueue c2c: %s" % e, file=sys.stderr)
         return EXIT_USAGE
-    json_out = emit_json(args, r)
-    if not json_out:
-        print(r.text(markdown=args.markdown))
+    f = None
     if args.false_sharing and r.status == "complete":
         fs_out = (args.out.rstrip("/") + "-false-sharing") if args.out else None
         f = false_sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
                                         rounds=args.rounds, out=fs_out, overwrite=args.overwrite,
                                         progress=not args.no_progress)
-        if not json_out:
-            print()
-            print(f.text(markdown=args.markdown))
-        return exit_code(f.status)
-    return exit_code(r.status)
+    # The JSON holds every result the command printed: the false sharing's too.
+    if emit_json(args, r if f is None else dict(r.to_dict(), false_sharing=f.to_dict())):
+        return exit_code((f or r).status)
+    print(r.text(markdown=args.markdown))
+    if f is not None:
+        print()
+        print(f.text(markdown=args.markdown))
+    return exit_code((f or r).status)

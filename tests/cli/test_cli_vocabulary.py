@@ -141,3 +141,29 @@ def test_soak_without_end_is_refused_with_a_reason():
     p = pyqueue("soak", "--seconds", "inf", "--no-progress", timeout=60)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "--seconds" in p.stderr and "finite" in p.stderr, p.stderr
+
+
+def test_bench_refuses_a_second_run_into_its_folder_and_overwrite_replaces_it(quick_runs,
+                                                                              tmp_path):
+    import shutil
+    out = tmp_path / "bench"
+    shutil.copytree(quick_runs["bench"][1], out)
+    before = (out / "index.json").read_text()
+    p = pyqueue("bench", *QUICK["bench"], "--no-progress", "--out", str(out), timeout=60)
+    assert p.returncode == 2 and "not empty" in p.stderr and p.stdout == "", p.stderr
+    assert (out / "index.json").read_text() == before          # refused before measuring
+    p = pyqueue("bench", *QUICK["bench"], "--no-progress", "--overwrite", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    from pyqueue.lab.common import output
+    assert output.verify(str(out)) == [] and (out / "index.json").read_text() != before
+
+
+def test_c2c_json_holds_the_false_sharing_result():
+    p = pyqueue("c2c", *QUICK["c2c"], "--false-sharing", "--increments", "20000",
+                "--no-progress", "--json")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    assert body["matrix"] and body["status"] == "complete"
+    fs = body["false_sharing"]
+    assert fs["increments"] == 20000 and len(fs["slowdown"]) == body["params"]["rounds"]
+    assert fs["cpus"] == body["cpus"][:2] and fs["status"] == "complete"

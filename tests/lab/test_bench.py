@@ -1,7 +1,9 @@
 """The benchmark's --quick mode end to end (never an assertion on speed): every
 row measured or marked not installed, the output folder valid."""
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,7 +49,7 @@ def test_quick_cli_end_to_end(tmp_path):
                        timeout=120, env=env)
     assert p.returncode == 0, p.stdout
     assert "command: python -m pyqueue bench --quick" in p.stdout
-    assert "| target | goal |" in p.stdout
+    assert re.search(r"^\| target +\| goal +\|", p.stdout, re.M), p.stdout
     assert _output.verify(out) == []
     loaded = _output.load(out)
     assert loaded.complete
@@ -92,7 +94,7 @@ def test_quick_cli_end_to_end(tmp_path):
     assert loaded.params["ring_floor_slots"] == lib.PYQ_RING_FLOOR_SLOTS
     rf = loaded.samples["ring_floor"]["roundtrip_ns"]
     assert rf.size == 2 * loaded.params["trips"] and rf.min() > 0
-    assert "| ring_floor (yardstick) |" in p.stdout and "a yardstick, not a peer" in p.stdout
+    assert re.search(r"^\| ring_floor \(yardstick\) +\|", p.stdout, re.M) and "a yardstick, not a peer" in p.stdout
     for label in ("ring_floor / ping-pong floor, round-trip p50",
                   "pyqueue_each / ring_floor, round-trip p50",
                   "pyqueue_scan / ring_floor, round-trip p50"):
@@ -139,7 +141,22 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
             assert other in _rows(s, "throughput") and other in _rows(s, "roundtrip_ns")
     text, md = res.table(), B.format_markdown(s, res.params)
     assert "%s: not installed" % gone in text
-    assert "| %s | not installed" % gone in md
+    assert re.search(r"^\| %s +\| not installed" % gone, md, re.M), md
+
+
+def test_fresh_result_has_to_pandas_like_a_loaded_one(tmp_path):
+    import pyqueue.lab as lab
+    res = B.bench(CPUS[0], CPUS[1], out=str(tmp_path / "run"), **TINY)
+    loaded = lab.load(tmp_path / "run")
+    assert sorted(res.samples) == sorted(loaded.samples) and "pingpong" in res.samples
+    for row, arrays in res.samples.items():
+        assert np.array_equal(arrays["roundtrip_ns"], loaded.samples[row]["roundtrip_ns"])
+    # Fresh, the result has the loaded one's to_pandas() (pandas is an optional extra).
+    if importlib.util.find_spec("pandas"):
+        assert res.to_pandas().equals(loaded.to_pandas())
+    else:
+        with pytest.raises(ImportError, match="pandas"):
+            res.to_pandas()
 
 
 def test_bad_cpu_is_refused():
@@ -430,9 +447,10 @@ def test_slices_text_lists_each_runs_evidence():
     a.extra["twin_window_share"] = {"streaming": 0.0, "chasing": 0.95, "mixed": 0.05}
     b = _slice("pingpong", 300.0, None, 300.0, None, kind="roundtrip")
     lines = report.format_slices([a, b]).splitlines()
-    assert len(lines) == 3                       # header, ck's driver, ck's twin
-    assert lines[1].split()[:4] == ["paced", "0", "near", "ck"]
-    assert "driver" in lines[1] and "catch-ups 2.00e-01 waits 1.00e-06" in lines[1]
-    assert "twin" in lines[2] and "catch-ups" not in lines[2]
-    assert "chasing 95%" in lines[2] and "mixed 5%" in lines[2]
+    assert len(lines) == 4                       # header, rule, ck's driver, ck's twin
+    assert set(lines[1]) == {"-", " "}
+    assert lines[2].split()[:4] == ["paced", "0", "near", "ck"]
+    assert "driver" in lines[2] and "catch-ups 2.00e-01 waits 1.00e-06" in lines[2]
+    assert "twin" in lines[3] and "catch-ups" not in lines[3]
+    assert "chasing 95%" in lines[3] and "mixed 5%" in lines[3]
     assert "summary" not in report.format_slices([])

@@ -1,4 +1,5 @@
 """The burst-tail study end to end on small parameters (no timing assertions)."""
+import importlib.util
 import os
 import signal
 import subprocess
@@ -61,6 +62,12 @@ def test_small_study_end_to_end(tmp_path):
         assert g.shape == (2, 6, 4) and (g > 0).all()
         assert 0 <= d["backlog_fraction"]["mean"] <= 1
         assert np.array_equal(loaded.samples[name]["group_ticks"], res.samples[name]["group_ticks"])
+    # Fresh, the result has the loaded one's to_pandas() (pandas is an optional extra).
+    if importlib.util.find_spec("pandas"):
+        assert res.to_pandas().equals(lab.load(str(out)).to_pandas())
+    else:
+        with pytest.raises(ImportError, match="pandas"):
+            res.to_pandas()
     text = res.table()
     for name in DEFAULT_CLASSES:
         assert name in text

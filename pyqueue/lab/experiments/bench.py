@@ -54,6 +54,7 @@ from ..common import regime as _regime
 from ..common import status as _status
 from ..common import twins
 from ..common.session import Session
+from ..results import ToPandas
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                            format_markdown, format_slices, format_summary, summarize)
@@ -205,12 +206,13 @@ class _AdapterQueue:
 
 
 @dataclass
-class BenchResult:
+class BenchResult(ToPandas):
     params: dict
     peers: dict                                      # adapter -> "built" / "not installed: ..."
     slices: list = field(default_factory=list)       # Slice records, unfiltered
     summary: dict = field(default_factory=dict)
     status: str = _status.COMPLETE
+    samples: dict = field(default_factory=dict)      # row -> {"roundtrip_ns": array}
 
     def table(self):
         return format_summary(self.summary, self.params) + "\n" + bench_python.format_ratios(self.summary)
@@ -420,8 +422,8 @@ class _RoundTrip:
 
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
-          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, config=None,
-          chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0):
+          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, overwrite=False,
+          config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
@@ -433,7 +435,9 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     message per gap_ns so that a reader faster than that chases it.
     fifo_priority > 0: every slice (its probes, its C threads, the round trips'
     calling thread) runs SCHED_FIFO at that priority, so that other jobs on a
-    shared host cannot preempt it; PermissionError at once when the OS refuses."""
+    shared host cannot preempt it; PermissionError at once when the OS refuses.
+    out: the output folder; a non-empty one is refused before anything runs unless
+    overwrite=True (and then only a pyqueue output folder is replaced)."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -471,10 +475,12 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         res.summary["rounds_done"] = session.done
         res.summary["interrupted"] = bool(session.stop.requested)
         res.status = status
+        res.samples = {name: {"roundtrip_ns": np.concatenate(arrs)}
+                       for name, arrs in rt.samples.items()}
         if folder is not None:
             folder.save_json("slices.json", [s.as_dict() for s in res.slices])
-            for name, arrs in rt.samples.items():
-                folder.save_samples(name, roundtrip_ns=np.concatenate(arrs))
+            for name, arrays in res.samples.items():
+                folder.save_samples(name, **arrays)
             folder.save_text("table.txt", res.table())
             folder.save_text("slices.txt", format_slices(res.slices))
             folder.save_text("table.md", format_markdown(res.summary, params))
@@ -498,7 +504,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             extra.append(groups[-1][1])
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
-                     progress=progress,
+                     overwrite=overwrite, progress=progress,
                      bar_total=rounds * sum(len(g.contenders()) for _, g in groups),
                      bar_unit="slices",
                      pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:

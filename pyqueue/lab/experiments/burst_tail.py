@@ -28,6 +28,7 @@ from ..._pyq import ffi, lib
 from ...config import KINDS as _QUEUE_FIELDS, QueueConfig
 from ..common import status as _status
 from ..common.session import Session
+from ..results import ToPandas
 from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
@@ -59,7 +60,7 @@ TOTALS = cstruct.fields("pyq_burst_totals_t")   # the keys of _Class.totals()
 
 
 @dataclass
-class BurstTailResult:
+class BurstTailResult(ToPandas):
     """What burst_tail() returns: ``summary`` (dict, JSON-ready), ``samples``
     ({class: {name: ndarray}}, raw and unfiltered: group_ns has shape
     (rounds, windows, groups)), ``params`` and ``status``."""

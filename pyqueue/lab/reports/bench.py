@@ -8,6 +8,7 @@ import statistics
 from ... import peers as _peers
 from ..common import placement as pl
 from ..common import regime as _regime
+from ..common.table import render
 
 # An adapter row and its inline twin, same slice and placement, must agree
 # within this band; outside it the driver has a defect (DESIGN §8.3).
@@ -239,25 +240,24 @@ def format_slices(slices):
     placement and row, then for the driver and the twin the regime measured and
     the evidence per message (empty polls, full retries, catch-ups, waits) --
     what the regime thresholds are checked against."""
-    lines = ["pass      round placement row                     who     M msg/s  regime     "
-             "evidence per message"]
+    rows = []
     for s in slices:
         e = s.extra
         if e.get("kind") not in ("throughput", "chasing"):
             continue
-        head = "%-9s %5d %-9s %-23s" % (_PASS_NAMES.get(e["kind"], e["kind"]), s.round,
-                                         s.placement, s.contender)
+        head = [_PASS_NAMES.get(e["kind"], e["kind"]), s.round, s.placement, s.contender]
         if not e.get("twin_only"):
-            lines.append("%s driver %8.2f  %-10s %s" % (head, s.value, e.get("regime"),
-                                                       _rate_text(e.get("rates"))))
+            rows.append(head + ["driver", "%.2f" % s.value, e.get("regime"),
+                                _rate_text(e.get("rates"))])
         if e.get("twin_mmsg_s") is not None:
             share = e.get("twin_window_share")
             win = "" if not share else "  windows: " + " ".join(
                 "%s %.0f%%" % (k, 100 * v) for k, v in share.items() if v)
-            lines.append("%s twin   %8.2f  %-10s %s%s" % (head, e["twin_mmsg_s"],
-                                                          e.get("twin_regime"),
-                                                          _rate_text(e.get("twin_rates")), win))
-    return "\n".join(lines)
+            rows.append(head + ["twin", "%.2f" % e["twin_mmsg_s"], e.get("twin_regime"),
+                                _rate_text(e.get("twin_rates")) + win])
+    # A file (slices.txt): never fitted to a terminal.
+    return render(["pass", "round", "placement", "row", "who", "M msg/s", "regime",
+                   "evidence per message"], rows, width=float("inf"))
 
 
 def _missing(summary):
@@ -312,140 +312,143 @@ def _tput_note(c):
     return note
 
 
-def _throughput_text(summary):
-    lines = ["Throughput, M msg/s, per measured regime and placement (never mixed); "
-             "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios:"]
-    last = None
-    for reg, place, row, c in _tput_rows(summary):
-        if (reg, place) != last:
-            lines.append("  %s, %s:" % (reg, place))
-            last = (reg, place)
-        lines.append("    %-24s %-17s touch %-6s adapter %-22s twin %-22s ratio %-6s %s"
-                     % (row, _passes(c), _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
-                        "%.2f" % c["ratio"]["p50"] if c["ratio"] else "-", _tput_note(c)))
-    return lines
-
-
 def _roundtrip_twin_rows(summary):
     for place, rows in sorted(summary["roundtrip_twins"].items()):
         for row, c in sorted(rows.items()):
             yield place, row, c
 
 
+def _ratio_cell(ratio):
+    return "%.2f (%d)" % (ratio["p50"], ratio["n"]) if ratio else "-"
+
+
+# Each table of the report once, as (head, rows); format_summary and format_markdown
+# render the same tables (common/table.py), with their own titles around them.
+
+def _throughput_table(summary):
+    head = ["regime", "placement", "row", "pass", "touch", "adapter", "twin",
+            "adapter/twin (n)", "note"]
+    return head, [[reg, place, row, _passes(c), _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
+                   _ratio_cell(c["ratio"]), _tput_note(c)]
+                  for reg, place, row, c in _tput_rows(summary)]
+
+
+def _roundtrip_twin_table(summary):
+    head = ["placement", "row", "touch", "adapter", "twin", "adapter/twin (n)", "note"]
+    return head, [[place, row, _touch(c), _sp(c["adapter"], "%.0f"), _sp(c["twin"], "%.0f"),
+                   _ratio_cell(c["ratio"]), c.get("no_twin") or c["flag"]]
+                  for place, row, c in _roundtrip_twin_rows(summary)]
+
+
+def _places(summary):
+    return sorted({p for k in ("roundtrip_ns", "python_mmsg_s") for p in summary[k]}
+                  | {p for d in summary["throughput"].values() for p in d} - {"moved"})
+
+
+def _contender_table(summary, section, cell, label=lambda n: n):
+    """A row per contender measured in ``section``, a column per placement."""
+    places = _places(summary)
+    rows = []
+    for n in sorted({n for d in summary[section].values() for n in d}):
+        entries = (summary[section].get(p, {}).get(n) for p in places)
+        rows.append([label(n)] + [cell(e) if e else "-" for e in entries])
+    return ["contender"] + places, rows
+
+
+def _roundtrip_table(summary):
+    return _contender_table(
+        summary, "roundtrip_ns",
+        lambda e: "%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"], e["slices"]),
+        label=lambda n: n + (" (yardstick)" if n == "ring_floor" else ""))
+
+
+def _python_table(summary):
+    return _contender_table(summary, "python_mmsg_s",
+                            lambda e: "%.3f" % e["median"] if e.get("median") is not None
+                            else "-")
+
+
+def _targets_table(summary, missed):
+    places = _places(summary)
+    rows = []
+    for t in summary["targets"]:
+        cells = []
+        for p in places:
+            e = t["by_placement"].get(p)
+            cells.append("%.2fx %s (%d rounds)" % (e["median"], "met" if e["met"] else missed,
+                                                   e["rounds"]) if e else "-")
+        rows.append([t["label"], "%s %.2fx" % ("≥" if t["higher_is_better"] else "≤",
+                                               t["target"])] + cells)
+    return ["target", "goal"] + places, rows
+
+
+def _ratios_table(summary):
+    places = _places(summary)
+    return ["ratio"] + places, [
+        [label] + ["%.2fx (%d rounds)" % (d[p]["median"], len(d[p]["ratios"]))
+                   if d.get(p, {}).get("median") is not None else "-" for p in places]
+        for label, d in summary["ratios"].items()]
+
+
 def format_summary(summary, params):
-    """Plain-text report: medians per placement, then the targets."""
+    """Plain-text report: medians per placement, then the targets; the peers not
+    installed, and why, on their own lines under the first table."""
+    missing = ["%s: %s" % kv for kv in sorted(_missing(summary).items())]
     lines = ["32-byte messages, writer CPU %d -> reader CPU %d; %d rounds of interleaved slices; "
              "memory budget %d bytes per queue." % (params["writer_cpu"], params["reader_cpu"],
                                                      params["rounds"], params["budget_bytes"]),
              "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND "
              "after the slice; 'moved' slices are kept in the raw data but give no ratio."
              % params["split_ns"], _timer_note(params)]
-    for n, st in sorted(_missing(summary).items()):
-        lines.append("  %s: %s" % (n, st))
     lines += ["", "Streaming pass: %s messages a slice; chasing pass: %s messages a slice, "
               "every writer paced to one message per %g ns.  Not paced: %s."
               % (params.get("messages"), params.get("chasing_messages"), params.get("gap_ns", 0),
                  "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items())))]
-    lines += [""] + _throughput_text(summary)
+    lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
+              "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n):",
+              render(*_throughput_table(summary), notes=missing)]
     lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
-              "ring_floor is %s:" % _ring_floor_note(params)]
-    for place, d in sorted(summary["roundtrip_ns"].items()):
-        lines.append("  %s" % place)
-        width = max(len(k) for k in d)
-        for k, v in sorted(d.items(), key=lambda kv: kv[1]["p50"]):
-            lines.append("    %-*s %7.0f %8.0f %9.0f  (n=%d)" % (width, k, v["p50"], v["p99"],
-                                                                 v["p999"], v["slices"]))
-    lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:"]
-    for place, row, c in _roundtrip_twin_rows(summary):
-        lines.append("  %-6s %-22s touch %-4s adapter %-20s twin %-20s ratio %-6s %s"
-                     % (place, row, _touch(c), _sp(c["adapter"], "%.0f"), _sp(c["twin"], "%.0f"),
-                        "%.2f" % c["ratio"]["p50"] if c["ratio"] else "-",
-                        c.get("no_twin") or c["flag"]))
-    lines += ["", "Python API, one thread, M msg/s (median over slices):"]
-    for place, d in sorted(summary["python_mmsg_s"].items()):
-        lines.append("  %-6s " % place + "  ".join("%s %.3f" % (k, v["median"])
-                                                    for k, v in sorted(d.items())))
-    lines += ["", "Targets (ratio within one round and one placement, median over rounds):"]
-    for t in summary["targets"]:
-        parts = ["%s %.2fx (%d rounds, %s)" % (p, e["median"], e["rounds"],
-                                                "met" if e["met"] else "MISSED")
-                 for p, e in sorted(t["by_placement"].items())]
-        lines.append("  %-50s %s %.2fx: %s" % (t["label"], ">=" if t["higher_is_better"] else "<=",
-                                               t["target"], "  ".join(parts) or "not measured"))
-    lines += ["", "Other ratios:"]
-    for label, d in summary["ratios"].items():
-        parts = ["%s %.2fx" % (p, e["median"]) for p, e in sorted(d.items())
-                 if e["median"] is not None]
-        lines.append("  %-46s %s" % (label, "  ".join(parts) or "not measured"))
+              "ring_floor is %s:" % _ring_floor_note(params), render(*_roundtrip_table(summary))]
+    lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:",
+              render(*_roundtrip_twin_table(summary))]
+    lines += ["", "Python API, one thread, M msg/s (median over slices):",
+              render(*_python_table(summary))]
+    lines += ["", "Targets (ratio within one round and one placement, median over rounds):",
+              render(*_targets_table(summary, "MISSED"))]
+    lines += ["", "Other ratios:", render(*_ratios_table(summary))]
     return "\n".join(lines)
 
 
 def format_markdown(summary, params):
     """Markdown tables (docs/BENCHMARKS.md): one column per placement."""
-    places = sorted({p for k in ("roundtrip_ns", "python_mmsg_s") for p in summary[k]}
-                    | {p for d in summary["throughput"].values() for p in d} - {"moved"})
     missing = _missing(summary)
 
-    def table(section, cell, label=lambda n: n, missing=missing):
-        """A header, a row per contender measured in ``section``, a row per peer missing."""
-        out = ["| contender | %s |" % " | ".join(places), "|---|%s" % ("---:|" * len(places))]
-        for n in sorted({n for d in summary[section].values() for n in d}):
-            entries = (summary[section].get(p, {}).get(n) for p in places)
-            out.append("| %s | %s |" % (label(n), " | ".join(cell(e) if e else "-"
-                                                             for e in entries)))
-        return out + ["| %s | %s |" % (n, " | ".join(["not installed"] * len(places)))
-                      for n in sorted(missing)]
+    def md(table, extra=()):
+        head, rows = table
+        return [render(head, rows + list(extra), markdown=True)]
 
     out = ["**Throughput, 32-byte messages, M msg/s**, per measured regime and placement "
            "(never mixed): min / p50 / max over slices; ratio = p50 of the per-slice "
            "adapter/twin ratios (slices whose twin ran in the same regime); pass = the "
            "pass the figures came from (flat out: the writer unpaced; paced: one message "
-           "per gap)", "",
-           "| regime | placement | row | pass | touch | adapter | twin | adapter/twin (n) | note |",
-           "|---|---|---|---|---|---:|---:|---:|---|"]
-    for reg, place, row, c in _tput_rows(summary):
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            reg, place, row, _passes(c), _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
-            "%.2f (%d)" % (c["ratio"]["p50"], c["ratio"]["n"]) if c["ratio"] else "-",
-            _tput_note(c)))
-    out += ["| %s | | | | | not installed | | | |" % n for n in sorted(missing)]
-    out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices", "",
-            "| placement | row | touch | adapter | twin | adapter/twin (n) | note |",
-            "|---|---|---|---:|---:|---:|---|"]
-    for place, row, c in _roundtrip_twin_rows(summary):
-        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            place, row, _touch(c), _sp(c["adapter"], "%.0f"), _sp(c["twin"], "%.0f"),
-            "%.2f (%d)" % (c["ratio"]["p50"], c["ratio"]["n"]) if c["ratio"] else "-",
-            c.get("no_twin") or c["flag"]))
+           "per gap)", ""]
+    out += md(_throughput_table(summary),
+              [[n, "", "", "", "", "not installed"] for n in sorted(missing)])
+    out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices", ""]
+    out += md(_roundtrip_twin_table(summary))
     out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
             "nearest rank, median over slices). " + _timer_note(params), ""]
-    out += table("roundtrip_ns",
-                 lambda e: "%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"],
-                                                          e["slices"]),
-                 label=lambda n: n + (" (yardstick)" if n == "ring_floor" else ""))
+    out += md(_roundtrip_table(summary),
+              [[n] + ["not installed"] * len(_places(summary)) for n in sorted(missing)])
     out += ["", "`ring_floor` is %s." % _ring_floor_note(params)]
     out += ["", "**Python API, one thread, write+read per message, M msg/s**", ""]
-    out += table("python_mmsg_s",
-                 lambda e: "%.3f" % e["median"] if e.get("median") is not None else "-",
-                 missing=())
+    out += md(_python_table(summary))
     out += ["", "**Targets** ([DESIGN §8.5](DESIGN.md#85-targets); ratio per round within one "
             "placement, median over rounds; a round trip over the ping-pong floor is taken "
             "against the floor measured inside the same slice, median over slices)", ""]
-    out += ["| target | goal | %s |" % " | ".join(places), "|---|---|%s" % ("---|" * len(places))]
-    for t in summary["targets"]:
-        cells = []
-        for p in places:
-            e = t["by_placement"].get(p)
-            cells.append("%.2fx %s (%d rounds)" % (e["median"], "met" if e["met"] else "**missed**",
-                                                   e["rounds"]) if e else "-")
-        out.append("| %s | %s %.2fx | %s |" % (t["label"], "≥" if t["higher_is_better"] else "≤",
-                                               t["target"], " | ".join(cells)))
+    out += md(_targets_table(summary, "**missed**"))
     out += ["", "**Other ratios** (no goal; same per-round, per-placement median)", ""]
-    out += ["| ratio | %s |" % " | ".join(places), "|---|%s" % ("---:|" * len(places))]
-    for label, d in summary["ratios"].items():
-        out.append("| %s | %s |" % (label, " | ".join(
-            "%.2fx (%d rounds)" % (d[p]["median"], len(d[p]["ratios"]))
-            if d.get(p, {}).get("median") is not None else "-" for p in places)))
+    out += md(_ratios_table(summary))
     for n, st in sorted(missing.items()):
         out.append("\n%s: %s" % (n, st))
     return "\n".join(out)
