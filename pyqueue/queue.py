@@ -192,15 +192,16 @@ class _Side:
         return QueueError("the %s side is in use by another thread (a C thread or a waiting "
                           "call owns it); one thread per side" % self._name)
 
-    def _claim(self):
-        """Called by the C methods when this side has no handle: a shared
-        queue's side is taken for this process on its first use (Queue.take)
-        and bound; True then, False when the queue is closed."""
+    def _claim(self, flags=0):
+        """Take a shared queue's side for this process and bind it: called by
+        the C methods when the side has no handle (its first use here) and by
+        Queue.take (``flags``: PYQ_TAKE_DEAD).  True then, False when the queue
+        is closed."""
         q = getattr(self, "_queue", None)
         if q is None or q._ptr is None or q._closing or not q._shared \
                 or q._pid != os.getpid():
             return False
-        q._take_side(self._name, 0)
+        q._take_side(self._name, flags)
         with q._state_lock:     # close() clears the handles under it
             if q._ptr is None or q._closing:
                 return False
@@ -460,9 +461,9 @@ class Queue:
         with obj.side_lock:
             if self._ptr is None or self._closing:
                 raise self._closed_error()
-            if self._shared:
-                self._take_side(side, lib.PYQ_TAKE_DEAD if validate.flag("dead", dead) else 0)
-                obj._rebind(int(ffi.cast("uintptr_t", self._ptr)))
+            if self._shared and not obj._claim(
+                    lib.PYQ_TAKE_DEAD if validate.flag("dead", dead) else 0):
+                raise self._closed_error()
 
     def _take_side(self, side, flags):
         code = _SIDES[side]

@@ -150,14 +150,19 @@ def _pyq_row(shared, batch):
     return run
 
 
-def _mp_row(kind):
+def _put_get_row(make, read):
+    """A row of a put/get queue: ``make()`` builds it, ``read`` drains it."""
     def run(size, n, writer_cpu):
-        q = _FORK.Queue() if kind == "queue" else _FORK.SimpleQueue()
+        q = make()
         try:
-            return _timed(_w_put, (q, b"x" * size, n), _r_get, (q, n, size), writer_cpu)
+            return _timed(_w_put, (q, b"x" * size, n), read, (q, n, size), writer_cpu)
         finally:
             q.close()
     return run
+
+
+def _mp_row(kind):
+    return _put_get_row(_FORK.Queue if kind == "queue" else _FORK.SimpleQueue, _r_get)
 
 
 def _faster_fifo_row():
@@ -165,14 +170,7 @@ def _faster_fifo_row():
         import faster_fifo
     except ImportError as e:
         return "not installed: %s" % e
-
-    def run(size, n, writer_cpu):
-        q = faster_fifo.Queue(max_size_bytes=64 << 20)
-        try:
-            return _timed(_w_put, (q, b"x" * size, n), _r_get_many, (q, n, size), writer_cpu)
-        finally:
-            q.close()
-    return run
+    return _put_get_row(lambda: faster_fifo.Queue(max_size_bytes=64 << 20), _r_get_many)
 
 
 def _zmq_row():
