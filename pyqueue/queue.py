@@ -87,13 +87,38 @@ _BUILD = object()   # only Queue builds its sides
 
 
 def _not_shared(what):
-    # Also what a multiprocessing.Queue's feeder thread prints when it drops
-    # such a queue: the message must say so, the put() itself returned.
     return TypeError("%s cannot be copied or pickled: its memory is private to this process. "
                      "Make it with pyqueue.Queue(..., shared=True) to pass it to another "
-                     "process (multiprocessing, a multiprocessing.Queue -- whose put() of this "
-                     "queue is dropped after printing this), or pass the one queue object "
-                     "between threads" % what)
+                     "process, or pass the one queue object between threads" % what)
+
+
+def _in_multiprocessing_feeder():
+    # A multiprocessing.Queue pickles in its feeder thread, after put() has
+    # returned: an error raised there is only printed, and the receiver's get()
+    # would wait for good.  Found by the feeder's own code object on the stack.
+    mpq = sys.modules.get("multiprocessing.queues")
+    if mpq is None:
+        return False
+    feed = mpq.Queue._feed.__code__
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code is feed:
+            return True
+        f = f.f_back
+    return False
+
+
+def _refuse_private(what):
+    """Refuse to pickle an in-process queue (or side): a TypeError now, or --
+    inside a multiprocessing.Queue's feeder thread, where no caller would see
+    it -- a pickle whose loading raises it in the receiver's get()."""
+    if _in_multiprocessing_feeder():
+        return (_unpickle_private, (what,))
+    raise _not_shared(what)
+
+
+def _unpickle_private(what):
+    raise _not_shared(what + " sent through a multiprocessing.Queue")
 
 
 class _SideLock:
@@ -230,7 +255,7 @@ class _Side:
         raise _not_shared("a queue's %s" % self._name)
 
     def __reduce_ex__(self, protocol):
-        raise _not_shared("a queue's %s" % self._name)
+        return _refuse_private("a queue's %s" % self._name)
 
 
 class Writer(_Side, _pyext.WriterCore):
@@ -643,7 +668,7 @@ class Queue:
             if self.closed:
                 raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
             return (_attach_pickled, (self.name,))
-        raise _not_shared("a Queue")
+        return _refuse_private("a Queue")
 
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second

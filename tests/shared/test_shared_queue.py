@@ -105,18 +105,39 @@ def test_through_a_multiprocessing_queue():
         assert child.exitcode == 0
 
 
-def test_an_in_process_queue_through_a_multiprocessing_queue_is_unmistakable():
-    """put() returns (the feeder thread pickles later); what it prints says why
-    and what to do."""
-    code = ("import multiprocessing as mp, time, pyqueue as pq\n"
+def test_an_in_process_queue_through_a_multiprocessing_queue_is_refused_at_get():
+    """put() returns before the feeder thread pickles, so nothing can reach the
+    sender; the receiver's get() raises the TypeError (it must not wait for
+    good), and the item after it still arrives."""
+    code = ("import multiprocessing as mp, pyqueue as pq\n"
             "q = pq.Queue(spill_blocks=4)\n"
             "m = mp.Queue()\n"
-            "m.put(q)\n"
-            "time.sleep(1)\n")
+            "m.put(q); m.put(q.writer); m.put('after')\n"
+            "for _ in range(2):\n"
+            "    try:\n"
+            "        m.get(timeout=30)\n"
+            "    except TypeError as e:\n"
+            "        print('refused:', e)\n"
+            "print(m.get(timeout=30))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        env=support.subprocess_env())
-    assert "cannot be copied or pickled" in p.stderr
-    assert "shared=True" in p.stderr
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert [l.split(':')[0] for l in lines] == ["refused", "refused", "after"], p.stdout
+    assert "a Queue sent through a multiprocessing.Queue" in lines[0]
+    assert "shared=True" in lines[0] and "writer" in lines[1]
+    assert p.stderr == ""
+
+
+def test_pickling_an_in_process_queue_outside_a_feeder_still_raises_at_once():
+    q = pq.Queue(spill_blocks=4)
+    try:
+        with pytest.raises(TypeError, match="shared=True"):
+            pickle.dumps(q)
+        with pytest.raises(TypeError, match="shared=True"):
+            mp.get_context("spawn").SimpleQueue().put(q)
+    finally:
+        q.close()
 
 
 def test_a_second_process_cannot_take_an_owned_side():
