@@ -77,7 +77,8 @@ def main(argv=None):
     if previous in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _sigterm)
     try:
-        options.check_out(args)
+        folders = getattr(commands[args.command], "output_folders", None)
+        options.check_out(args, folders(args) if folders else None)
         return commands[args.command].run(args) or common.EXIT_OK
     except common.USAGE_ERRORS as e:
         print("%s: %s" % (where, options.flag_for(str(e), parsers[args.command])),

@@ -35,6 +35,17 @@ def add_arguments(parser):
     add_run_options(parser, quick="1 round of 2000 round trips, no over-time series: seconds")
 
 
+def output_folders(args):
+    """--out, and with --false-sharing the folder beside it that demo writes."""
+    return [args.out, _false_sharing_out(args)]
+
+
+def _false_sharing_out(args):
+    if args.false_sharing and args.out:
+        return args.out.rstrip("/") + "-false-sharing"
+    return None
+
+
 def run(args):
     from ..lab.experiments import c2c, false_sharing
     if args.quick:
@@ -57,9 +68,8 @@ def run(args):
         return EXIT_USAGE
     f = None
     if args.false_sharing and r.status == "complete":
-        fs_out = (args.out.rstrip("/") + "-false-sharing") if args.out else None
         f = false_sharing.false_sharing(cpus=pair or tuple(r.cpus[:2]), increments=args.increments,
-                                        rounds=args.rounds, out=fs_out, overwrite=args.overwrite,
+                                        rounds=args.rounds, out=_false_sharing_out(args), overwrite=args.overwrite,
                                         progress=not args.no_progress)
     # The JSON holds every result the command printed: the false sharing's too.
     if emit_json(args, r if f is None else dict(r.to_dict(), false_sharing=f.to_dict())):

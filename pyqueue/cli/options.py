@@ -135,22 +135,26 @@ def add_cpu_options(parser, *, writer="writer", reader="reader", stage=None, mat
     return g
 
 
-def check_out(args):
-    """Refuse a non-empty --out without --overwrite, and create the folder, before
-    the command measures anything (ValueError / FileExistsError -> exit 2)."""
-    out = getattr(args, "out", None)
-    if not out:
-        return
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise FileExistsError("--out %s: exists and is not a folder" % out)
-    if os.path.isdir(out) and os.listdir(out) and not getattr(args, "overwrite", False):
-        raise FileExistsError("--out %s: the folder is not empty; choose a new one or pass "
-                              "--overwrite" % out)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise PermissionError("--out %s: cannot create the folder: %s"
-                              % (out, e.strerror or e)) from None
+def check_out(args, folders=None):
+    """Refuse a non-empty output folder without --overwrite, and create it, before
+    the command measures anything (ValueError / FileExistsError -> exit 2).
+    ``folders``: every folder the command will write (default: --out alone)."""
+    if folders is None:
+        folders = [getattr(args, "out", None)]
+    for out in folders:
+        if not out:
+            continue
+        flag = "--out %s" % out if out == getattr(args, "out", None) else out
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise FileExistsError("%s: exists and is not a folder" % flag)
+        if os.path.isdir(out) and os.listdir(out) and not getattr(args, "overwrite", False):
+            raise FileExistsError("%s: the folder is not empty; choose a new one or pass "
+                                  "--overwrite" % flag)
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as e:
+            raise PermissionError("%s: cannot create the folder: %s"
+                                  % (flag, e.strerror or e)) from None
 
 
 def flag_for(message, parser):

@@ -167,3 +167,16 @@ def test_c2c_json_holds_the_false_sharing_result():
     fs = body["false_sharing"]
     assert fs["increments"] == 20000 and len(fs["slowdown"]) == body["params"]["rounds"]
     assert fs["cpus"] == body["cpus"][:2] and fs["status"] == "complete"
+
+
+def test_c2c_false_sharing_folder_beside_out_is_checked_before_measuring(tmp_path):
+    """--false-sharing writes a second folder, OUT-false-sharing: a non-empty one is
+    refused up front like --out itself, not overwritten after the matrix ran."""
+    out = tmp_path / "run"
+    beside = tmp_path / "run-false-sharing"
+    beside.mkdir()
+    (beside / "notes.txt").write_text("mine")
+    p = pyqueue("c2c", *QUICK["c2c"], "--false-sharing", "--no-progress", "--out", str(out))
+    assert p.returncode == 2 and "run-false-sharing" in p.stderr and "not empty" in p.stderr, \
+        p.stderr
+    assert (beside / "notes.txt").read_text() == "mine" and not any(out.iterdir())
