@@ -94,8 +94,10 @@ def _not_shared(what):
 
 def _in_multiprocessing_feeder():
     # A multiprocessing.Queue pickles in its feeder thread, after put() has
-    # returned: an error raised there is only printed, and the receiver's get()
-    # would wait for good.  Found by the feeder's own code object on the stack.
+    # returned: an error raised there is only printed (the default
+    # _on_queue_feeder_error), and the receiver's get() would wait for good.
+    # Found by the feeder's own code object on the stack; a queue that handles
+    # feeder errors itself (concurrent.futures fails the future) gets the error.
     mpq = sys.modules.get("multiprocessing.queues")
     if mpq is None:
         return False
@@ -103,7 +105,8 @@ def _in_multiprocessing_feeder():
     f = sys._getframe(2)
     while f is not None:
         if f.f_code is feed:
-            return True
+            onerror = f.f_locals.get("onerror")
+            return getattr(onerror, "__func__", onerror) is mpq.Queue._on_queue_feeder_error
         f = f.f_back
     return False
 

@@ -136,6 +136,12 @@ def test_pickling_an_in_process_queue_outside_a_feeder_still_raises_at_once():
             pickle.dumps(q)
         with pytest.raises(TypeError, match="shared=True"):
             mp.get_context("spawn").SimpleQueue().put(q)
+        # concurrent.futures handles its feeder's errors (it fails the future):
+        # the error goes there, and the pool stays usable.
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as ex:
+            with pytest.raises(TypeError, match="shared=True"):
+                ex.submit(abs, q).result(timeout=60)
+            assert ex.submit(abs, -3).result(timeout=60) == 3
     finally:
         q.close()
 
