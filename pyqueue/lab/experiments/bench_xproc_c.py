@@ -36,27 +36,36 @@ def _u64(arr):
 
 def _other_side(shared, writer_cpu, fn):
     """Start ``fn()`` (the other side's C loop, returning its code) in a forked
-    process or a thread pinned to writer_cpu; returns a join() that raises on
-    its failure."""
+    process or a thread pinned to writer_cpu, and wait until it has moved there:
+    it starts on this process's CPU, where under SCHED_FIFO this side's spinning
+    would never let it run.  Returns a join() that raises on its failure."""
     box = {}
+    ready = FORK.Event() if shared else threading.Event()
+
+    def side():
+        pin(writer_cpu)
+        ready.set()
+        return fn()
     if shared:
         def child():
-            pin(writer_cpu)
-            os._exit(0 if fn() == 0 else 1)
+            rc = side()
+            os._exit(0 if rc == 0 else min(255, 100 - rc))  # PYQ_E* = -errno: 100 + errno
         t = FORK.Process(target=child, daemon=True)
     else:
-        def thread():
-            pin(writer_cpu)
-            box["rc"] = fn()
-        t = threading.Thread(target=thread, daemon=True)
+        t = threading.Thread(target=lambda: box.update(rc=side()), daemon=True)
     t.start()
+    if not ready.wait(60):
+        raise RuntimeError("the other side did not start")
 
     def join(what):
         t.join(60)
-        rc = t.exitcode if shared else box.get("rc", 1)
+        if shared:
+            rc = 100 - t.exitcode if t.exitcode and t.exitcode > 100 else t.exitcode
+        else:
+            rc = box.get("rc", 1)
         if rc:
-            raise RuntimeError("%s failed (%s)" % (what, "exit code %s" % rc if shared
-                                                   else lib.pyq_strerror(rc)))
+            raise RuntimeError("%s failed: %s" % (what, ffi.string(lib.pyq_strerror(rc)).decode()
+                                                  if rc < 0 else "exit code %s" % rc))
     return join
 
 
