@@ -148,7 +148,7 @@ def text(params, summary, status, markdown=False):
             body.append([t["target"], t["size"], "not measured: " + t["not_measured"], goal, ""])
         else:
             met = "" if t["goal"] is None else ("meets" if t["met"] else "MISSES")
-            body.append([t["target"], t["size"], "%.2f" % t["ratio"], goal,
+            body.append([t["target"], t["size"], "%.3f" % t["ratio"], goal,
                          "%s (%s, %d rounds)" % (met, t["placement"], t["rounds"])])
     if body:
         parts.append(table.render(["ratio within a round", "B", "ratio", "goal", "result"],
