@@ -31,10 +31,13 @@ def add_arguments(parser):
     g.add_argument("--rounds", type=int, default=None,
                    help="interleaved rounds (%d; --quick %d)" % (DEFAULTS["rounds"], QUICK["rounds"]))
     g.add_argument("--messages", type=_counts, default=None, metavar="N[,N]",
-                   help="messages a slice of the Python-level throughput rows (%s)"
+                   help="messages a slice of the Python per-message rows and the peers (%s)"
                    % show("messages"))
     g.add_argument("--c-messages", type=_counts, default=None, metavar="N[,N]",
-                   help="messages a slice of the C throughput rows (%s)" % show("c_messages"))
+                   help="messages a slice of the C per-message rows (%s)" % show("c_messages"))
+    g.add_argument("--batch-messages", type=_counts, default=None, metavar="N[,N]",
+                   help="messages a slice of the batch rows, numpy and C (%s)"
+                   % show("batch_messages"))
     g.add_argument("--round-trips", type=_counts, default=None, metavar="N[,N]",
                    help="round trips a slice (%s)" % show("round_trips"))
     g.add_argument("--wakeups", type=_counts, default=None, metavar="N",
@@ -50,7 +53,8 @@ def run(args):
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]
     r = bench_xproc(writer_cpu=args.writer_cpu, reader_cpu=args.reader_cpu,
                     rounds=pick("rounds"), messages=pick("messages"),
-                    c_messages=pick("c_messages"), round_trips=pick("round_trips"),
+                    c_messages=pick("c_messages"), batch_messages=pick("batch_messages"),
+                    round_trips=pick("round_trips"),
                     wakeups=pick("wakeups"),
                     only=[s.strip() for s in args.only.split(",")] if args.only else None,
                     out=args.out, overwrite=args.overwrite, progress=not args.no_progress,

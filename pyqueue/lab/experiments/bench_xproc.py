@@ -59,17 +59,17 @@ ROWS = (
     Row("py-local-msg", "pyqueue in-process (thread), write / poll(1)", "throughput",
         "messages", lambda: R.pyq_row(False, False)),
     Row("py-shared-batch", "pyqueue shared, numpy write_batch / poll_into", "throughput",
-        "messages", lambda: R.pyq_row(True, True)),
+        "batch_messages", lambda: R.pyq_row(True, True)),
     Row("py-local-batch", "pyqueue in-process (thread), numpy write_batch / poll_into",
-        "throughput", "messages", lambda: R.pyq_row(False, True)),
+        "throughput", "batch_messages", lambda: R.pyq_row(False, True)),
     Row("c-shared-msg", "pyqueue shared, C write / read_one", "throughput", "c_messages",
         lambda: C.throughput_row(True, False)),
     Row("c-local-msg", "pyqueue in-process (thread), C write / read_one", "throughput",
         "c_messages", lambda: C.throughput_row(False, False)),
     Row("c-shared-batch", "pyqueue shared, C write_batch / poll_fixed", "throughput",
-        "c_messages", lambda: C.throughput_row(True, True)),
+        "batch_messages", lambda: C.throughput_row(True, True)),
     Row("c-local-batch", "pyqueue in-process (thread), C write_batch / poll_fixed",
-        "throughput", "c_messages", lambda: C.throughput_row(False, True)),
+        "throughput", "batch_messages", lambda: C.throughput_row(False, True)),
     Row("mp-queue", "multiprocessing.Queue put / get", "throughput", "messages",
         lambda: R.mp_row("queue")),
     Row("mp-simple", "multiprocessing.SimpleQueue put / get", "throughput", "messages",
@@ -98,9 +98,10 @@ BY_ID = {r.id: r for r in ROWS}
 
 # Per size where it differs: (32 B, 1 KiB).
 DEFAULTS = {"rounds": 3, "messages": (100_000, 25_000), "c_messages": (4_000_000, 1_000_000),
-            "round_trips": (5000, 5000), "wakeups": (200, 200)}
+            "batch_messages": (16_000_000, 1_000_000), "round_trips": (5000, 5000),
+            "wakeups": (200, 200)}
 QUICK = {"rounds": 1, "messages": (2000, 1000), "c_messages": (50_000, 20_000),
-         "round_trips": (200, 200), "wakeups": (20, 20)}
+         "batch_messages": (100_000, 20_000), "round_trips": (200, 200), "wakeups": (20, 20)}
 
 
 def key(row_id, size):
@@ -179,16 +180,18 @@ def _selected(only, sizes):
 
 
 def bench_xproc(writer_cpu=0, reader_cpu=1, rounds=3, messages=DEFAULTS["messages"],
-                c_messages=DEFAULTS["c_messages"], round_trips=DEFAULTS["round_trips"],
+                c_messages=DEFAULTS["c_messages"], batch_messages=DEFAULTS["batch_messages"],
+                round_trips=DEFAULTS["round_trips"],
                 wakeups=DEFAULTS["wakeups"], sizes=SIZES, only=None, out=None,
                 overwrite=False, progress=True, argv=None,
                 split_ns=pl.DEFAULT_SPLIT_NS):
     """Run every row once a round for ``rounds`` rounds, interleaved; returns a
     BenchXprocResult.
 
-    messages, c_messages, round_trips, wakeups: per slice, one count or one per
-    size of SIZES (the Python-level throughput rows, the C throughput rows, the
-    round trips, the wake-up samples).  only: substrings of row ids or labels.
+    messages, c_messages, batch_messages, round_trips, wakeups: per slice, one
+    count or one per size of SIZES (the Python-level per-message rows and the
+    peers, the C per-message rows, the batch rows -- numpy and C --, the round
+    trips, the wake-up samples).  only: substrings of row ids or labels.
     out: the output folder (a non-empty one is refused unless overwrite=True).
     The first Ctrl-C ends the run after the current slice; the folder and the
     result then hold the rounds done."""
@@ -202,6 +205,7 @@ def bench_xproc(writer_cpu=0, reader_cpu=1, rounds=3, messages=DEFAULTS["message
         raise ValueError("sizes must hold some of %s, got %r" % (SIZES, sizes))
     counts = {"messages": _count("messages", messages),
               "c_messages": _count("c_messages", c_messages),
+              "batch_messages": _count("batch_messages", batch_messages),
               "round_trips": _count("round_trips", round_trips),
               "wakeups": _count("wakeups", wakeups)}
     only = [o for o in (only or ()) if o]

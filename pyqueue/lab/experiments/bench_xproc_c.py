@@ -18,18 +18,10 @@ from ... import Queue
 from ..._errors import check
 from ..._pyq import ffi, lib
 from ..common import regime as _regime
-from .bench_xproc_rows import FORK, RT_QUEUE, SMALL_SHM, pin
+from .bench_xproc_rows import FORK, RT_QUEUE, SMALL_SHM, batch_of, pin
 
 TIMEOUT_NS = 10_000_000_000   # a side that hears nothing for 10 s gives up (PYQ_EAGAIN)
 WAKE_GAP_NS = 1_000_000       # the waker sleeps this long first: the sleeper is on its futex
-# Messages a write_batch / poll_fixed call moves: 64 KiB at most (the C loops' buffer).
-BATCH_BYTES = 1 << 16
-
-
-def batch_of(size):
-    return min(4096, BATCH_BYTES // size)
-
-
 def _u64(arr):
     return ffi.cast("uint64_t *", ffi.from_buffer(arr, require_writable=True))
 

@@ -24,6 +24,9 @@ from ... import Queue
 FORK = mp.get_context("fork")
 SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60)
 RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
+# Messages a write_batch / poll_into (and the C rows' write_batch / poll_fixed) call
+# moves: 64 KiB at most, well inside the 4 MiB queue (the C loops' buffer size).
+BATCH_BYTES = 1 << 16
 _names = itertools.count()
 
 
@@ -64,6 +67,10 @@ def timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False, setup=Fa
     return dt
 
 
+def batch_of(size):
+    return min(4096, BATCH_BYTES // size)
+
+
 def rate(n, dt):
     return n / dt, {}, None
 
@@ -78,7 +85,7 @@ def _w_pyq_message(q, msg, n):
 
 
 def _w_pyq_batch(q, msg, n):
-    arr = np.frombuffer(msg * min(n, 4096), np.uint8).reshape(-1, len(msg))
+    arr = np.frombuffer(msg * min(n, batch_of(len(msg))), np.uint8).reshape(-1, len(msg))
     left = n
     while left:
         k = min(left, len(arr))
@@ -95,10 +102,11 @@ def _r_pyq_message(q, n, size):
 
 
 def _r_pyq_batch(q, n, size):
-    out = np.empty((4096, size), np.uint8)
+    k = batch_of(size)
+    out = np.empty((k, size), np.uint8)
     got = 0
     while got < n:
-        got += q.reader.poll_into(out[:min(4096, n - got)])
+        got += q.reader.poll_into(out[:min(k, n - got)])
 
 
 def pyq_row(shared, batch):
