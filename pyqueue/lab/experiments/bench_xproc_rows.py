@@ -24,9 +24,12 @@ from ... import Queue
 FORK = mp.get_context("fork")
 SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60)
 RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
-# Messages a write_batch / poll_into (and the C rows' write_batch / poll_fixed) call
-# moves: 64 KiB at most, well inside the 4 MiB queue (the C loops' buffer size).
+# Messages a write_batch / poll_fixed call of the C rows moves: 64 KiB at most (the C
+# loops' buffer), well inside the 4 MiB queue.  The numpy rows move up to 4096 rows,
+# 1 MiB at most, a call: with small calls the in-process row measures two threads
+# handing the GIL back and forth (each call releases it), not the queue.
 BATCH_BYTES = 1 << 16
+NUMPY_BATCH_BYTES = 1 << 20
 _names = itertools.count()
 
 
@@ -67,8 +70,8 @@ def timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False, setup=Fa
     return dt
 
 
-def batch_of(size):
-    return min(4096, BATCH_BYTES // size)
+def batch_of(size, limit=BATCH_BYTES):
+    return min(4096, limit // size)
 
 
 def rate(n, dt):
@@ -85,7 +88,8 @@ def _w_pyq_message(q, msg, n):
 
 
 def _w_pyq_batch(q, msg, n):
-    arr = np.frombuffer(msg * min(n, batch_of(len(msg))), np.uint8).reshape(-1, len(msg))
+    rows = min(n, batch_of(len(msg), NUMPY_BATCH_BYTES))
+    arr = np.frombuffer(msg * rows, np.uint8).reshape(-1, len(msg))
     left = n
     while left:
         k = min(left, len(arr))
@@ -102,7 +106,7 @@ def _r_pyq_message(q, n, size):
 
 
 def _r_pyq_batch(q, n, size):
-    k = batch_of(size)
+    k = batch_of(size, NUMPY_BATCH_BYTES)
     out = np.empty((k, size), np.uint8)
     got = 0
     while got < n:
