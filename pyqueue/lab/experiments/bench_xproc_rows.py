@@ -228,17 +228,22 @@ def zmq_row():
         ctx = zmq.Context()
         s = ctx.socket(zmq.PULL)
         s.setsockopt(zmq.RCVHWM, 100000)
-        addr = "ipc:///tmp/pyq-bench-xproc-%d-%d.ipc" % (os.getpid(), next(_names))
-        s.bind(addr)
+        path = "/tmp/pyq-bench-xproc-%d-%d.ipc" % (os.getpid(), next(_names))
+        s.bind("ipc://" + path)
         try:
             def read(n_, size_):
                 recv = s.recv
                 for _ in range(n_):
                     recv()
-            return rate(n, timed(_w_zmq, (addr, b"x" * size, n), read, (n, size), writer_cpu))
+            return rate(n, timed(_w_zmq, ("ipc://" + path, b"x" * size, n), read, (n, size),
+                                 writer_cpu))
         finally:
             s.close(linger=0)
             ctx.term()
+            try:   # the socket file stays behind a closed socket
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
     return run
 
 
