@@ -27,7 +27,8 @@ typedef struct pyq_xproc_read {
  * batch messages at a time (1..4096); then flush.  Waits as the queue's writer
  * does (DESIGN §3.6; a shared queue sleeps on its futex), for at most timeout_ns
  * a write.
- * @return 0, or the first PYQ_E* code of a write (PYQ_EINVAL for bad sizes). */
+ * @return 0, or the first PYQ_E* code of a write (PYQ_EINVAL for bad sizes:
+ *         msg_size 0, or msg_size * batch over 64 KiB). */
 int pyq_xproc_write(pyq_queue_t *q, uint32_t msg_size, uint64_t n, uint32_t batch,
                     int64_t timeout_ns);
 
@@ -36,7 +37,7 @@ int pyq_xproc_write(pyq_queue_t *q, uint32_t msg_size, uint64_t n, uint32_t batc
  * pyq_reader_poll_fixed() of up to batch messages at a time (1..4096).
  * Gives up after timeout_ns without a message.
  * @return 0 with *out filled, PYQ_EAGAIN (timed out: *out says how far it got),
- *         PYQ_EBADMSG (a message of another size), PYQ_EINVAL. */
+ *         PYQ_EBADMSG (a message of another size), PYQ_EINVAL (as for the writer). */
 int pyq_xproc_read(pyq_queue_t *q, uint32_t msg_size, uint64_t n, uint32_t batch,
                    int64_t timeout_ns, pyq_xproc_read_t *out);
 

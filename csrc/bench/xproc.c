@@ -39,7 +39,7 @@ int pyq_xproc_write(pyq_queue_t *q, uint32_t msg_size, uint64_t n, uint32_t batc
     uint32_t per = batch ? batch : 1;
     int err = 0;
 
-    if (batch > XPROC_MAX_BATCH || (uint64_t)msg_size * per > sizeof buf)
+    if (!msg_size || batch > XPROC_MAX_BATCH || (uint64_t)msg_size * per > sizeof buf)
         return PYQ_EINVAL;
     fill(buf, (uint64_t)msg_size * per);
     if (!batch) {
@@ -69,7 +69,8 @@ int pyq_xproc_read(pyq_queue_t *q, uint32_t msg_size, uint64_t n, uint32_t batch
     int was_empty = 0;
 
     memset(out, 0, sizeof *out);
-    if (batch > XPROC_MAX_BATCH || (uint64_t)msg_size * per > sizeof buf)
+    /* msg_size 0 is refused: a zero-length message would read as "nothing yet". */
+    if (!msg_size || batch > XPROC_MAX_BATCH || (uint64_t)msg_size * per > sizeof buf)
         return PYQ_EINVAL;
     while (got < n) {
         uint64_t want = n - got < per ? n - got : per;
