@@ -89,6 +89,8 @@ ROWS = (
         lambda: C.round_trip_row(True)),
     Row("rt-c-local", "pyqueue in-process (two threads), C", "roundtrip", "round_trips",
         lambda: C.round_trip_row(False)),
+    Row("rt-c-shm-threads", "pyqueue shared segment, two threads of one process, C",
+        "roundtrip", "round_trips", lambda: C.round_trip_row(True, process=False)),
     Row("wake-reader", "reader asleep on an empty queue, woken by a publish", "wakeup",
         "wakeups", lambda: C.wakeup_row("reader")),
     Row("wake-writer", "writer asleep on a full queue, woken by a returned block", "wakeup",

@@ -89,9 +89,13 @@ def throughput_row(shared, batch):
     return run
 
 
-def round_trip_row(shared):
+def round_trip_row(shared, process=None):
     """One message there and back through two queues (publish "each"), both
-    sides spinning in C."""
+    sides spinning in C.  ``process`` (default: ``shared``): the echo side is a
+    forked process, else a thread -- a shared queue between two threads of one
+    process tells the shared hot path's cost from the process boundary's."""
+    process = shared if process is None else process
+
     def run(size, n, writer_cpu):
         with Queue(shared=shared, **RT_QUEUE) as a, Queue(shared=shared, **RT_QUEUE) as b:
             if shared:
@@ -103,7 +107,7 @@ def round_trip_row(shared):
                     a.take("reader")
                     b.take("writer")
                 return lib.pyq_xproc_echo(a.c_handle, b.c_handle, size, n, TIMEOUT_NS)
-            join = _other_side(shared, writer_cpu, echo)
+            join = _other_side(process, writer_cpu, echo)
             out = np.zeros(n, np.uint64)
             rc = lib.pyq_xproc_ping(a.c_handle, b.c_handle, size, n, TIMEOUT_NS, _u64(out))
             join("the C echo side")
