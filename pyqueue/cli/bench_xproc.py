@@ -29,7 +29,8 @@ def add_arguments(parser):
     show = lambda name: ",".join(map(str, DEFAULTS[name]))
     g = parser.add_argument_group("slices (one count, or 32-byte,1-KiB)")
     g.add_argument("--rounds", type=int, default=None,
-                   help="interleaved rounds (%d; --quick %d)" % (DEFAULTS["rounds"], QUICK["rounds"]))
+                   help="interleaved rounds (%d; --quick %d)"
+                   % (DEFAULTS["rounds"], QUICK["rounds"]))
     g.add_argument("--messages", type=_counts, default=None, metavar="N[,N]",
                    help="messages a slice of the Python per-message rows and the peers (%s)"
                    % show("messages"))

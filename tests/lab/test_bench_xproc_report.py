@@ -35,7 +35,8 @@ def test_round_trip_target_uses_p50_and_lower_is_better():
     samples = {X.key("rt-c-shared", 32): [np.array([400, 500, 600])],
                X.key("rt-c-local", 32): [np.array([480])]}
     s = report.summarize(slices, samples, {}, _rows("rt-c-shared", "rt-c-local"), (32,))
-    (t,) = [t for t in s["targets"] if (t["numerator"], t["denominator"]) == ("rt-c-shared", "rt-c-local")]
+    (t,) = [t for t in s["targets"]
+            if (t["numerator"], t["denominator"]) == ("rt-c-shared", "rt-c-local")]
     assert t["met"] is True and t["ratio"] == pytest.approx(500 / 480)
     assert s["roundtrip"]["32"]["rt-c-shared"]["p50_ns"] == 500.0
     assert s["roundtrip"]["32"]["rt-c-shared"]["samples"] == 3
