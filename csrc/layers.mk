@@ -25,7 +25,8 @@ PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
 PYQ_LAB      := lab/business.c lab/burst_tail.c lab/burst_twin.c lab/ownership.c lab/c2c.c \
                 lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c
 # The benchmark drivers.
-PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c
+PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c \
+                bench/xproc.c
 # Stress harnesses: the two-thread self-test and the soak.
 PYQ_STRESS   := stress/selftest.c stress/soak.c
 
@@ -40,5 +41,5 @@ PYQ_ALL      := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_L
 PYQ_CDEF     := include/pyqueue.h common/pyq_pattern.h runtime/pyq_runtime.h \
                 adapters/pyq_adapter.h adapters/pyq_twin.h lab/pyq_business.h lab/pyq_burst_tail.h \
                 lab/pyq_ownership.h lab/pyq_c2c.h lab/pyq_pipeline.h bench/pyq_bench.h \
-                bench/pyq_twins.h \
+                bench/pyq_twins.h bench/pyq_xproc.h \
                 stress/pyq_selftest.h stress/pyq_soak.h

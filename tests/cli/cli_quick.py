@@ -7,6 +7,7 @@ import support
 # Each command's quick run, cut further where --quick alone takes tens of seconds.
 QUICK = {
     "bench": ["--quick"],
+    "bench-xproc": ["--quick"],
     "burst-tail": ["--quick", "--classes", "yield0", "--rounds", "1", "--windows", "20"],
     "c2c": ["--quick"],
     "ownership": ["--quick", "--windows", "200", "--rounds", "1"],

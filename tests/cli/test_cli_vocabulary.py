@@ -63,9 +63,8 @@ def test_markdown_prints_markdown_tables(quick_runs, command):
     assert header.startswith("| ") and header.count("|") == rules[0].count("|")
 
 
-# Commands outside the experiment vocabulary (no output folder): tools, and
-# bench-xproc, which prints its table and JSON only (DESIGN §3.9).
-OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": [], "bench-xproc": []}
+# Commands outside the experiment vocabulary (no output folder): the tools.
+OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": []}
 
 
 def test_every_command_has_markdown_and_json():

@@ -1,26 +1,117 @@
-"""bench-xproc end to end on tiny slices: every row is a figure or says why not.
+"""bench-xproc end to end on tiny slices, each run a subprocess with a timeout:
+every row is a figure or says why not, the C rows' loops deliver every message
+across processes, the futex rows' sleepers really slept and returned after the
+hand-over that woke them, and a Ctrl-C leaves a valid interrupted folder.
 No figure is asserted."""
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 import support
+from pyqueue.lab.common import output
+
+pytestmark = pytest.mark.two_cpus(reason="the writer and reader processes are pinned apart")
 
 
-def test_bench_xproc_runs_end_to_end(tmp_path):
-    out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "pyqueue", "bench-xproc", "--rounds", "1",
-                        "--messages", "2000", "--messages-1k", "500", "--round-trips", "100",
-                        "--only", "pyqueue,multiprocessing.Queue,iceoryx2", "--json", str(out)],
-                       capture_output=True, text=True, timeout=300, env=support.subprocess_env())
+def _run(*args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "pyqueue", "bench-xproc", "--no-progress",
+                           *args], capture_output=True, text=True, timeout=timeout,
+                          env=env or support.subprocess_env(), cwd=support.ROOT)
+
+
+def _cpus():
+    return ["--writer-cpu", str(support.ALLOWED_CPUS[0]),
+            "--reader-cpu", str(support.ALLOWED_CPUS[1])]
+
+
+def test_c_rows_across_processes_and_the_futex_wake_ups(tmp_path):
+    out = tmp_path / "run"
+    p = _run("--quick", *_cpus(), "--only", "c-,wake", "--wakeups", "8", "--out", str(out),
+             "--json", str(tmp_path / "r.json"))
     assert p.returncode == 0, p.stderr[-3000:]
-    doc = json.loads(out.read_text())
-    names = {r["row"] for r in doc["throughput"]}
-    assert "pyqueue shared, write_batch / poll_into" in names and "iceoryx2" in names
-    for r in doc["throughput"]:
-        v = r["msgs_per_s"]
-        assert isinstance(v, str) and v.startswith(("not installed", "not measured")) or \
-            (len(v) == 1 and v[0] > 0)
-    assert set(doc["roundtrip_ns"]) == {"pyqueue shared (two processes)",
-                                        "pyqueue in-process (two threads)"}
-    assert "x multiprocessing.Queue" in p.stdout
+    assert output.verify(out) == []
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["status"] == "complete"
+    s = doc["summary"]
+    for size in ("32", "1024"):
+        rows = s["throughput"][size]
+        assert set(rows) == {"c-shared-msg", "c-local-msg", "c-shared-batch", "c-local-batch"}
+        for e in rows.values():       # the reader got every message (else the run fails)
+            assert e["median"] > 0 and e["regimes"], e
+        for e in s["roundtrip"][size].values():
+            assert e["samples"] == 200 and e["p50_ns"] > 0
+    for e in s["wakeup"]["32"].values():
+        assert e["tries"] == 8 and e["slept"] >= 1, e   # at least one sample was a real sleep
+        assert e["p50_ns"] > 0
+    # Every kept wake-up sample ends after the hand-over that woke it.
+    for name in ("wake-reader-32", "wake-writer-32"):
+        arr = output.load_array(out / "samples" / name / "ns.npy.gz")
+        assert arr.size >= 1 and (arr > 0).all()
+    measured = [t for t in s["targets"] if "ratio" in t]
+    assert {t["numerator"] for t in measured} >= {"c-shared-batch", "rt-c-shared"}
+    assert "futex wake-up" in p.stdout and "output folder" in p.stdout  # --json PATH: tables too
+
+
+def test_a_peer_that_does_not_import_is_not_installed(tmp_path):
+    # A module that fails to import shadows the real one in the child.
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "iceoryx2.py").write_text("raise ImportError('blocked by the test')\n")
+    env = support.subprocess_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(fake), env["PYTHONPATH"]])
+    p = _run("--quick", *_cpus(), "--only", "iceoryx2,mp-simple", "--json", env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = json.loads(p.stdout)["summary"]
+    for size in ("32", "1024"):
+        assert s["throughput"][size]["iceoryx2"]["reason"] == \
+            "not installed: blocked by the test"
+        assert s["roundtrip"][size]["rt-iceoryx2"]["reason"].startswith("not installed")
+        assert s["throughput"][size]["mp-simple"]["median"] > 0
+    iox = [t for t in s["targets"] if t["denominator"] == "rt-iceoryx2"]
+    assert iox and all(t["not_measured"].startswith("not installed") for t in iox)
+
+
+def test_iceoryx2_rows_when_it_is_installed(tmp_path):
+    pytest.importorskip("iceoryx2")
+    p = _run("--quick", *_cpus(), "--only", "iceoryx2,rt-py-shared", "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = json.loads(p.stdout)["summary"]
+    for size in ("32", "1024"):
+        assert s["throughput"][size]["iceoryx2"]["median"] > 0
+        assert s["roundtrip"][size]["rt-iceoryx2"]["samples"] == 200
+    assert [t for t in s["targets"] if t["denominator"] == "rt-iceoryx2" and "ratio" in t]
+
+
+def test_ctrl_c_keeps_a_valid_interrupted_folder(tmp_path):
+    out = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-m", "pyqueue", "bench-xproc", "--no-progress",
+                          *_cpus(), "--rounds", "500", "--only", "c-shared-msg,rt-c-shared",
+                          "--c-messages", "20000", "--round-trips", "100", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=support.subprocess_env(), cwd=support.ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:   # the first round's checkpoint is written
+            try:
+                if json.loads((out / "summary.json").read_text())["progress"]["done"] >= 1:
+                    break
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.1)
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 130, (stdout, stderr)
+    assert "Traceback" not in stderr
+    assert output.verify(out) == []
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"].startswith("interrupted after"), summary["status"]
+    assert summary["results"]["rounds_done"] >= 1

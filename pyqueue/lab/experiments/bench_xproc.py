@@ -1,340 +1,267 @@
 """bench-xproc: a shared queue across processes (DESIGN §3.9) vs the same
-queue in one process and vs Python's cross-process queues, side by side.
+queue in one process and vs the cross-process peers, side by side.
 
-Every row moves ``messages`` messages of one size from a writer to a reader
-and is timed by the reader, from the go signal to the last message; the
-writer is a forked process pinned to ``writer_cpu`` (a thread of this process
-for the in-process rows), the reader is this process pinned to
-``reader_cpu``.  Rounds interleave the rows, so the machine's drift hits each
-alike, and every figure is reported next to multiprocessing.Queue's in the
-same run (a ratio, DESIGN §8.1).  A row whose library is not installed says
-"not installed: <why>".  Round trips: one message there and back through two
-queues, p50/p99 over the samples of every round.
+Rows, each with 32-byte and 1 KiB messages:
 
-Throughput rows stream (the writer runs ahead while the reader drains: the
-streaming regime of DESIGN §8.4); the round trips are the empty-queue regime.
+* throughput, one writer process and one reader process: pyqueue's Python
+  calls (``write`` / ``poll(1)``, numpy ``write_batch`` / ``poll_into``), its C
+  loops (per message and by batch, csrc/bench/xproc.c), each beside the same
+  in-process (two threads); ``multiprocessing.Queue`` and ``SimpleQueue``,
+  faster-fifo, pyzmq ipc PUSH / PULL and iceoryx2 (bench_xproc_rows);
+* round trips, one message there and back: pyqueue shared and in-process,
+  through the Python calls and in C, and iceoryx2 (p50 / p99 over every sample);
+* the futex wake-up (C, 32 B only): a reader asleep on an empty queue, a writer
+  asleep on a full one, from the other process's hand-over to the sleeper's return.
+
+Every row runs once a round, in rotating order, each slice bracketed by a
+placement probe (DESIGN §8.2); ratios are taken within a round and a placement
+(DESIGN §8.1).  Throughput rows stream (the writer ahead: DESIGN §8.4; the C
+rows record the regime they measured), round trips are the empty-queue regime.
+A row whose library does not import says "not installed: <why>".
+
+The run is an experiment like the others (common/session.py): an output folder
+(``out``), a progress line, a first Ctrl-C finishes the current slice and keeps
+a valid partial folder.
 """
 import json
-import multiprocessing as mp
 import os
-import threading
-import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from ... import Queue
-from ..common import table
+from ... import validate
+from ..common import placement as pl
+from ..common import status as _status
+from ..common.output import to_jsonable
+from ..common.session import Session
+from ..reports import bench_xproc as report
+from . import bench_xproc_c as C
+from . import bench_xproc_rows as R
+
+__all__ = ["bench_xproc", "BenchXprocResult", "SIZES", "QUICK"]
 
 SIZES = (32, 1024)
-_FORK = mp.get_context("fork")
-_SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60)
+KINDS = ("throughput", "roundtrip", "wakeup")
 
 
-def _pin(cpu):
-    if cpu is not None and cpu >= 0 and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {cpu})
+@dataclass(frozen=True)
+class Row:
+    id: str        # file-safe: samples/<id>-<size>/
+    label: str
+    kind: str      # one of KINDS
+    count: str     # the parameter that sets its messages (or trips, samples) a slice
+    make: object   # () -> run(size, n, writer_cpu), or "not installed: ..."
 
 
-# --- writers: each sends n messages of msg after go, in the writer's process or thread ---
+ROWS = (
+    Row("py-shared-msg", "pyqueue shared, write / poll(1)", "throughput", "messages",
+        lambda: R.pyq_row(True, False)),
+    Row("py-local-msg", "pyqueue in-process (thread), write / poll(1)", "throughput",
+        "messages", lambda: R.pyq_row(False, False)),
+    Row("py-shared-batch", "pyqueue shared, numpy write_batch / poll_into", "throughput",
+        "batch_messages", lambda: R.pyq_row(True, True)),
+    Row("py-local-batch", "pyqueue in-process (thread), numpy write_batch / poll_into",
+        "throughput", "batch_messages", lambda: R.pyq_row(False, True)),
+    Row("c-shared-msg", "pyqueue shared, C write / read_one", "throughput", "c_messages",
+        lambda: C.throughput_row(True, False)),
+    Row("c-local-msg", "pyqueue in-process (thread), C write / read_one", "throughput",
+        "c_messages", lambda: C.throughput_row(False, False)),
+    Row("c-shared-batch", "pyqueue shared, C write_batch / poll_fixed", "throughput",
+        "batch_messages", lambda: C.throughput_row(True, True)),
+    Row("c-local-batch", "pyqueue in-process (thread), C write_batch / poll_fixed",
+        "throughput", "batch_messages", lambda: C.throughput_row(False, True)),
+    Row("mp-queue", "multiprocessing.Queue put / get", "throughput", "messages",
+        lambda: R.mp_row("queue")),
+    Row("mp-simple", "multiprocessing.SimpleQueue put / get", "throughput", "messages",
+        lambda: R.mp_row("simple")),
+    Row("faster-fifo", "faster-fifo put / get_many", "throughput", "messages",
+        R.faster_fifo_row),
+    Row("zmq", "pyzmq ipc PUSH / PULL", "throughput", "messages", R.zmq_row),
+    Row("iceoryx2", "iceoryx2 publish-subscribe, loaned samples", "throughput", "messages",
+        R.iceoryx2_row),
+    Row("rt-py-shared", "pyqueue shared (two processes), Python calls", "roundtrip",
+        "round_trips", lambda: R.pyq_round_trip(True)),
+    Row("rt-py-local", "pyqueue in-process (two threads), Python calls", "roundtrip",
+        "round_trips", lambda: R.pyq_round_trip(False)),
+    Row("rt-iceoryx2", "iceoryx2 (two processes), Python calls", "roundtrip", "round_trips",
+        R.iceoryx2_round_trip),
+    Row("rt-c-shared", "pyqueue shared (two processes), C", "roundtrip", "round_trips",
+        lambda: C.round_trip_row(True)),
+    Row("rt-c-local", "pyqueue in-process (two threads), C", "roundtrip", "round_trips",
+        lambda: C.round_trip_row(False)),
+    Row("rt-c-shm-threads", "pyqueue shared segment, two threads of one process, C",
+        "roundtrip", "round_trips", lambda: C.round_trip_row(True, process=False)),
+    Row("wake-reader", "reader asleep on an empty queue, woken by a publish", "wakeup",
+        "wakeups", lambda: C.wakeup_row("reader")),
+    Row("wake-writer", "writer asleep on a full queue, woken by a returned block", "wakeup",
+        "wakeups", lambda: C.wakeup_row("writer")),
+)
+BY_ID = {r.id: r for r in ROWS}
 
-def _w_pyq_message(q, msg, n):
-    w = q.writer.write
-    for _ in range(n):
-        w(msg)
-    q.writer.flush()
-
-
-def _w_pyq_batch(q, msg, n):
-    arr = np.frombuffer(msg * min(n, 4096), np.uint8).reshape(-1, len(msg))
-    left = n
-    while left:
-        k = min(left, len(arr))
-        q.writer.write_batch(arr[:k])
-        left -= k
-    q.writer.flush()
-
-
-def _w_put(q, msg, n):
-    put = q.put
-    for _ in range(n):
-        put(msg)
-
-
-def _w_zmq(addr, msg, n):
-    import zmq
-    ctx = zmq.Context()
-    s = ctx.socket(zmq.PUSH)
-    s.setsockopt(zmq.SNDHWM, 100000)
-    s.connect(addr)
-    send = s.send
-    for _ in range(n):
-        send(msg)
-    s.close(linger=-1)
-    ctx.term()
-
-
-# --- readers: receive n messages, in this process ---
-
-def _r_pyq_message(q, n, size):
-    got, poll = 0, q.reader.poll
-    while got < n:
-        if poll(1):
-            got += 1
-
-
-def _r_pyq_batch(q, n, size):
-    out = np.empty((4096, size), np.uint8)
-    got = 0
-    while got < n:
-        got += q.reader.poll_into(out[:min(4096, n - got)])
-
-
-def _r_get(q, n, size):
-    get = q.get
-    for _ in range(n):
-        get()
+# Per size where it differs: (32 B, 1 KiB).
+DEFAULTS = {"rounds": 3, "messages": (100_000, 25_000), "c_messages": (4_000_000, 1_000_000),
+            "batch_messages": (16_000_000, 1_000_000), "round_trips": (5000, 5000),
+            "wakeups": (200, 200)}
+QUICK = {"rounds": 1, "messages": (2000, 1000), "c_messages": (50_000, 20_000),
+         "batch_messages": (100_000, 20_000), "round_trips": (200, 200), "wakeups": (20, 20)}
 
 
-def _r_get_many(q, n, size):
-    got = 0
-    while got < n:
-        got += len(q.get_many(max_messages_to_get=4096, timeout=10))
+def key(row_id, size):
+    """The slice contender of a row at a size ("c-shared-batch-32")."""
+    return "%s-%d" % (row_id, size)
 
 
-def _child(pin, ready, go, fn, args):
-    _pin(pin)
-    ready.set()
-    go.wait()
-    fn(*args)
+def split_key(k):
+    row_id, _, size = k.rpartition("-")
+    return row_id, int(size)
 
 
-def _timed(writer_fn, wargs, reader_fn, rargs, writer_cpu, thread=False):
-    """Run one slice: the writer (a forked process, or a thread), this process
-    reading; seconds from go to the last message."""
-    lib = threading if thread else _FORK
-    ready, go = lib.Event(), lib.Event()
-    if thread:
-        # sched_setaffinity(0) pins the calling thread only: the writer thread its own CPU.
-        t = threading.Thread(target=_child, args=(writer_cpu, ready, go, writer_fn, wargs),
-                             daemon=True)
-    else:
-        t = _FORK.Process(target=_child, args=(writer_cpu, ready, go, writer_fn, wargs),
-                          daemon=True)
-    t.start()
-    # The writer starts on the reader's CPU (inherited): under SCHED_FIFO it would never
-    # get there to move while this process spins, so wait (sleeping) until it has moved.
-    if not ready.wait(60):
-        raise RuntimeError("the writer did not start")
-    t0 = time.perf_counter()
-    go.set()
-    reader_fn(*rargs)
-    dt = time.perf_counter() - t0
-    t.join(60)
-    return dt
+class BenchXprocResult:
+    """What ``bench_xproc()`` returns: ``params``, ``summary`` (dict), ``slices``
+    (placement-tagged, every round), ``samples`` ({contender: {"ns": array}}: the
+    round-trip and wake-up samples of every round), ``status``, ``text()`` /
+    ``str()`` and ``to_json(path)``."""
 
-
-# --- the rows: name -> (available or "not installed: ...", slice function) ---
-
-def _pyq_row(shared, batch):
-    def run(size, n, writer_cpu):
-        q = Queue(shared=shared, **_SMALL_SHM)
-        try:
-            if shared:
-                q.take("reader")
-            msg = bytes(i & 0xFF for i in range(size))
-            w = _w_pyq_batch if batch else _w_pyq_message
-            r = _r_pyq_batch if batch else _r_pyq_message
-            return _timed(w, (q, msg, n), r, (q, n, size), writer_cpu, thread=not shared)
-        finally:
-            q.close()
-    return run
-
-
-def _put_get_row(make, read):
-    """A row of a put/get queue: ``make()`` builds it, ``read`` drains it."""
-    def run(size, n, writer_cpu):
-        q = make()
-        try:
-            return _timed(_w_put, (q, b"x" * size, n), read, (q, n, size), writer_cpu)
-        finally:
-            q.close()
-    return run
-
-
-def _mp_row(kind):
-    return _put_get_row(_FORK.Queue if kind == "queue" else _FORK.SimpleQueue, _r_get)
-
-
-def _faster_fifo_row():
-    try:
-        import faster_fifo
-    except ImportError as e:
-        return "not installed: %s" % e
-    return _put_get_row(lambda: faster_fifo.Queue(max_size_bytes=64 << 20), _r_get_many)
-
-
-def _zmq_row():
-    try:
-        import zmq
-    except ImportError as e:
-        return "not installed: %s" % e
-
-    def run(size, n, writer_cpu):
-        ctx = zmq.Context()
-        s = ctx.socket(zmq.PULL)
-        s.setsockopt(zmq.RCVHWM, 100000)
-        addr = "ipc:///tmp/pyq-bench-xproc-%d.ipc" % os.getpid()
-        s.bind(addr)
-        try:
-            def read(n_, size_):
-                recv = s.recv
-                for _ in range(n_):
-                    recv()
-            return _timed(_w_zmq, (addr, b"x" * size, n), read, (n, size), writer_cpu)
-        finally:
-            s.close(linger=0)
-            ctx.term()
-    return run
-
-
-def _iceoryx2_row():
-    try:
-        import iceoryx2  # noqa: F401
-    except ImportError as e:
-        return "not installed: %s" % e
-    return "not measured: installed, but no adapter for it yet"
-
-
-def rows():
-    return {
-        "pyqueue shared, write / poll(1)": _pyq_row(True, False),
-        "pyqueue in-process (thread), write / poll(1)": _pyq_row(False, False),
-        "pyqueue shared, write_batch / poll_into": _pyq_row(True, True),
-        "pyqueue in-process (thread), write_batch / poll_into": _pyq_row(False, True),
-        "multiprocessing.Queue put / get": _mp_row("queue"),
-        "multiprocessing.SimpleQueue put / get": _mp_row("simple"),
-        "faster-fifo put / get_many": _faster_fifo_row(),
-        "pyzmq ipc PUSH / PULL": _zmq_row(),
-        "iceoryx2": _iceoryx2_row(),
-    }
-
-
-# --- round trips ---
-
-def _echo(a, b, n, pin, ready):
-    _pin(pin)
-    ready.set()
-    for _ in range(n):
-        b.writer.write(a.reader.read(timeout=30))
-    b.writer.flush()
-
-
-def _round_trips(shared, n, writer_cpu):
-    a = Queue(shared=shared, publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
-    b = Queue(shared=shared, publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
-    try:
-        if shared:
-            a.take("writer")
-            b.take("reader")
-            ready = _FORK.Event()
-            t = _FORK.Process(target=_echo, args=(a, b, n, writer_cpu, ready), daemon=True)
-        else:
-            ready = threading.Event()
-            t = threading.Thread(target=_echo, args=(a, b, n, writer_cpu, ready), daemon=True)
-        t.start()
-        if not ready.wait(60):   # see _timed
-            raise RuntimeError("the echo side did not start")
-        out = np.empty(n, np.int64)
-        w, r, now = a.writer.write, b.reader.read, time.perf_counter_ns
-        msg = b"x" * 32
-        for i in range(n):
-            t0 = now()
-            w(msg)
-            r(timeout=30)
-            out[i] = now() - t0
-        t.join(60)
-        return out
-    finally:
-        a.close()
-        b.close()
-
-
-class Result:
-    def __init__(self, throughput, roundtrip, meta):
-        self.throughput, self.roundtrip, self.meta = throughput, roundtrip, meta
+    def __init__(self, params):
+        self.params, self.summary, self.slices, self.samples = params, {}, [], {}
+        self.status, self.folder = None, None
 
     @property
-    def summary(self):
-        return self.text()
+    def complete(self):
+        return _status.is_complete(self.status)
 
     def text(self, markdown=False):
-        lines = []
-        for size in self.meta["sizes"]:
-            base = self.throughput.get(("multiprocessing.Queue put / get", size))
-            head = ["%d-byte messages" % size, "M msg/s (median of rounds)",
-                    "x multiprocessing.Queue"]
-            body = []
-            for name in self.meta["rows"]:
-                v = self.throughput.get((name, size))
-                if isinstance(v, str):
-                    body.append([name, v, ""])
-                else:
-                    med = float(np.median(v))
-                    body.append([name, "%.3f" % (med / 1e6),
-                                 "%.1f" % (med / float(np.median(base))) if base and
-                                 not isinstance(base, str) else ""])
-            lines.append(table.render(head, body, markdown=markdown))
-        rt = [[k, "%.1f" % (np.percentile(v, 50) / 1e3), "%.1f" % (np.percentile(v, 99) / 1e3)]
-              for k, v in self.roundtrip.items()]
-        if rt:
-            lines.append(table.render(["round trip (32 B, publish each)", "p50 us", "p99 us"], rt,
-                                      markdown=markdown))
-        lines.append("writer CPU %s, reader CPU %s, %d rounds, %d messages a slice (%d for 1 KiB)"
-                     % (self.meta["writer_cpu"], self.meta["reader_cpu"], self.meta["rounds"],
-                        self.meta["messages"], self.meta["messages_1k"]))
-        return "\n\n".join(lines)
+        return report.text(self.params, self.summary, self.status, markdown=markdown)
+
+    def __str__(self):
+        return self.text()
+
+    def __repr__(self):
+        return "<BenchXprocResult %s>" % self.status
 
     def to_json(self, path):
-        doc = {"meta": self.meta,
-               "throughput": [{"row": k[0], "size": k[1],
-                               "msgs_per_s": v if isinstance(v, str) else list(map(float, v))}
-                              for k, v in self.throughput.items()],
-               "roundtrip_ns": {k: {"p50": float(np.percentile(v, 50)),
-                                    "p99": float(np.percentile(v, 99)), "n": int(len(v))}
-                                for k, v in self.roundtrip.items()}}
+        """Write params, status, summary and slices (not the samples) to ``path``."""
+        body = to_jsonable({"experiment": "bench-xproc", "status": self.status,
+                            "params": self.params, "summary": self.summary,
+                            "slices": [s.as_dict() for s in self.slices]})
         with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+            json.dump(body, f, indent=1, allow_nan=False)
+            f.write("\n")
+        return path
 
 
-def bench_xproc(messages=200_000, messages_1k=50_000, rounds=3, sizes=SIZES, writer_cpu=0,
-                reader_cpu=1, round_trips=5000, only=None):
-    """Run every row ``rounds`` times, interleaved; returns a Result (``summary``,
-    ``to_json``).  ``only``: substrings selecting rows."""
-    table_rows = {k: v for k, v in rows().items()
-                  if not only or any(o in k for o in only)}
-    old = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    _pin(reader_cpu)
-    thr = {}
-    rts = {}
+def _count(name, value):
+    if isinstance(value, (tuple, list)):
+        if len(value) != len(SIZES):
+            raise ValueError("%s must be one count or one per size %s, got %r"
+                             % (name, SIZES, value))
+        return tuple(validate.integer(name, v, 1, None) for v in value)
+    v = validate.integer(name, value, 1, None)
+    return (v,) * len(SIZES)
+
+
+def _order(k):
+    row_id, size = split_key(k)
+    return ROWS.index(BY_ID[row_id]), size
+
+
+def _selected(only, sizes):
+    """(contenders, reasons): the rows to run, each at each size (wake-ups at 32 B
+    only), and the "not installed: ..." of the rows whose library is missing."""
+    runs, reasons = {}, {}
+    for row in ROWS:
+        if only and not any(o in row.id or o in row.label for o in only):
+            continue
+        made = row.make()
+        for size in (sizes if row.kind != "wakeup" else sizes[:1]):
+            if isinstance(made, str):
+                reasons[key(row.id, size)] = made
+            else:
+                runs[key(row.id, size)] = (row, size, made)
+    return runs, reasons
+
+
+def bench_xproc(writer_cpu=0, reader_cpu=1, rounds=3, messages=DEFAULTS["messages"],
+                c_messages=DEFAULTS["c_messages"], batch_messages=DEFAULTS["batch_messages"],
+                round_trips=DEFAULTS["round_trips"],
+                wakeups=DEFAULTS["wakeups"], sizes=SIZES, only=None, out=None,
+                overwrite=False, progress=True, argv=None,
+                split_ns=pl.DEFAULT_SPLIT_NS):
+    """Run every row once a round for ``rounds`` rounds, interleaved; returns a
+    BenchXprocResult.
+
+    messages, c_messages, batch_messages, round_trips, wakeups: per slice, one
+    count or one per size of SIZES (the Python-level per-message rows and the
+    peers, the C per-message rows, the batch rows -- numpy and C --, the round
+    trips, the wake-up samples).  only: substrings of row ids or labels.
+    out: the output folder (a non-empty one is refused unless overwrite=True).
+    The first Ctrl-C ends the run after the current slice; the folder and the
+    result then hold the rounds done."""
+    writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
+    reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
+    if writer_cpu == reader_cpu:
+        raise ValueError("writer_cpu and reader_cpu must differ (both are %d)" % writer_cpu)
+    rounds = validate.integer("rounds", rounds, 1, None)
+    sizes = tuple(s for s in SIZES if s in tuple(sizes))
+    if not sizes:
+        raise ValueError("sizes must hold some of %s, got %r" % (SIZES, sizes))
+    counts = {"messages": _count("messages", messages),
+              "c_messages": _count("c_messages", c_messages),
+              "batch_messages": _count("batch_messages", batch_messages),
+              "round_trips": _count("round_trips", round_trips),
+              "wakeups": _count("wakeups", wakeups)}
+    only = [o for o in (only or ()) if o]
+    runs, reasons = _selected(only, sizes)
+    if not runs:
+        raise ValueError("only=%r selects no row that can run" % (only,))
+    selected = {k: split_key(k) + (BY_ID[split_key(k)[0]].label, BY_ID[split_key(k)[0]].kind)
+                for k in sorted(list(runs) + list(reasons), key=_order)}
+    params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
+                  sizes=list(sizes), only=only, split_ns=split_ns, wake_gap_ns=C.WAKE_GAP_NS,
+                  **{k: dict(zip(map(str, SIZES), v)) for k, v in counts.items()})
+    res = BenchXprocResult(params)
+    samples = {}
+
+    def record(folder, status, final):
+        res.summary = report.summarize(res.slices, samples, reasons, selected, sizes)
+        res.summary["rounds_done"] = session.done
+        res.status = status
+        res.samples = {k: {"ns": np.concatenate(v)} for k, v in samples.items() if v}
+        if folder is not None:
+            folder.save_json("slices.json", [s.as_dict() for s in res.slices])
+            for name, arrays in res.samples.items():
+                folder.save_samples(name, **arrays)
+            folder.save_text("table.md", report.text(params, res.summary, status,
+                                                     markdown=True) + "\n")
+            res.folder = str(folder.path)
+        return res.summary
+
+    from .bench import probe_one_way_ns
+    old = os.sched_getaffinity(0)
+    R.pin(reader_cpu)
+
+    def run_slice(k):
+        row, size, run = runs[k]
+        value, extra, arr = run(size, counts[row.count][SIZES.index(size)], writer_cpu)
+        if arr is not None:
+            samples.setdefault(k, []).append(np.asarray(arr, np.int64))
+        return value, dict(extra, kind=row.kind, size=size)
+
     try:
-        for rnd in range(rounds):
-            for size in sizes:
-                n = messages if size <= 64 else messages_1k
-                for name, run in table_rows.items():
-                    if isinstance(run, str):
-                        thr[(name, size)] = run
-                        continue
-                    dt = run(size, n, writer_cpu)
-                    thr.setdefault((name, size), []).append(n / dt)
-            if round_trips:
-                for shared in (True, False):
-                    key = "pyqueue %s" % ("shared (two processes)" if shared else
-                                          "in-process (two threads)")
-                    v = _round_trips(shared, round_trips, writer_cpu)
-                    rts[key] = np.concatenate([rts[key], v]) if key in rts else v
+        with Session("bench-xproc", params, rounds, "rounds", record=record, out=out,
+                     overwrite=overwrite, argv=argv, progress=progress,
+                     bar_total=rounds * len(runs), bar_unit="slices",
+                     pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
+            for r in range(rounds):
+                got = pl.interleave(list(runs), 1, run_slice,
+                                    lambda: probe_one_way_ns(writer_cpu, reader_cpu), split_ns,
+                                    should_stop=lambda: session.stopping,
+                                    on_slice=lambda s: session.advance(1, s.contender),
+                                    first_round=r)
+                res.slices.extend(got)
+                if len(got) < len(runs):
+                    break
+                session.checkpoint(r + 1)
     finally:
-        if old is not None:
-            os.sched_setaffinity(0, old)
-    return Result(thr, rts, {"rows": list(table_rows), "sizes": list(sizes), "rounds": rounds,
-                             "messages": messages, "messages_1k": messages_1k,
-                             "writer_cpu": writer_cpu, "reader_cpu": reader_cpu})
+        os.sched_setaffinity(0, old)
+    return res

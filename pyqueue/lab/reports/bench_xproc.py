@@ -1,0 +1,167 @@
+"""bench-xproc's summary and tables (experiments/bench_xproc.py).
+
+The summary holds, per kind of row and message size, each row's median over
+its slices (throughput: messages a second, with the regimes its slices were
+in; round trips and wake-ups: p50 / p99 over every sample of every round), the
+reason of each row that could not run, and the issue's targets as ratios taken
+within a round and a placement (DESIGN §8.1, §8.2).
+"""
+import math
+import statistics
+
+import numpy as np
+
+from ..common import placement as pl
+from ..common import table
+
+# (what, numerator row, denominator row, size, sense, goal): ratios of the two
+# rows' figures within a round; goal None: reported, no target.
+TARGETS = (
+    ("Python per message, shared / multiprocessing.Queue", "py-shared-msg", "mp-queue", 32,
+     ">=", 20.0),
+    ("Python per message, shared / faster-fifo", "py-shared-msg", "faster-fifo", 32, ">=", 20.0),
+    ("Python per message, shared / multiprocessing.Queue", "py-shared-msg", "mp-queue", 1024,
+     ">=", 10.0),
+    ("Python per message, shared / faster-fifo", "py-shared-msg", "faster-fifo", 1024,
+     ">=", 10.0),
+    ("C write_batch, shared / in-process", "c-shared-batch", "c-local-batch", 32, ">=", 0.9),
+    ("C write_batch, shared / in-process", "c-shared-batch", "c-local-batch", 1024, ">=", 0.9),
+    ("numpy write_batch, shared / in-process", "py-shared-batch", "py-local-batch", 32,
+     ">=", 0.9),
+    ("numpy write_batch, shared / in-process", "py-shared-batch", "py-local-batch", 1024,
+     ">=", 0.9),
+    ("C per message, shared / in-process", "c-shared-msg", "c-local-msg", 32, ">=", None),
+    ("C per message, shared / in-process", "c-shared-msg", "c-local-msg", 1024, ">=", None),
+    ("C round trip p50, shared / in-process", "rt-c-shared", "rt-c-local", 32, "<=", 1.1),
+    ("C round trip p50, shared / in-process", "rt-c-shared", "rt-c-local", 1024, "<=", 1.1),
+    # Where the C round trip's difference comes from: the shared queue's hot path
+    # (a shared segment between two threads) or the process boundary.
+    ("C round trip p50, shared segment in one process / in-process", "rt-c-shm-threads",
+     "rt-c-local", 32, "<=", None),
+    ("C round trip p50, two processes / shared segment in one process", "rt-c-shared",
+     "rt-c-shm-threads", 32, "<=", None),
+    ("Python round trip p50, shared / in-process", "rt-py-shared", "rt-py-local", 32,
+     "<=", None),
+    ("round trip p50, pyqueue shared / iceoryx2 (Python calls)", "rt-py-shared", "rt-iceoryx2",
+     32, "<=", 1.0),
+    ("round trip p50, pyqueue shared / iceoryx2 (Python calls)", "rt-py-shared", "rt-iceoryx2",
+     1024, "<=", 1.0),
+)
+
+
+def _key(row_id, size):
+    return "%s-%d" % (row_id, size)
+
+
+def _pct(arr, q):
+    return float(np.percentile(arr, q)) if len(arr) else None
+
+
+def ratio(slices, num, den):
+    """The median per-round ratio num / den in the placement with the most
+    rounds that have one: {"ratio", "placement", "rounds"}, or None."""
+    by = pl.ratios_by_placement(slices, num, den)
+    best = max((p for p in by if by[p]["ratios"]), key=lambda p: len(by[p]["ratios"]),
+               default=None)
+    if best is None:
+        return None
+    return {"ratio": by[best]["median"], "placement": best, "rounds": len(by[best]["ratios"]),
+            "rounds_by_placement": {p: e["rounds"] for p, e in by.items()}}
+
+
+def summarize(slices, samples, reasons, rows, sizes):
+    """``rows``: {contender: (row id, size, label, kind)} of every row selected,
+    run or not; ``reasons``: {contender: "not installed: ..."}; ``samples``:
+    {contender: [arrays]} of the latency rows."""
+    out = {"throughput": {}, "roundtrip": {}, "wakeup": {}, "targets": []}
+    by = {}
+    for s in slices:
+        by.setdefault(s.contender, []).append(s)
+    for k, (row_id, size, label, kind) in rows.items():
+        entry = {"label": label}
+        if k in reasons:
+            entry["reason"] = reasons[k]
+        else:
+            ss = by.get(k, [])
+            vals = [s.value for s in ss if s.value is not None and math.isfinite(s.value)]
+            entry.update(slices=len(ss), median=statistics.median(vals) if vals else None)
+            if kind == "throughput":
+                entry["regimes"] = sorted({s.extra["regime"] for s in ss if "regime" in s.extra})
+            else:
+                arr = np.concatenate(samples[k]) if samples.get(k) else np.zeros(0)
+                entry.update(samples=int(arr.size), p50_ns=_pct(arr, 50), p99_ns=_pct(arr, 99))
+            if kind == "wakeup":
+                entry["slept"] = sum(s.extra.get("slept", 0) for s in ss)
+                entry["tries"] = sum(s.extra.get("samples", 0) for s in ss)
+        out[kind].setdefault(str(size), {})[row_id] = entry
+    for what, num, den, size, sense, goal in TARGETS:
+        if size not in sizes:
+            continue
+        t = {"target": what, "size": size, "numerator": num, "denominator": den,
+             "sense": sense, "goal": goal}
+        nk, dk = _key(num, size), _key(den, size)
+        gone = [reasons[k] for k in (nk, dk) if k in reasons]
+        r = None if gone or nk not in rows or dk not in rows else ratio(slices, nk, dk)
+        if r is None:
+            t["not_measured"] = gone[0] if gone else "not selected" if (
+                nk not in rows or dk not in rows) else "no round with both in one placement"
+        else:
+            t.update(r)
+            if goal is not None:
+                t["met"] = bool(r["ratio"] >= goal if sense == ">=" else r["ratio"] <= goal)
+        out["targets"].append(t)
+    return out
+
+
+def _m(v, scale, fmt="%.3f"):
+    return fmt % (v / scale) if v is not None else "not measured"
+
+
+def text(params, summary, status, markdown=False):
+    """The tables the command prints (``markdown``: as Markdown)."""
+    if not summary:
+        return "no slice measured (%s)" % status
+    parts = []
+    for size, rows in summary["throughput"].items():
+        base = rows.get("mp-queue", {}).get("median")
+        body = []
+        for row_id, e in rows.items():
+            if "reason" in e:
+                body.append([e["label"], e["reason"], "", ""])
+                continue
+            body.append([e["label"], _m(e["median"], 1e6),
+                         "%.1f" % (e["median"] / base) if base and e["median"] else "",
+                         ", ".join(e.get("regimes", ()))])
+        parts.append(table.render(["%s-byte messages, throughput" % size, "M msg/s (median)",
+                                   "x multiprocessing.Queue", "regime (C rows)"], body,
+                                  markdown=markdown))
+    for size, rows in summary["roundtrip"].items():
+        body = [[e["label"], e["reason"], "", ""] if "reason" in e else
+                [e["label"], _m(e["p50_ns"], 1e3, "%.2f"), _m(e["p99_ns"], 1e3, "%.2f"),
+                 e["samples"]] for e in rows.values()]
+        parts.append(table.render(["round trip, %s B" % size, "p50 us", "p99 us", "samples"],
+                                  body, markdown=markdown))
+    for size, rows in summary["wakeup"].items():
+        body = [[e["label"], e["reason"], "", ""] if "reason" in e else
+                [e["label"], _m(e["p50_ns"], 1e3, "%.2f"), _m(e["p99_ns"], 1e3, "%.2f"),
+                 "%d of %d" % (e["slept"], e["tries"])] for e in rows.values()]
+        parts.append(table.render(["futex wake-up (hand-over to return)", "p50 us", "p99 us",
+                                   "samples that slept"], body, markdown=markdown))
+    body = []
+    for t in summary["targets"]:
+        if t.get("not_measured") == "not selected":   # --only left a row out: not a finding
+            continue
+        goal = "%s %g" % (t["sense"], t["goal"]) if t["goal"] is not None else "(no target)"
+        if "not_measured" in t:
+            body.append([t["target"], t["size"], "not measured: " + t["not_measured"], goal, ""])
+        else:
+            met = "" if t["goal"] is None else ("meets" if t["met"] else "MISSES")
+            body.append([t["target"], t["size"], "%.3f" % t["ratio"], goal,
+                         "%s (%s, %d rounds)" % (met, t["placement"], t["rounds"])])
+    if body:
+        parts.append(table.render(["ratio within a round", "B", "ratio", "goal", "result"],
+                                  body, markdown=markdown))
+    parts.append("writer CPU %s, reader CPU %s; %s of %s rounds; %s"
+                 % (params["writer_cpu"], params["reader_cpu"], summary.get("rounds_done", 0),
+                    params["rounds"], status))
+    return "\n\n".join(parts)
