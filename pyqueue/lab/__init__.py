@@ -26,6 +26,7 @@ _EXPORTS = {
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "bench": ("experiments.bench", "bench"),
+    "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "soak": ("experiments.soak", "soak"),
     "load": ("results", "load"),
     "to_pandas": ("results", "to_pandas"),
@@ -37,6 +38,7 @@ _EXPORTS = {
 if TYPE_CHECKING:                   # what a type checker sees; at run time, imported on use
     from .common.output import load as load_output  # noqa: F401
     from .experiments.bench import bench  # noqa: F401
+    from .experiments.bench_xproc import bench_xproc  # noqa: F401
     from .experiments.burst_tail import burst_tail  # noqa: F401
     from .experiments.burst_tail import load as load_burst_tail  # noqa: F401
     from .experiments.c2c import core_to_core  # noqa: F401

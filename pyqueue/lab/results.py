@@ -29,6 +29,7 @@ AXES = {
                    "group_ticks": ("round", "window", "group"),
                    "windows_done": ("round",), "*": ("round", "window")},
     "bench": {"roundtrip_ns": ("trip",)},
+    "bench-xproc": {"*": ("sample",)},
     "core_to_core": {"round_lengths": ("round",), "*": ("round_trip",)},
     "ownership": {"group_ns": ("window", "group"), "worker_cpu": ("window", "point"),
                   "counters": ("window", "counter"), "*": ("window",)},
@@ -42,7 +43,8 @@ AXES = {
 _EXPERIMENT_OF = {"BurstTailResult": "burst_tail", "BenchResult": "bench",
                   "CoreToCoreResult": "core_to_core", "FalseSharingResult": "false_sharing",
                   "OwnershipResult": "ownership", "PipelineResult": "pipeline",
-                  "SoakResult": "soak", "PacingResult": "pacing", "DrainResult": "drain_rate"}
+                  "SoakResult": "soak", "PacingResult": "pacing", "DrainResult": "drain_rate",
+                  "BenchXprocResult": "bench-xproc"}
 
 
 def load_array(path: Union[str, "os.PathLike[str]"]) -> Any:
@@ -262,9 +264,20 @@ def _bench(d):
     return res
 
 
+def _bench_xproc(d):
+    from .common.placement import Slice
+    from .experiments.bench_xproc import BenchXprocResult
+    res = BenchXprocResult(d.params)
+    res.summary, res.status, res.folder = d.results, d.status, str(d.path)
+    res.slices = [Slice(**s) for s in _json(d.path, "slices.json", [])]
+    res.samples = d.samples
+    return res
+
+
 _LOADERS = {"burst_tail": _burst_tail, "ownership": _ownership, "core_to_core": _c2c,
             "false_sharing": _false_sharing, "pipeline": _pipeline, "pacing": _pacing,
-            "drain_rate": _pacing, "soak": _soak, "bench": _bench}
+            "drain_rate": _pacing, "soak": _soak, "bench": _bench,
+            "bench-xproc": _bench_xproc}
 
 
 def load(path: Union[str, "os.PathLike[str]"], check: bool = True) -> Any:

@@ -55,6 +55,13 @@ def test_c_rows_across_processes_and_the_futex_wake_ups(tmp_path):
     measured = [t for t in s["targets"] if "ratio" in t]
     assert {t["numerator"] for t in measured} >= {"c-shared-batch", "rt-c-shared"}
     assert "futex wake-up" in p.stdout and "output folder" in p.stdout  # --json PATH: tables too
+    # pyqueue.lab.load() gives the folder back as the result bench_xproc() returns.
+    from pyqueue import lab
+    back = lab.load(out)
+    assert type(back).__name__ == "BenchXprocResult" and back.status == "complete"
+    assert back.summary["throughput"] == s["throughput"] and len(back.slices) > 0
+    assert set(back.samples) >= {"wake-reader-32", "wake-writer-32"}
+    assert "futex wake-up" in back.text()
 
 
 def test_a_peer_that_does_not_import_is_not_installed(tmp_path):
