@@ -199,6 +199,157 @@ PYQ_TWIN_INLINE int pyq_twin_full_wait(uint64_t *fails, const int *err)
     return 0;
 }
 
+/* ---- streaming episodes (pyq_twin_episode_t) ------------------------------ */
+
+/* The writer and the reader of one run meet here, once per episode; the
+ * adapter driver (bench/bench_adapter.c, bench/bench.c) runs the same protocol
+ * through these functions, so a row and its twin stream the same way.  Per
+ * message the writer compares its count with `next` only; everything else is
+ * on cold paths.  ST-L1 / ST-L2: the release; ST-L3 / ST-L4: the hold. */
+struct pyq_twin_stream {
+    uint64_t backlog;              /* 0: no episodes (the protocol is off) */
+    pyq_twin_episode_t *ep;
+    uint32_t max_ep;
+    PYQ_TWIN_LINE uint32_t go;     /* writer -> reader: episodes released */
+    uint32_t done;                 /* writer -> reader: it wrote its last message */
+    PYQ_TWIN_LINE uint32_t held;   /* reader -> writer: episodes the reader ended */
+    uint32_t recorded;             /* reader: episodes whose records are complete */
+    uint32_t open;                 /* reader: episode `recorded` is released and running */
+};
+
+/* The writer's side: a local of its loop. */
+struct pyq_twin_stream_w {
+    uint64_t next;      /* written count at which to look again (UINT64_MAX: never) */
+    uint32_t k;         /* episodes released */
+    int filling;        /* the reader is held and the backlog is being written */
+};
+
+/* How often (in messages) a writer that waits for the reader's hold looks. */
+#define PYQ_TWIN_STREAM_LOOK 64
+
+static inline void pyq_twin_stream_init(struct pyq_twin_stream *s, uint64_t backlog,
+                                        pyq_twin_episode_t *ep, uint32_t max_ep)
+{
+    memset(s, 0, sizeof *s);
+    s->backlog = ep && max_ep ? backlog : 0;
+    s->ep = ep;
+    s->max_ep = max_ep;
+}
+
+PYQ_TWIN_INLINE void pyq_twin_stream_w_init(const struct pyq_twin_stream *s,
+                                            struct pyq_twin_stream_w *w)
+{
+    w->k = 0;
+    w->filling = s->backlog != 0;      /* episode 0: the reader starts held */
+    w->next = s->backlog ? s->backlog : UINT64_MAX;
+}
+
+static __attribute__((noinline, cold, unused)) void
+pyq_twin_stream_release(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w, uint64_t written)
+{
+    s->ep[w->k].go_ns = pyq_twin_now_ns();
+    s->ep[w->k].go_written = written;
+    w->k++;
+    w->filling = 0;
+    /* ST-L1: the record above before the release; pairs with ST-L2. */
+    __atomic_store_n(&s->go, w->k, __ATOMIC_RELEASE);
+    w->next = w->k < s->max_ep ? written + PYQ_TWIN_STREAM_LOOK : UINT64_MAX;
+}
+
+/* The writer has written `written` messages and reached w->next: release the
+ * reader, or look whether it is held again (then fill the next backlog). */
+static __attribute__((noinline, cold, unused)) void
+pyq_twin_stream_step(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w, uint64_t written)
+{
+    if (w->filling) {
+        pyq_twin_stream_release(s, w, written);
+    } else if (__atomic_load_n(&s->held, __ATOMIC_ACQUIRE) == w->k) { /* ST-L4 */
+        w->filling = 1;
+        w->next = written + s->backlog;
+    } else {
+        w->next = written + PYQ_TWIN_STREAM_LOOK;
+    }
+}
+
+/* After each write (burst): `written` messages so far. */
+PYQ_TWIN_INLINE void pyq_twin_stream_wrote(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,
+                                           uint64_t written)
+{
+    if (__builtin_expect(written >= w->next, 0))
+        pyq_twin_stream_step(s, w, written);
+}
+
+/* The queue is full: while the reader is held, that is the backlog (release it
+ * now, or the writer would wait for a reader that waits for it). */
+PYQ_TWIN_INLINE void pyq_twin_stream_full(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,
+                                          uint64_t written)
+{
+    if (w->filling)
+        pyq_twin_stream_release(s, w, written);
+}
+
+/* The writer's last message is written (and flushed). */
+PYQ_TWIN_INLINE void pyq_twin_stream_end(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,
+                                         uint64_t written)
+{
+    if (!s->backlog)
+        return;
+    if (w->filling)
+        pyq_twin_stream_release(s, w, written);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE); /* ST-L1 (the end): pairs with ST-L2 */
+}
+
+/* Reader: wait to be released (episode s->recorded), then stamp its start.
+ * Returns 0 when released, 1 when the writer is done without a release (read
+ * the rest freely), -1 when the run failed (err). */
+static __attribute__((noinline, cold, unused)) int
+pyq_twin_stream_hold(struct pyq_twin_stream *s, uint64_t got, const int *err)
+{
+    uint32_t k = s->recorded;
+
+    /* ST-L2: pairs with ST-L1 -- the episode's writer fields are written. */
+    while (__atomic_load_n(&s->go, __ATOMIC_ACQUIRE) <= k) {
+        if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+            return __atomic_load_n(&s->go, __ATOMIC_ACQUIRE) > k ? 0 : 1;
+        if (pyq_twin_failed(err))
+            return -1;
+        pyq_twin_relax();
+    }
+    s->ep[k].start_ns = pyq_twin_now_ns();
+    s->ep[k].start_read = got;
+    s->open = 1;
+    return 0;
+}
+
+/* Reader: the protocol is on and it has not run out of records. */
+PYQ_TWIN_INLINE int pyq_twin_stream_on(const struct pyq_twin_stream *s)
+{
+    return s->backlog && s->recorded < s->max_ep;
+}
+
+/* Reader: its first empty poll after messages (a catch-up) at `got` read, or the
+ * end of the run (caught_up 0).  Ends the open episode; after a catch-up holds
+ * the reader until the next release.  Returns as pyq_twin_stream_hold (0 also
+ * when no episode is open: the protocol is off or out of records). */
+static __attribute__((noinline, cold, unused)) int
+pyq_twin_stream_caught(struct pyq_twin_stream *s, uint64_t got, int caught_up, const int *err)
+{
+    uint32_t k = s->recorded;
+
+    if (!s->open)
+        return 0;
+    s->open = 0;
+    s->ep[k].end_ns = pyq_twin_now_ns();
+    s->ep[k].end_read = got;
+    s->ep[k].caught_up = (uint32_t)caught_up;
+    s->recorded = k + 1;
+    /* ST-L3: the reader is held (it read everything visible); pairs with ST-L4. */
+    __atomic_store_n(&s->held, k + 1, __ATOMIC_RELEASE);
+    if (!caught_up || !pyq_twin_stream_on(s))
+        return 0;
+    return pyq_twin_stream_hold(s, got, err);
+}
+
 /* ---- throughput ----------------------------------------------------------- */
 
 struct pyq_twin_run {
@@ -213,6 +364,7 @@ struct pyq_twin_run {
     uint64_t t_wend, full, full_runs;
     PYQ_TWIN_LINE uint64_t got;  /* the reader's line */
     uint64_t polls, empty, empty_runs, t_end;
+    struct pyq_twin_stream st;   /* streaming episodes (backlog 0: off) */
 };
 
 /* pyq_join2's abandon hook: the writer never started, so flag the error and
@@ -257,17 +409,19 @@ pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64
 }
 
 PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
-                                         const int paced)
+                                         struct pyq_twin_stream_w *sw, const int paced)
 {
     pyq_twin_msg_t m;
-    uint64_t fails = 0, waits = 0, next = r->window - 1;
+    uint64_t fails = 0, waits = 0, next = r->window - 1, i;
     int rc = 0;
 
     memset(&m, 0x5A, sizeof m);
-    for (uint64_t i = 0; i < r->n; i++) {
+    for (i = 0; i < r->n; i++) {
         m.seq = i;
         if ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
+            if (!paced)
+                pyq_twin_stream_full(&r->st, sw, i);
             do
                 if (pyq_twin_full_wait(&fails, &r->err))
                     goto out;
@@ -279,6 +433,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_
             next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i + 1);
     }
 out:
     r->full = fails;
@@ -288,7 +444,8 @@ out:
 }
 
 PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burst_fn burst,
-                                           pyq_twin_msg_t *buf, const int paced)
+                                           pyq_twin_msg_t *buf, struct pyq_twin_stream_w *sw,
+                                           const int paced)
 {
     uint64_t fails = 0, waits = 0, next = r->window - 1;
     int64_t rc = 0;
@@ -307,6 +464,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             off += (uint32_t)rc;
             if (rc == 0) {
                 waits += !waited; /* one wait per burst, however many retries */
+                if (!paced && !waited)
+                    pyq_twin_stream_full(&r->st, sw, i + off);
                 waited = 1;
                 if (pyq_twin_full_wait(&fails, &r->err))
                     goto out;
@@ -318,6 +477,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap * k);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i);
     }
 out:
     r->full = fails;
@@ -340,6 +501,7 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
                                      pyq_twin_burst_fn burst, pyq_twin_flush_fn flush)
 {
     pyq_twin_msg_t *buf = NULL;
+    struct pyq_twin_stream_w sw;
     int rc = pyq_twin_pin(r->wcpu);
 
     if (!rc && burst && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
@@ -349,20 +511,22 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     pyq_twin_meet(&r->ready);
     if (rc)
         return;
+    pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_twin_now_ns();
     /* One loop per (burst, paced) pair: the flat-out loops test nothing extra. */
     if (burst && r->burst) {
         if (r->gap)
-            pyq_twin_write_bursts(r, burst, buf, 1);
+            pyq_twin_write_bursts(r, burst, buf, &sw, 1);
         else
-            pyq_twin_write_bursts(r, burst, buf, 0);
+            pyq_twin_write_bursts(r, burst, buf, &sw, 0);
     } else if (r->gap) {
-        pyq_twin_write_each(r, try_write, 1);
+        pyq_twin_write_each(r, try_write, &sw, 1);
     } else {
-        pyq_twin_write_each(r, try_write, 0);
+        pyq_twin_write_each(r, try_write, &sw, 0);
     }
     flush(r->q);
     r->t_wend = pyq_twin_now_ns();
+    pyq_twin_stream_end(&r->st, &sw, r->n);
     free(buf);
 }
 
@@ -389,6 +553,8 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
     uint64_t polls = 0, empty = 0, runs = 0, next = r->window - 1;
     int idle = 0;
 
+    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, &r->err) < 0)
+        goto out;
     while (s.expected < r->n && !pyq_twin_failed(&r->err)) {
         /* Never more than is left, and a poll stops at each window so every
          * window gets its own stamp (the driver polls without limit). */
@@ -407,7 +573,11 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
         }
         if (k == 0) {
             empty++;
-            runs += !idle; /* a catch-up: the first empty poll after messages */
+            if (!idle) { /* a catch-up: the first empty poll after messages */
+                runs++;
+                if (r->st.open && pyq_twin_stream_caught(&r->st, s.expected, 1, &r->err) < 0)
+                    break;
+            }
             idle = 1;
             pyq_twin_relax();
         } else {
@@ -416,7 +586,9 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
                 next = pyq_twin_reader_mark(r, next, s.expected, empty, runs);
         }
     }
+out:
     r->t_end = pyq_twin_now_ns();
+    pyq_twin_stream_caught(&r->st, s.expected, 0, &r->err);
     r->got = s.expected;
     r->polls = polls;
     r->empty = empty;
@@ -481,7 +653,8 @@ static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
     memset(res, 0, sizeof *res);
     res->samples_in_ticks = PYQ_TWIN_TICKS;
     if (p->burst > PYQ_TWIN_BURST_MAX || (p->burst && !has_burst) ||
-        (p->window & (p->window - 1)) || (max_win && !win))
+        (p->window & (p->window - 1)) || (max_win && !win) ||
+        (p->backlog && (p->gap_ticks || !p->episodes || !p->max_episodes)))
         return res->error = PYQ_EINVAL;
     if (posix_memalign((void **)&r, 64, sizeof *r) != 0)
         return res->error = PYQ_ENOMEM;
@@ -501,7 +674,9 @@ static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
     r->burst = p->burst;
     r->wcpu = p->writer_cpu;
     r->rcpu = p->reader_cpu;
+    pyq_twin_stream_init(&r->st, p->backlog, p->episodes, p->max_episodes);
     rc = pyq_join2(w, rd, r, pyq_twin_run_abandon);
+    res->episodes = r->st.recorded;
     res->messages = r->got;
     res->start_ns = r->t0;
     res->elapsed_ns = r->t_end - r->t0;
