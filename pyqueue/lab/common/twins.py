@@ -443,12 +443,12 @@ def stream_backlog(row, budget_bytes=BUDGET, yardstick_slots=YARDSTICK_SLOTS, pe
         a = _peers.get(spec.adapter if spec.adapter not in (None, "direct") else
                        ("pyqueue" if spec.queue in ("tiers", "stream") else spec.library),
                        peer_dir)
-    params = _params(spec, budget_bytes, yardstick_slots, queue)
-    hq = _Handle(a, params)
-    try:
-        cap = int(a.capacity(hq.h))
+    h = ffi.new("void **")
+    check(a.create(_params(spec, budget_bytes, yardstick_slots, queue), h), "create")
+    try:               # no warm-up: capacity() is all it is built for
+        cap = int(a.capacity(h[0]))
     finally:
-        hq.close()
+        a.destroy(h[0])
     return max(1, int(cap * BACKLOG_SHARE))
 
 
