@@ -19,7 +19,10 @@
  * them), and both stamp a window record every `window` messages
  * (pyqueue/lab/common/regime.py classifies them).  gap_ticks > 0 paces the writer
  * (a busy-wait after each message) to put the reader in the chasing regime on
- * purpose.  Burst rows read in bursts too where the adapter has read_burst.
+ * purpose; backlog > 0 builds the streaming regime on purpose (episodes: the
+ * writer fills a backlog while the reader is held, then both run until the
+ * reader first finds the queue empty; pyq_twin_episode_t).  Burst rows read in
+ * bursts too where the adapter has read_burst.
  *
  * Where the twins live: a peer library exports, beside pyq_peer_adapter(),
  *
@@ -27,7 +30,8 @@
  *
  * the built-in adapters ring_floor and mutex carry theirs in their own files,
  * and pyqueue's and the yardstick's are in bench/twins.c (bench/pyq_twins.h).
- * The loops themselves are adapters/twin_pvt.h, header-only so that a peer
+ * The loops themselves are adapters/twin_pvt.h (its streaming episodes
+ * adapters/twin_stream_pvt.h), header-only so that a peer
  * library needs nothing of ours at link time.
  *
  * Also the cffi cdef (see pyqueue.h): plain declarations only.
@@ -41,7 +45,7 @@
 #include "adapters/pyq_adapter.h"
 
 /* Bumped when a struct below changes; pyq_twin_get() refuses another. */
-#define PYQ_TWIN_ABI 2
+#define PYQ_TWIN_ABI 3
 
 /* Largest writer burst a twin accepts (the adapter driver's limit too). */
 #define PYQ_TWIN_BURST_MAX 1024
@@ -58,6 +62,26 @@
 #define PYQ_TWIN_NO_ADAPTER 2
 #define PYQ_TWIN_BLOCKING 4
 
+/* One streaming episode (DESIGN §8.4).  The reader is held while the writer
+ * writes `backlog` messages beyond what the reader has read (fewer if the queue
+ * fills first), then released; both run flat out until the reader's first
+ * empty poll (it caught up), and the reader is held again.  Over
+ * [go_ns, end_ns] the reader never found the queue empty: both sides streamed,
+ * the writer ahead.  Writer fields are the writer's, reader fields the reader's
+ * (CLOCK_MONOTONIC ns); pyqueue/lab/common/regime.py turns them into rates. */
+typedef struct pyq_twin_episode {
+    uint64_t go_ns;      /* writer: when it released the reader */
+    uint64_t go_written; /* writer: messages written by then */
+    uint64_t start_ns;   /* reader: when it saw the release */
+    uint64_t start_read; /* reader: messages read by then */
+    uint64_t end_ns;     /* reader: its first empty poll after the release, or its
+                            last message when the run ended first */
+    uint64_t end_read;   /* reader: messages read by then (when caught_up, all
+                            the writer had made visible) */
+    uint32_t caught_up;  /* 1: ended by an empty poll; 0: the run ended first */
+    uint32_t reserved;
+} pyq_twin_episode_t;
+
 /* One run of a twin. */
 typedef struct pyq_twin_params {
     pyq_adapter_params_t queue; /* what the adapter row's create() gets: the same queue */
@@ -71,7 +95,10 @@ typedef struct pyq_twin_params {
     uint32_t round_trips;       /* round trip: timed trips (after the warm-up ones) */
     int32_t writer_cpu;         /* throughput writer / round-trip side A; -1 not pinned */
     int32_t reader_cpu;         /* throughput reader / round-trip side B; -1 not pinned */
-    uint32_t reserved;
+    uint32_t max_episodes;      /* throughput: room in episodes (0: no episodes) */
+    uint64_t backlog;           /* throughput: > 0 runs streaming episodes of this
+                                   backlog (gap_ticks must be 0); 0 = one plain run */
+    pyq_twin_episode_t *episodes; /* throughput: filled with up to max_episodes records */
 } pyq_twin_params_t;
 
 /* What the writer and the reader saw by the end of one window of messages. */
@@ -103,7 +130,7 @@ typedef struct pyq_twin_result {
     int32_t error;         /* 0, PYQ_EBADMSG (see first_bad), or a create/pinning code */
     int32_t samples_in_ticks; /* round trip: 1 when samples are cycle-counter ticks
                                  (convert with pyq_clock_cycles_to_ns), 0 when ns */
-    int32_t reserved;
+    uint32_t episodes;     /* episode records filled (params backlog > 0) */
 } pyq_twin_result_t;
 
 typedef struct pyq_twin {
@@ -116,7 +143,7 @@ typedef struct pyq_twin {
      * the adapter does, send p->messages messages, check each, destroy it.
      * windows: room for max_windows records (NULL / 0: none kept).
      * @return 0, PYQ_EINVAL (burst unsupported or too large, window not a power
-     *         of two), PYQ_EBADMSG, or the create / pinning / pthread code (also
+     *         of two, backlog with gap_ticks), PYQ_EBADMSG, or the create / pinning / pthread code (also
      *         in r->error).  NULL when the twin has no throughput loop. */
     int (*throughput)(const pyq_twin_params_t *p, pyq_twin_window_t *windows,
                       uint32_t max_windows, pyq_twin_result_t *r);

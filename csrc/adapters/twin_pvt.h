@@ -199,6 +199,8 @@ PYQ_TWIN_INLINE int pyq_twin_full_wait(uint64_t *fails, const int *err)
     return 0;
 }
 
+#include "adapters/twin_stream_pvt.h"
+
 /* ---- throughput ----------------------------------------------------------- */
 
 struct pyq_twin_run {
@@ -213,6 +215,7 @@ struct pyq_twin_run {
     uint64_t t_wend, full, full_runs;
     PYQ_TWIN_LINE uint64_t got;  /* the reader's line */
     uint64_t polls, empty, empty_runs, t_end;
+    struct pyq_twin_stream st;   /* streaming episodes (backlog 0: off) */
 };
 
 /* pyq_join2's abandon hook: the writer never started, so flag the error and
@@ -257,17 +260,19 @@ pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64
 }
 
 PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
-                                         const int paced)
+                                         struct pyq_twin_stream_w *sw, const int paced)
 {
     pyq_twin_msg_t m;
-    uint64_t fails = 0, waits = 0, next = r->window - 1;
+    uint64_t fails = 0, waits = 0, next = r->window - 1, i;
     int rc = 0;
 
     memset(&m, 0x5A, sizeof m);
-    for (uint64_t i = 0; i < r->n; i++) {
+    for (i = 0; i < r->n; i++) {
         m.seq = i;
         if ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
+            if (!paced)
+                pyq_twin_stream_full(&r->st, sw, i);
             do
                 if (pyq_twin_full_wait(&fails, &r->err))
                     goto out;
@@ -279,6 +284,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_
             next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i + 1);
     }
 out:
     r->full = fails;
@@ -288,7 +295,8 @@ out:
 }
 
 PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burst_fn burst,
-                                           pyq_twin_msg_t *buf, const int paced)
+                                           pyq_twin_msg_t *buf, struct pyq_twin_stream_w *sw,
+                                           const int paced)
 {
     uint64_t fails = 0, waits = 0, next = r->window - 1;
     int64_t rc = 0;
@@ -307,6 +315,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             off += (uint32_t)rc;
             if (rc == 0) {
                 waits += !waited; /* one wait per burst, however many retries */
+                if (!paced && !waited)
+                    pyq_twin_stream_full(&r->st, sw, i + off);
                 waited = 1;
                 if (pyq_twin_full_wait(&fails, &r->err))
                     goto out;
@@ -318,6 +328,8 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             next = pyq_twin_writer_mark(r, next, fails, waits);
         if (paced)
             pyq_twin_spin(r->gap * k);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i);
     }
 out:
     r->full = fails;
@@ -340,6 +352,7 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
                                      pyq_twin_burst_fn burst, pyq_twin_flush_fn flush)
 {
     pyq_twin_msg_t *buf = NULL;
+    struct pyq_twin_stream_w sw;
     int rc = pyq_twin_pin(r->wcpu);
 
     if (!rc && burst && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
@@ -349,20 +362,22 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     pyq_twin_meet(&r->ready);
     if (rc)
         return;
+    pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_twin_now_ns();
     /* One loop per (burst, paced) pair: the flat-out loops test nothing extra. */
     if (burst && r->burst) {
         if (r->gap)
-            pyq_twin_write_bursts(r, burst, buf, 1);
+            pyq_twin_write_bursts(r, burst, buf, &sw, 1);
         else
-            pyq_twin_write_bursts(r, burst, buf, 0);
+            pyq_twin_write_bursts(r, burst, buf, &sw, 0);
     } else if (r->gap) {
-        pyq_twin_write_each(r, try_write, 1);
+        pyq_twin_write_each(r, try_write, &sw, 1);
     } else {
-        pyq_twin_write_each(r, try_write, 0);
+        pyq_twin_write_each(r, try_write, &sw, 0);
     }
     flush(r->q);
     r->t_wend = pyq_twin_now_ns();
+    pyq_twin_stream_end(&r->st, &sw, r->n);
     free(buf);
 }
 
@@ -389,6 +404,8 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
     uint64_t polls = 0, empty = 0, runs = 0, next = r->window - 1;
     int idle = 0;
 
+    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, &r->err) < 0)
+        goto out;
     while (s.expected < r->n && !pyq_twin_failed(&r->err)) {
         /* Never more than is left, and a poll stops at each window so every
          * window gets its own stamp (the driver polls without limit). */
@@ -407,7 +424,11 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
         }
         if (k == 0) {
             empty++;
-            runs += !idle; /* a catch-up: the first empty poll after messages */
+            if (!idle) { /* a catch-up: the first empty poll after messages */
+                runs++;
+                if (r->st.open && pyq_twin_stream_caught(&r->st, s.expected, 1, &r->err) < 0)
+                    break;
+            }
             idle = 1;
             pyq_twin_relax();
         } else {
@@ -416,7 +437,9 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
                 next = pyq_twin_reader_mark(r, next, s.expected, empty, runs);
         }
     }
+out:
     r->t_end = pyq_twin_now_ns();
+    pyq_twin_stream_caught(&r->st, s.expected, 0, &r->err);
     r->got = s.expected;
     r->polls = polls;
     r->empty = empty;
@@ -481,7 +504,8 @@ static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
     memset(res, 0, sizeof *res);
     res->samples_in_ticks = PYQ_TWIN_TICKS;
     if (p->burst > PYQ_TWIN_BURST_MAX || (p->burst && !has_burst) ||
-        (p->window & (p->window - 1)) || (max_win && !win))
+        (p->window & (p->window - 1)) || (max_win && !win) ||
+        (p->backlog && (p->gap_ticks || !p->episodes || !p->max_episodes)))
         return res->error = PYQ_EINVAL;
     if (posix_memalign((void **)&r, 64, sizeof *r) != 0)
         return res->error = PYQ_ENOMEM;
@@ -501,7 +525,9 @@ static inline int pyq_twin_throughput_run(const pyq_adapter_t *a, int has_burst,
     r->burst = p->burst;
     r->wcpu = p->writer_cpu;
     r->rcpu = p->reader_cpu;
+    pyq_twin_stream_init(&r->st, p->backlog, p->episodes, p->max_episodes);
     rc = pyq_join2(w, rd, r, pyq_twin_run_abandon);
+    res->episodes = r->st.recorded;
     res->messages = r->got;
     res->start_ns = r->t0;
     res->elapsed_ns = r->t_end - r->t0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/atomic.h"
+#include "adapters/twin_pvt.h"
 #include "runtime/runtime_pvt.h"
 #include "bench/bench_pvt.h"
 #include "bench/pyq_bench.h"
@@ -22,13 +23,20 @@ struct qrun {
     uint32_t size;
     int32_t wcpu, rcpu;
     pyq_start_t start;
-    uint64_t t0;                        /* writer's line */
+    uint64_t t0, t_wend;                /* writer's line */
     PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
     uint64_t polls, empty_polls;        /* the regime, and the reader's catch-ups */
     uint64_t empty_runs;
     PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
     _Atomic int stop;
+    struct pyq_twin_stream st;          /* streaming episodes (backlog 0: off) */
 };
+
+/* The twins' protocol helpers poll the error flag as a plain int. */
+static inline const int *q_err(struct qrun *r)
+{
+    return (const int *)&r->err;
+}
 
 static int seq_check(void *ctx, const void *msg, uint32_t len)
 {
@@ -50,6 +58,8 @@ static void *q_reader(void *arg)
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, q_err(r)) < 0)
+        goto out;
     while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
            !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
         int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
@@ -58,14 +68,20 @@ static void *q_reader(void *arg)
             atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
         else if (k == 0) {
             r->empty_polls++;
-            r->empty_runs += !idle; /* a catch-up: the first empty poll after messages */
+            if (!idle) { /* a catch-up: the first empty poll after messages */
+                r->empty_runs++;
+                if (r->st.open && pyq_twin_stream_caught(&r->st, r->got, 1, q_err(r)) < 0)
+                    break;
+            }
             idle = 1;
             pyq_cpu_relax();
         } else {
             idle = 0;
         }
     }
+out:
     r->t1 = pyq_now_ns();
+    pyq_twin_stream_caught(&r->st, r->got, 0, q_err(r));
     return NULL;
 }
 
@@ -73,12 +89,16 @@ static void *q_writer(void *arg)
 {
     struct qrun *r = arg;
     uint8_t buf[256];
+    struct pyq_twin_stream_w sw;
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
     memset(buf, 0x5A, sizeof(buf));
     if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+    pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_now_ns();
+    /* The queue waits for room itself, so a backlog must fit (the caller's job:
+     * pyq_bench_queue_stream's backlog stays below the capacity). */
     for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
         memcpy(buf, &i, 8);
         rc = pyq_writer_write(r->q, buf, r->size, PYQ_WAIT_FOREVER);
@@ -86,13 +106,17 @@ static void *q_writer(void *arg)
             atomic_store_explicit(&r->err, rc, memory_order_relaxed);
             break;
         }
+        pyq_twin_stream_wrote(&r->st, &sw, i + 1);
     }
     pyq_writer_flush(r->q);
+    r->t_wend = pyq_now_ns();
+    pyq_twin_stream_end(&r->st, &sw, r->n);
     return NULL;
 }
 
-int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
-                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
+                     pyq_twin_episode_t *episodes, uint32_t max_episodes, int32_t writer_cpu,
+                     int32_t reader_cpu, pyq_bench_result_t *res)
 {
     struct qrun r;
     int rc;
@@ -101,6 +125,7 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
     if (msg_size < 8 || msg_size > 256 || msg_size > pyq_queue_max_message(q))
         return PYQ_EINVAL;
     memset(&r, 0, sizeof(r));
+    pyq_twin_stream_init(&r.st, backlog, episodes, max_episodes);
     r.q = q;
     r.n = n;
     r.size = msg_size;
@@ -110,12 +135,31 @@ int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
         return rc;
     res->messages = r.got;
     res->elapsed_ns = r.t1 - r.t0;
+    res->writer_ns = r.t_wend - r.t0;
     res->end_ns = r.t1;
     res->polls = r.polls;
     res->empty_polls = r.empty_polls;
     res->empty_runs = r.empty_runs;
+    res->episodes = r.st.recorded;
     res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
     return res->error;
+}
+
+int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
+                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    return queue_run(q, n, msg_size, 0, NULL, 0, writer_cpu, reader_cpu, res);
+}
+
+int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
+                           pyq_twin_episode_t *episodes, uint32_t max_episodes,
+                           int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (!backlog || !episodes || !max_episodes)
+        return PYQ_EINVAL;
+    return queue_run(q, n, msg_size, backlog, episodes, max_episodes, writer_cpu, reader_cpu,
+                     res);
 }
 
 /* ---- C reader for a Python writer ---------------------------------------- */

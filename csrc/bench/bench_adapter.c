@@ -43,7 +43,15 @@ struct arun {
     uint64_t full_retries, full_runs;
     PYQ_ALIGNED_LINE _Atomic int err; /* read-mostly, polled by both */
     struct seq_ctx rd;                /* reader's line(s) */
+    struct pyq_twin_stream st;        /* streaming episodes, as the twins' (backlog 0: off) */
 };
+
+/* The twins' protocol helpers take the error flag as a plain int (they are
+ * shared with C++ peers and use __atomic builtins on it). */
+static inline const int *err_word(_Atomic int *err)
+{
+    return (const int *)err;
+}
 
 static int seq_next(void *ctx, const void *msg, uint32_t len)
 {
@@ -74,7 +82,8 @@ static inline int full_wait(uint64_t *fails, _Atomic int *err)
  * failed: its code stays in err). */
 #define GAVE_UP 1
 
-A_INLINE int write_each(struct arun *r, uint8_t *buf, const int paced)
+A_INLINE int write_each(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *sw,
+                        const int paced)
 {
     const pyq_adapter_t *a = r->a;
     uint64_t fails = 0, waits = 0;
@@ -84,6 +93,8 @@ A_INLINE int write_each(struct arun *r, uint8_t *buf, const int paced)
         memcpy(buf, &i, 8);
         if ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
+            if (!paced)
+                pyq_twin_stream_full(&r->st, sw, i);
             do
                 if (full_wait(&fails, &r->err)) {
                     rc = GAVE_UP;
@@ -95,6 +106,8 @@ A_INLINE int write_each(struct arun *r, uint8_t *buf, const int paced)
             break;
         if (paced)
             pyq_twin_spin(r->gap);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i + 1);
     }
 out:
     r->full_retries = fails;
@@ -102,7 +115,8 @@ out:
     return rc;
 }
 
-A_INLINE int write_bursts(struct arun *r, uint8_t *buf, const int paced)
+A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *sw,
+                          const int paced)
 {
     const pyq_adapter_t *a = r->a;
     uint64_t fails = 0, waits = 0;
@@ -125,6 +139,8 @@ A_INLINE int write_bursts(struct arun *r, uint8_t *buf, const int paced)
             off += (uint32_t)w;
             if (w == 0) {
                 waits += !waited; /* one wait per burst, however many retries */
+                if (!paced && !waited)
+                    pyq_twin_stream_full(&r->st, sw, i + off);
                 waited = 1;
                 if (full_wait(&fails, &r->err)) {
                     rc = GAVE_UP;
@@ -135,6 +151,8 @@ A_INLINE int write_bursts(struct arun *r, uint8_t *buf, const int paced)
         i += k;
         if (paced)
             pyq_twin_spin(r->gap * k);
+        else
+            pyq_twin_stream_wrote(&r->st, sw, i);
     }
 out:
     r->full_retries = fails;
@@ -146,6 +164,7 @@ static void *a_writer(void *arg)
 {
     struct arun *r = arg;
     uint8_t buf[BURST_MAX * 32] __attribute__((aligned(64)));
+    struct pyq_twin_stream_w sw;
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
     memset(buf, 0x5A, sizeof(buf));
@@ -153,14 +172,16 @@ static void *a_writer(void *arg)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
         return NULL;
     }
+    pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_now_ns();
     if (r->burst)
-        rc = r->gap ? write_bursts(r, buf, 1) : write_bursts(r, buf, 0);
+        rc = r->gap ? write_bursts(r, buf, &sw, 1) : write_bursts(r, buf, &sw, 0);
     else
-        rc = r->gap ? write_each(r, buf, 1) : write_each(r, buf, 0);
+        rc = r->gap ? write_each(r, buf, &sw, 1) : write_each(r, buf, &sw, 0);
     if (rc != GAVE_UP)
         r->a->flush(r->h);
     r->t_wend = pyq_now_ns();
+    pyq_twin_stream_end(&r->st, &sw, r->n);
     if (rc && rc != GAVE_UP)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     return NULL;
@@ -189,6 +210,8 @@ A_INLINE void read_loop(struct arun *r, uint8_t *buf, const int bulk)
     uint64_t polls = 0, empty = 0, runs = 0, expected = 0;
     int idle = 0;
 
+    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, err_word(&r->err)) < 0)
+        goto out;
     while ((bulk ? expected : r->rd.expected) < r->n &&
            !atomic_load_explicit(&r->err, memory_order_relaxed)) {
         int64_t k;
@@ -209,13 +232,19 @@ A_INLINE void read_loop(struct arun *r, uint8_t *buf, const int bulk)
         }
         if (k == 0) {
             empty++;
-            runs += !idle; /* a catch-up: the first empty poll after messages */
+            if (!idle) { /* a catch-up: the first empty poll after messages */
+                runs++;
+                if (r->st.open && pyq_twin_stream_caught(&r->st, bulk ? expected : r->rd.expected,
+                                                         1, err_word(&r->err)) < 0)
+                    break;
+            }
             idle = 1;
             pyq_cpu_relax();
         } else {
             idle = 0;
         }
     }
+out:
     if (bulk)
         r->rd.expected = expected;
     r->rd.polls = polls;
@@ -236,19 +265,22 @@ static void *a_reader(void *arg)
     else
         read_loop(r, buf, 0);
     r->rd.t_end = pyq_now_ns();
+    pyq_twin_stream_caught(&r->st, r->rd.expected, 0, err_word(&r->err));
     return NULL;
 }
 
-int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
-                            uint64_t gap_ticks, int32_t writer_cpu, int32_t reader_cpu,
-                            pyq_bench_result_t *res)
+static int adapter_run(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                       uint64_t gap_ticks, uint64_t backlog, pyq_twin_episode_t *episodes,
+                       uint32_t max_episodes, int32_t writer_cpu, int32_t reader_cpu,
+                       pyq_bench_result_t *res)
 {
     struct arun *r;
     uint32_t len = PYQ_ADAPTER_MSG_SIZE;
     int rc;
 
     memset(res, 0, sizeof(*res));
-    if (!a || !h || burst > BURST_MAX || (burst && !a->try_write_burst))
+    if (!a || !h || burst > BURST_MAX || (burst && !a->try_write_burst) ||
+        (backlog && (gap_ticks || !episodes || !max_episodes)))
         return PYQ_EINVAL;
     r = aligned_alloc(PYQ_CACHELINE, sizeof(*r));
     if (!r)
@@ -262,7 +294,9 @@ int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_
     r->burst = burst;
     r->wcpu = writer_cpu;
     r->rcpu = reader_cpu;
+    pyq_twin_stream_init(&r->st, backlog, episodes, max_episodes);
     rc = pyq_bench_join_two(a_writer, a_reader, r, &r->start);
+    res->episodes = r->st.recorded;
     res->messages = r->rd.expected;
     res->elapsed_ns = r->rd.t_end - r->t0;
     res->end_ns = r->rd.t_end;
@@ -275,6 +309,24 @@ int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_
     res->error = rc ? rc : atomic_load_explicit(&r->err, memory_order_relaxed);
     free(r);
     return res->error;
+}
+
+int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                            uint64_t gap_ticks, int32_t writer_cpu, int32_t reader_cpu,
+                            pyq_bench_result_t *res)
+{
+    return adapter_run(a, h, n, burst, gap_ticks, 0, NULL, 0, writer_cpu, reader_cpu, res);
+}
+
+int pyq_bench_adapter_stream(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                             uint64_t backlog, pyq_twin_episode_t *episodes,
+                             uint32_t max_episodes, int32_t writer_cpu, int32_t reader_cpu,
+                             pyq_bench_result_t *res)
+{
+    if (!backlog)
+        return PYQ_EINVAL;
+    return adapter_run(a, h, n, burst, 0, backlog, episodes, max_episodes, writer_cpu,
+                       reader_cpu, res);
 }
 
 int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,

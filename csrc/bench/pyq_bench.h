@@ -16,6 +16,7 @@
 
 #include "pyqueue.h"
 #include "adapters/pyq_adapter.h"
+#include "adapters/pyq_twin.h"
 
 typedef struct pyq_bench_result {
     uint64_t messages;    /* delivered and verified in order */
@@ -32,6 +33,8 @@ typedef struct pyq_bench_result {
                              that delivered (a wait of any length counts once) */
     uint64_t full_runs;   /* the writer's waits for room: writes (bursts) that
                              found the queue full at least once (0 if not measured) */
+    uint32_t episodes;    /* streaming episode records filled (backlog runs only) */
+    uint32_t reserved;
 } pyq_bench_result_t;
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;
@@ -41,6 +44,13 @@ typedef struct pyq_bench_reader pyq_bench_reader_t;
  * @return 0 or the error (also in r->error). */
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
+
+/* Any thread.  The same in streaming episodes of `backlog` messages, as
+ * pyq_bench_adapter_stream() (up to max_episodes records into episodes).
+ * @return as pyq_bench_queue_throughput(); PYQ_EINVAL for backlog 0 or no room. */
+int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
+                           pyq_twin_episode_t *episodes, uint32_t max_episodes,
+                           int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
 
 /* Any thread.  Start a C reader thread (pinned to cpu) that consumes and checks
  * n messages of msg_size bytes from q, for a writer in another thread (Python).
@@ -84,6 +94,18 @@ int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, ui
 int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
                             uint64_t gap_ticks, int32_t writer_cpu, int32_t reader_cpu,
                             pyq_bench_result_t *r);
+
+/* Any thread.  The same flat out in streaming episodes (pyq_twin_episode_t, the
+ * twins' protocol): the reader is held while the writer writes `backlog`
+ * messages ahead of it (fewer when the queue fills first), then both run until
+ * the reader finds the queue empty, and again; up to max_episodes records go
+ * into episodes, after which the run goes on without holds.
+ * @return as pyq_bench_adapter_throughput(); PYQ_EINVAL also for backlog 0 or
+ * no room for episodes. */
+int pyq_bench_adapter_stream(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
+                             uint64_t backlog, pyq_twin_episode_t *episodes,
+                             uint32_t max_episodes, int32_t writer_cpu, int32_t reader_cpu,
+                             pyq_bench_result_t *r);
 
 /* Any thread (it becomes side A: pinned to cpu_a until re-pinned).  One 32-byte
  * message A -> B through queue ab (try_write + flush) and back through ba, both

@@ -195,3 +195,86 @@ def test_windows_with_episodes_classify_each_window_by_them():
     # Without the episode fields the same records fall back to the raw counts.
     old = rec[["reader_ns", "empty_polls", "writer_ns", "full_retries"]]
     assert br.classify_windows(br.window_deltas(old, w))["windows"][2] == br.MIXED
+
+
+# ---- streaming episodes (synthetic pyq_twin_episode_t records) ----------------------
+
+def _ep(go_ns, go_written, start_ns, start_read, end_ns, end_read, caught_up=1):
+    return dict(go_ns=go_ns, go_written=go_written, start_ns=start_ns, start_read=start_read,
+                end_ns=end_ns, end_read=end_read, caught_up=caught_up)
+
+
+def test_an_episode_measures_the_writer_from_release_to_the_catch_up():
+    # Backlog 10,000; the writer released at 1 ms with 10,000 written; the reader
+    # caught up 100 us later having read 30,000: the writer wrote 20,000 in 100 us.
+    (e,) = br.episode_intervals([_ep(1_000_000, 10_000, 1_000_200, 0, 1_100_000, 30_000)],
+                                messages=1_000_000, writer_end_ns=9_000_000)
+    assert e["writer_messages"] == 20_000 and e["writer_ns"] == 100_000
+    assert e["reader_messages"] == 30_000 and e["reader_ns"] == 99_800
+    assert e["caught_up"] and e["counted"]
+
+
+def test_an_episode_the_writer_finished_first_ends_at_the_writer_end():
+    # The reader never caught up (a writer faster than its reader): the writer's
+    # interval ends with its last message, the reader's at its last delivery.
+    (e,) = br.episode_intervals([_ep(0, 16_384, 100, 0, 5_000_000, 1_000_000, caught_up=0)],
+                                messages=1_000_000, writer_end_ns=4_000_000)
+    assert e["writer_messages"] == 1_000_000 - 16_384 and e["writer_ns"] == 4_000_000
+    assert e["reader_messages"] == 1_000_000 and not e["caught_up"]
+    # Caught up after the writer's end: the writer's part still stops at its end.
+    (e,) = br.episode_intervals([_ep(0, 16_384, 100, 0, 5_000_000, 1_000_000)],
+                                messages=1_000_000, writer_end_ns=4_000_000)
+    assert e["writer_ns"] == 4_000_000 and e["writer_messages"] == 1_000_000 - 16_384
+
+
+def test_episodes_streamed_give_the_median_writer_rate_and_a_stalled_one_moves_nothing():
+    # 20 episodes: writer 20,000 messages in 200 us each (100 M msg/s), reader
+    # 36,000 in 200 us; one writer lost its CPU 50 ms inside episode 7.
+    recs, t, w, r = [], 0, 0, 0
+    for i in range(20):
+        w += 16_000                            # the backlog, reader held
+        t += 160_000
+        span = 200_000 + (50_000_000 if i == 7 else 0)
+        recs.append(_ep(t, w, t, r, t + span, w + 20_000))
+        w += 20_000
+        r = w
+        t += span
+    st = br.classify_episodes(recs, messages=w, writer_end_ns=t + 1)
+    assert st["regime"] == br.STREAMING and st["counted"] == st["episodes"] == 20
+    assert st["mmsg_s"] == pytest.approx(100.0)
+    assert st["reader_mmsg_s"] == pytest.approx(180.0)
+    assert st["pooled_mmsg_s"] < 50         # the pooled figure would carry the stall
+    assert st["spread"]["min"] < 1.0 and st["spread"]["p50"] == pytest.approx(100.0)
+    assert st["messages"] == 20 * 20_000
+
+
+def test_a_reader_that_catches_up_at_once_chased():
+    # Each release drains in a few microseconds: the writer wrote a handful of
+    # messages meanwhile -- no interval long enough to count.
+    recs = [_ep(i * 1_000_000, 16_000 * (i + 1) + 10 * i, i * 1_000_000 + 100, 16_010 * i,
+                i * 1_000_000 + 1_500, 16_010 * (i + 1)) for i in range(50)]
+    st = br.classify_episodes(recs, messages=16_010 * 50, writer_end_ns=60_000_000)
+    assert st["regime"] == br.CHASING and st["counted"] == 0 and st["mmsg_s"] is None
+
+
+def test_too_few_streamed_messages_is_chasing_not_a_figure_from_noise():
+    n = br.STREAM_MIN_MESSAGES // 2
+    st = br.classify_episodes([_ep(0, 1000, 10, 0, 1_000_000, 1000 + n)], messages=10 ** 7,
+                              writer_end_ns=10 ** 9)
+    assert st["counted"] == 1 and st["regime"] == br.CHASING
+
+
+def test_episode_records_out_of_order_are_refused():
+    with pytest.raises(ValueError, match="out of order"):
+        br.episode_intervals([_ep(0, 10, 500, 0, 400, 20)], messages=100, writer_end_ns=10)
+    with pytest.raises(ValueError, match="out of order"):
+        br.episode_intervals([_ep(0, 10, 0, 0, 400, 200)], messages=100, writer_end_ns=10)
+
+
+def test_episodes_from_a_structured_array():
+    dt = np.dtype([(k, "u8") for k in ("go_ns", "go_written", "start_ns", "start_read",
+                                       "end_ns", "end_read")] + [("caught_up", "u4")])
+    recs = np.array([(0, 100, 10, 0, 1_000_010, 70_100, 1)], dt)
+    st = br.classify_episodes(recs, messages=1_000_000, writer_end_ns=2_000_000)
+    assert st["regime"] == br.STREAMING
+    assert st["mmsg_s"] == pytest.approx(70.0, rel=1e-3)

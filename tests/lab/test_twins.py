@@ -317,3 +317,73 @@ def test_twin_loops_inline_the_queue():
              for p in peers.PEERS if STATUS[p] == "built"]
     for path in libs:
         assert _calls_left(path) == [], path
+
+
+# --- streaming episodes (backlog runs) -------------------------------------------
+
+_EPISODE_CHILD = r"""
+import json, sys
+import pyqueue.peers as peers
+import pyqueue.lab.common.twins as twins
+W, R, N = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+out = {}
+for row in twins.bench_rows(twins.THROUGHPUT, peers.available()):
+    b = twins.stream_backlog(row)
+    runs = {"twin": twins.throughput(row, N, W, R, backlog=b, window=0)} if b else {}
+    if b and twins.THROUGHPUT[row].adapter:
+        runs["driver"] = twins.adapter_throughput(row, N, W, R, backlog=b)
+    out[row] = {"backlog": b, "runs": {k: {"messages": v["messages"], "stream": v["stream"]}
+                                       for k, v in runs.items()}}
+# A backlog beyond the queue: the writer releases the reader when the queue fills.
+for row in ("yardstick", "pyqueue"):
+    big = twins.stream_backlog(row) * 8
+    out[row + "_oversize"] = {"backlog": big, "runs": {
+        "twin": {"messages": twins.throughput(row, N, W, R, backlog=big, window=0)["messages"]},
+        "driver": {"messages": twins.adapter_throughput(row, N, W, R, backlog=big)["messages"]}}}
+print(json.dumps(out))
+"""
+
+
+def test_streaming_episodes_deliver_every_message_driver_and_twin_alike():
+    """Every throughput row, its driver and its twin, in backlog episodes: every
+    message arrives in order (the runs verify each), each run records episodes
+    the classification accepts, and a backlog larger than the queue cannot
+    deadlock the held reader.  In a subprocess: a protocol bug would hang."""
+    import json
+    import sys
+    p = subprocess.run([sys.executable, "-c", _EPISODE_CHILD, str(W), str(R), str(N)],
+                       capture_output=True, text=True, timeout=240, env=support.subprocess_env())
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout)
+    assert out["yardstick"]["backlog"] > 0
+    assert out["atomic_queue_optimist"]["backlog"] == 0 if "atomic_queue_optimist" in out else True
+    for row, r in out.items():
+        for who, run in r["runs"].items():
+            assert run["messages"] == N, (row, who)
+            st = run.get("stream")
+            if st is None:
+                continue
+            assert st["episodes"] >= 1 and 0 <= st["counted"] <= st["episodes"], (row, who)
+            assert st["regime"] in (bench_regime.STREAMING, bench_regime.CHASING), (row, who)
+            assert (st["mmsg_s"] is None) == (st["counted"] == 0), (row, who)
+
+
+def test_backlog_runs_refuse_a_pace_and_no_room():
+    with pytest.raises(ValueError, match="backlog"):
+        twins.throughput("yardstick", 1000, -1, -1, gap_ns=10, backlog=100)
+    with pytest.raises(ValueError, match="backlog"):
+        twins.adapter_throughput("yardstick", 1000, -1, -1, gap_ns=10, backlog=100)
+    r = ffi.new("pyq_bench_result_t *")
+    y = lib.pyq_bench_yardstick()
+    h = ffi.new("void **")
+    assert y.create(peers.params(32, 1024 * 32, adapter="yardstick"), h) == 0
+    try:
+        ep = ffi.new("pyq_twin_episode_t[]", 4)
+        assert lib.pyq_bench_adapter_stream(y, h[0], 10, 0, 0, ep, 4, -1, -1, r) == lib.PYQ_EINVAL
+        assert lib.pyq_bench_adapter_stream(y, h[0], 10, 0, 8, ffi.NULL, 4, -1, -1, r) == \
+            lib.PYQ_EINVAL
+        assert lib.pyq_bench_adapter_stream(y, h[0], 10_000, 0, 256, ep, 4, -1, -1, r) == 0
+        assert r.messages == 10_000 and 1 <= r.episodes <= 4
+        assert ep[0].go_written == 256 and ep[0].start_read == 0
+    finally:
+        y.destroy(h[0])

@@ -185,3 +185,83 @@ def classify_windows(windows, skip=0):
                           if g == r and "mmsg_s" in w]) for r in REGIMES}
     return {"regime": regime, "share": share, "windows": regimes, "spread": spread,
             "skipped": skip}
+
+
+# ---- streaming on purpose: episodes ------------------------------------------------
+#
+# A reader faster than its writer chases it from an empty queue for ever, so a
+# per-message row never streams by itself.  The streaming pass builds the regime
+# (pyq_twin_episode_t, csrc/adapters/pyq_twin.h): the writer fills a backlog
+# while the reader is held, releases it, and both run flat out until the
+# reader's first empty poll; then the reader is held again.  Inside an episode
+# the reader never found the queue empty, so both sides streamed with the writer
+# ahead, and the writer's rate there is what the pair streams at: the writer's
+# own pace when the reader keeps up, the reader's when the queue fills and the
+# writer waits for room.
+
+# An episode counts when the writer wrote at least this many messages over at
+# least this long in it (fewer: the reader caught up at once).
+EPISODE_MIN_MESSAGES = 64
+EPISODE_MIN_NS = 2_000
+# A run streamed when its counted episodes hold at least this many of the
+# writer's messages; otherwise the reader caught up at once every time: it chased.
+STREAM_MIN_MESSAGES = 1 << 16
+
+_EPISODE_FIELDS = ("go_ns", "go_written", "start_ns", "start_read", "end_ns", "end_read",
+                   "caught_up")
+
+
+def episode_intervals(records, messages, writer_end_ns):
+    """Each episode's streaming interval from its record (``pyq_twin_episode_t``
+    fields, a numpy structured array or dicts): ``messages`` is what the writer
+    wrote in the whole run and ``writer_end_ns`` when it had (CLOCK_MONOTONIC).
+    The writer's interval runs from its release to the reader's catch-up -- at
+    which the writer had written what the reader had read -- or to its own end
+    when that came first; the reader's from seeing the release to the catch-up.
+    Returns a list of dicts: writer_messages, writer_ns, reader_messages,
+    reader_ns, caught_up, counted (long enough to count, EPISODE_MIN_*)."""
+    messages = _count("messages", messages)
+    writer_end_ns = _count("writer_end_ns", writer_end_ns)
+    out = []
+    for rec in records:
+        e = {k: int(rec[k]) for k in _EPISODE_FIELDS}
+        if e["end_ns"] < e["start_ns"] or e["end_read"] < e["start_read"] or \
+                e["go_written"] > messages or e["end_read"] > messages:
+            raise ValueError("episode record out of order: %r" % (e,))
+        if e["caught_up"] and e["end_ns"] <= writer_end_ns:
+            w_end, w_count = e["end_ns"], max(e["end_read"], e["go_written"])
+        else:      # the writer finished inside the episode
+            w_end, w_count = writer_end_ns, messages
+        d = {"writer_messages": w_count - e["go_written"],
+             "writer_ns": max(0, w_end - e["go_ns"]),
+             "reader_messages": e["end_read"] - e["start_read"],
+             "reader_ns": e["end_ns"] - e["start_ns"], "caught_up": bool(e["caught_up"])}
+        d["counted"] = (d["writer_messages"] >= EPISODE_MIN_MESSAGES
+                        and d["writer_ns"] >= EPISODE_MIN_NS)
+        out.append(d)
+    return out
+
+
+def classify_episodes(records, messages, writer_end_ns):
+    """The streaming figure of a run made of episodes.  Returns a dict: regime
+    (STREAMING when the counted episodes hold at least STREAM_MIN_MESSAGES of
+    the writer's messages, else CHASING: the reader caught up at once), mmsg_s
+    (the median over counted episodes of the writer's rate in each, M msg/s: a
+    thread that lost its CPU for milliseconds inside one episode of ~0.1-1 ms
+    moves one episode, not the figure; None when none counted), reader_mmsg_s
+    (the same of the reader's drain rates), pooled_mmsg_s (the writer's messages
+    over its time, all counted episodes together), episodes, counted, messages
+    (the writer's in counted episodes) and spread (min / p10 / p50 / p90 / max of
+    the counted episodes' writer rates)."""
+    eps = episode_intervals(records, messages, writer_end_ns)
+    used = [e for e in eps if e["counted"]]
+    w_msgs = sum(e["writer_messages"] for e in used)
+    w_ns = sum(e["writer_ns"] for e in used)
+    writer = [e["writer_messages"] / e["writer_ns"] * 1e3 for e in used]
+    reader = [e["reader_messages"] / e["reader_ns"] * 1e3 for e in used if e["reader_ns"]]
+    return {"regime": STREAMING if w_msgs >= STREAM_MIN_MESSAGES else CHASING,
+            "mmsg_s": float(np.median(writer)) if writer else None,
+            "reader_mmsg_s": float(np.median(reader)) if reader else None,
+            "pooled_mmsg_s": w_msgs / w_ns * 1e3 if w_ns else None,
+            "episodes": len(eps), "counted": len(used), "messages": w_msgs,
+            "spread": _spread(writer)}

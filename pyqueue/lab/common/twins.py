@@ -20,7 +20,11 @@ empty polls, the writer's full retries and, for twins, one record per
 ``window`` messages, so streaming and chasing figures are never mixed.
 ``gap_ns`` > 0 paces the writer (a busy-wait after each message; the adapter
 rows through ``pyq_bench_adapter_paced``, the same wait in the driver's own
-writer loop) to put the reader in the chasing regime.
+writer loop) to put the reader in the chasing regime; ``backlog`` > 0 builds the
+streaming regime in episodes (the reader held while the writer gets that many
+messages ahead, then both flat out until the reader finds the queue empty; the
+adapter rows through ``pyq_bench_adapter_stream``, the twins through the same
+protocol), and the run's ``stream`` says how fast both sides streamed.
 
 The row names are the bench's; ``THROUGHPUT`` and ``ROUNDTRIP`` say which twin
 and which queue each one uses.  A peer whose library is not built is reported
@@ -234,6 +238,36 @@ class _Restore:
 _WINDOW_DTYPE = np.dtype([("reader_ns", "u8"), ("empty_polls", "u8"),
                           ("writer_ns", "u8"), ("full_retries", "u8"),
                           ("empty_runs", "u8"), ("full_runs", "u8")])
+_EPISODE_DTYPE = np.dtype([("go_ns", "u8"), ("go_written", "u8"), ("start_ns", "u8"),
+                           ("start_read", "u8"), ("end_ns", "u8"), ("end_read", "u8"),
+                           ("caught_up", "u4"), ("reserved", "u4")])
+# Share of a row's capacity the writer gets ahead of a held reader: a large
+# backlog (long episodes), safely short of full (pyqueue's capacity is an
+# estimate, and its direct writer waits for room inside the queue).
+BACKLOG_SHARE = 0.5
+MAX_EPISODES = 1 << 14
+
+
+class _Episodes:
+    """Room for the episode records of one backlog run (none when backlog is 0)."""
+
+    def __init__(self, messages, backlog):
+        self.backlog = validate.integer("backlog", backlog, 0, 2**62)
+        self.n = min(MAX_EPISODES, messages // self.backlog + 2) if self.backlog else 0
+        self.c = ffi.new("pyq_twin_episode_t[]", max(self.n, 1))
+
+    def records(self, count):
+        buf = ffi.buffer(self.c, max(self.n, 1) * _EPISODE_DTYPE.itemsize)
+        return np.frombuffer(buf, _EPISODE_DTYPE)[:min(count, self.n)].copy()
+
+
+def _stream(out, episodes, count, writer_end_ns):
+    """Add the run's streaming figure (regime.classify_episodes) to its result."""
+    if episodes.backlog:
+        recs = episodes.records(count)
+        out["backlog"] = episodes.backlog
+        out["stream"] = bench_regime.classify_episodes(recs, out["messages"], writer_end_ns)
+    return out
 
 
 def _tput_result(kind, row, r, n, gap, window, records=None):
@@ -266,14 +300,17 @@ def _rt_result(kind, row, samples_ns, touch):
 
 def throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1, budget_bytes=BUDGET,
                yardstick_slots=YARDSTICK_SLOTS, gap_ns=0, window=WINDOW, peer_dir=None,
-               **queue):
+               backlog=0, **queue):
     """Run the twin of throughput row ``row`` once: ``messages`` 32-byte messages
     from a writer pinned to writer_cpu to a reader pinned to reader_cpu, every
     sequence number checked.  ``queue`` overrides the row's pyqueue settings.
-    Returns a dict: mmsg_s, the counts, the regime, and per-window counts,
-    pace and regime (``window`` messages each, 0 for none)."""
+    ``backlog`` > 0 runs streaming episodes of that backlog (not with gap_ns).
+    Returns a dict: mmsg_s, the counts, the regime, per-window counts, pace and
+    regime (``window`` messages each, 0 for none) and, with a backlog,
+    ``stream`` (regime.classify_episodes)."""
     spec, tw = _lookup(row, THROUGHPUT, peer_dir)
     messages = validate.integer("messages", messages, 1, 2**62)
+    eps = _Episodes(messages, backlog)
     window = validate.integer("window", window, 0, 2**40)
     if window & (window - 1):
         raise ValueError("window must be a power of two (or 0), got %d" % window)
@@ -281,6 +318,9 @@ def throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1, budget_bytes
     p.queue = _params(spec, budget_bytes, yardstick_slots, queue)[0]
     p.messages, p.burst, p.window = messages, spec.burst, window
     p.gap_ticks = gap_ticks(gap_ns)
+    if eps.backlog and p.gap_ticks:
+        raise ValueError("backlog builds the streaming regime: it takes no gap_ns")
+    p.backlog, p.episodes, p.max_episodes = eps.backlog, eps.c, eps.n
     p.writer_cpu = validate.cpu("writer_cpu", writer_cpu)
     p.reader_cpu = validate.cpu("reader_cpu", reader_cpu)
     nwin = messages // window if window else 0
@@ -296,7 +336,7 @@ def throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1, budget_bytes
     out = _tput_result("twin", row, r, messages, int(p.gap_ticks), window, records)
     out["twin"], out["capacity"] = spec.twin, int(r.capacity)
     out["touch_after_write"] = touch_of(spec, p.queue)
-    return out
+    return _stream(out, eps, r.episodes, int(r.start_ns + r.writer_ns))
 
 
 def roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, peer_dir=None, **queue):
@@ -339,38 +379,77 @@ class _Handle:
 
 def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
                        budget_bytes=BUDGET, yardstick_slots=YARDSTICK_SLOTS, gap_ns=0,
-                       peer_dir=None, **queue):
+                       peer_dir=None, backlog=0, **queue):
     """Run bench row ``row`` once through the bench's own driver, on the same
     queue as its twin (built fresh and warmed the same way), and report the same
     counts and regime (no windows: the driver keeps totals only).  ``gap_ns``
-    paces the writer through ``pyq_bench_adapter_paced`` (adapter rows only)."""
+    paces the writer through ``pyq_bench_adapter_paced`` (adapter rows only);
+    ``backlog`` runs the twins' streaming episodes (``pyq_bench_adapter_stream``,
+    ``pyq_bench_queue_stream``)."""
     spec, _ = _lookup(row, THROUGHPUT, peer_dir)
     messages = validate.integer("messages", messages, 1, 2**62)
+    eps = _Episodes(messages, backlog)
     w, rd = validate.cpu("writer_cpu", writer_cpu), validate.cpu("reader_cpu", reader_cpu)
     params = _params(spec, budget_bytes, yardstick_slots, queue)
     gap = gap_ticks(gap_ns)
     r = ffi.new("pyq_bench_result_t *")
     if spec.adapter is None:
         raise ValueError("row %r has no adapter row (its twin stands alone)" % row)
+    if eps.backlog and gap:
+        raise ValueError("backlog builds the streaming regime: it takes no gap_ns")
     if spec.adapter == "direct":
         if gap:
             raise ValueError("gap_ns paces adapter rows only; %r is a loop of its own" % row)
         q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
         try:
-            check(lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r), row)
+            if eps.backlog:
+                rc = lib.pyq_bench_queue_stream(q.c_handle, messages, MSG, eps.backlog, eps.c,
+                                                eps.n, w, rd, r)
+            else:
+                rc = lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r)
+            check(rc, row)
         finally:
             q.close()
-        return dict(_tput_result("bench", row, r, messages, 0, 0),
-                    touch_after_write=touch_of(spec, params))
-    a = lib.pyq_bench_yardstick() if spec.adapter == "yardstick" else \
-        _peers.get(spec.adapter, peer_dir)
-    hq = _Handle(a, params)
-    try:
-        check(lib.pyq_bench_adapter_paced(hq.a, hq.h, messages, spec.burst, gap, w, rd, r), row)
+    else:
+        a = lib.pyq_bench_yardstick() if spec.adapter == "yardstick" else \
+            _peers.get(spec.adapter, peer_dir)
+        hq = _Handle(a, params)
+        try:
+            if eps.backlog:
+                rc = lib.pyq_bench_adapter_stream(hq.a, hq.h, messages, spec.burst, eps.backlog,
+                                                  eps.c, eps.n, w, rd, r)
+            else:
+                rc = lib.pyq_bench_adapter_paced(hq.a, hq.h, messages, spec.burst, gap, w, rd, r)
+            check(rc, row)
+        finally:
+            hq.close()
+    out = dict(_tput_result("bench", row, r, messages, gap, 0),
+               touch_after_write=touch_of(spec, params))
+    return _stream(out, eps, r.episodes, int(r.end_ns - r.elapsed_ns + r.writer_ns))
+
+
+def stream_backlog(row, budget_bytes=BUDGET, yardstick_slots=YARDSTICK_SLOTS, peer_dir=None,
+                   **queue):
+    """The backlog of row ``row``'s streaming episodes: BACKLOG_SHARE of what its
+    queue holds (the adapter's capacity(); pyqueue's rows ask the pyqueue
+    adapter about the same configuration), and 0 for a twin that waits inside
+    the library (its reader never finds the queue empty)."""
+    spec, tw = _lookup(row, THROUGHPUT, peer_dir)
+    if tw.flags & lib.PYQ_TWIN_BLOCKING:
+        return 0
+    if spec.queue == "yardstick":
+        a = lib.pyq_bench_yardstick()
+    else:
+        a = _peers.get(spec.adapter if spec.adapter not in (None, "direct") else
+                       ("pyqueue" if spec.queue in ("tiers", "stream") else spec.library),
+                       peer_dir)
+    h = ffi.new("void **")
+    check(a.create(_params(spec, budget_bytes, yardstick_slots, queue), h), "create")
+    try:               # no warm-up: capacity() is all it is built for
+        cap = int(a.capacity(h[0]))
     finally:
-        hq.close()
-    return dict(_tput_result("bench", row, r, messages, gap, 0),
-                touch_after_write=touch_of(spec, params))
+        a.destroy(h[0])
+    return max(1, int(cap * BACKLOG_SHARE))
 
 
 def adapter_roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, peer_dir=None,

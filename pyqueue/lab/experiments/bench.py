@@ -100,8 +100,12 @@ def add_group(kind, make):
 
 
 # A streaming slice runs n messages (20 M by default) or, for a row slower than
-# that, at least this long at its last rate.
-STREAM_SECONDS = 1.0
+# that, about this long at its last rate: under --fifo, shorter than the 950 ms
+# the kernel lets a real-time thread run without a break (_Fifo).
+STREAM_SECONDS = 0.5
+# Rest outside SCHED_FIFO after a stretch under it: this many times the share
+# the kernel's real-time throttle requires.
+REST_SHARE = 4.0
 RATE_PROBE = 1 << 20      # messages of the untimed run that first sizes a row's slices
 UNMEASURED = "unmeasured"  # the regime of a twin that waits inside the library
 PY_BATCH_MAX = 4_000_000  # py_batch's rows are built in memory (32 B each) beforehand
@@ -130,27 +134,68 @@ class _Pinned:
         os.sched_setaffinity(0, self.old)
 
 
+def _rt_throttle():
+    """(runtime, period) in seconds of the kernel's real-time throttle
+    (/proc/sys/kernel/sched_rt_*_us), or None where it is off or unreadable."""
+    try:
+        with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+            runtime = int(f.read())
+        with open("/proc/sys/kernel/sched_rt_period_us") as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return None if runtime < 0 or runtime >= period else (runtime / 1e6, period / 1e6)
+
+
 class _Fifo:
     """SCHED_FIFO at ``priority`` for the calling thread while one slice runs --
     the C threads it starts inherit it, and it is round trips' side A -- then its
     old policy again, so the interpreter is never real-time between slices.
-    priority 0: nothing changes."""
+    priority 0: nothing changes.
+
+    The kernel throttles real-time threads: once they have run ``runtime`` of a
+    ``period`` (950 ms of 1 s by default) on a CPU, they stop until the period
+    ends -- a 50 ms stall inside whichever run is going (it cost a paced
+    2 M-message slice a quarter of its figure, one slice in four).  So every
+    stretch under FIFO is followed by a rest outside it (``rest()`` between the
+    runs of a slice, and before the next stretch) REST_SHARE times what the
+    throttle allows for it (real time at most ~83 % of the time where the throttle
+    allows 95 %); no run lasts as long as a whole ``runtime`` (STREAM_SECONDS)."""
 
     def __init__(self, priority):
         self.priority = priority
+        self.throttle = _rt_throttle() if priority else None
+        self.rest_until = 0.0
+        self.t_in = None
+
+    def _rest_after(self, seconds):
+        if self.throttle:
+            runtime, period = self.throttle
+            self.rest_until = time.monotonic() + seconds * REST_SHARE * (period - runtime) / runtime
 
     def __enter__(self):
         if self.priority:
+            wait = self.rest_until - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
             self.old = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
             _cpu.set_fifo_self(self.priority)
+            self.t_in = time.monotonic()
 
     def __exit__(self, *exc):
         if self.priority:
             os.sched_setscheduler(0, self.old[0], os.sched_param(self.old[1]))
+            self._rest_after(time.monotonic() - self.t_in)
 
     def call(self, fn, *args):
         with self:
             return fn(*args)
+
+    def rest(self):
+        """Between two runs of one slice: leave FIFO, rest, take it again."""
+        if self.priority and self.t_in is not None:
+            self.__exit__(None, None, None)
+            self.__enter__()
 
 
 def probe_one_way_ns(cpu_a, cpu_b, trips=PROBE_TRIPS):
@@ -186,6 +231,24 @@ def _rates(reg):
 
 def _ratio(adapter, twin):
     return adapter / twin if twin else None
+
+
+def _figure(run):
+    """(M msg/s, regime) of one throughput run: with streaming episodes, the
+    writer's median rate inside them when they streamed (regime.classify_episodes),
+    else the run's own figure and the regime its episodes of waiting say."""
+    st = run.get("stream")
+    if st is not None:
+        if st["regime"] == _regime.STREAMING:
+            return st["mmsg_s"], _regime.STREAMING
+        return run["mmsg_s"], st["regime"]
+    return run["mmsg_s"], run["regime"]["regime"]
+
+
+def _stream_extra(st):
+    """What a slice keeps of a run's episodes."""
+    return {k: st[k] for k in ("regime", "mmsg_s", "reader_mmsg_s", "pooled_mmsg_s",
+                               "episodes", "counted", "messages", "spread")}
 
 
 class _AdapterQueue:
@@ -227,14 +290,16 @@ class BenchResult(ToPandas):
 class _Throughput:
     """The throughput rows (common/twins.py THROUGHPUT), each slice the bench's
     driver and then the row's inline twin on a queue of the same build, back to
-    back inside one pair of probes.  ``gap_ns`` 0 streams (the writer flat out);
-    > 0 paces both writers (chasing, on purpose).  Every slice carries the
+    back inside one pair of probes.  ``gap_ns`` 0 streams on purpose (episodes of a
+    backlog, twins.stream_backlog); > 0 paces both writers (chasing, on purpose).  Every slice carries the
     measured regime of both runs."""
 
     def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, status, peer_dir, base,
-                 gap_ns=0):
+                 gap_ns=0, fifo=None):
         self.n, self.wcpu, self.rcpu, self.slots = n, wcpu, rcpu, yard_slots
         self.budget, self.peer_dir, self.base, self.gap = budget_bytes, peer_dir, base, gap_ns
+        self.fifo = fifo or _Fifo(0)
+        self.backlog = {}          # row -> its streaming episodes' backlog (streaming pass)
         self.rows = twins.bench_rows(twins.THROUGHPUT, status)
         if gap_ns:
             self.rows = [r for r in self.rows if r not in twins.UNPACED]
@@ -263,10 +328,9 @@ class _Throughput:
             self.q.close()
 
     def messages(self, row):
-        """Messages of a slice of ``row``.  Streaming: ``n``, or fewer when that
-        would take over STREAM_SECONDS at the row's last rate (never under one
-        second's worth): a streaming figure has left start-up by 20 M messages or
-        1 s.  Chasing: always ``n``."""
+        """Messages of a slice of ``row``.  Streaming: ``n``, or fewer when ``n``
+        would take over STREAM_SECONDS at the row's last rate; its figure comes
+        from the episodes inside (each starts from a backlog: none is start-up).  Chasing: always ``n``."""
         if self.gap or row not in self.rate:
             return self.n
         want = int(self.rate[row] * 1e6 * STREAM_SECONDS)
@@ -295,45 +359,63 @@ class _Throughput:
                 "touch_after_write": bool(self.q.config.touch_after_write),
                 "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
         spec = twins.THROUGHPUT[name]
+        kw = self._kw(name)
+        if not self.gap:
+            # The streaming pass builds the regime on purpose: episodes of a backlog
+            # (twins.stream_backlog), driver and twin alike.
+            if name not in self.backlog:
+                self.backlog[name] = twins.stream_backlog(
+                    name, **{k: kw[k] for k in ("budget_bytes", "yardstick_slots", "peer_dir")},
+                    **_row_queue(spec, self.base))
+            kw["backlog"] = self.backlog[name]
         if not self.gap and name not in self.rate and self.n > RATE_PROBE:
             # Untimed: the row's rate, so that its slices can be sized in seconds.
-            self.rate[name] = twins.throughput(name, **self._kw(name, RATE_PROBE))["mmsg_s"]
-        n = self.messages(name)
+            self.rate[name] = twins.throughput(name, **dict(kw, messages=RATE_PROBE))["mmsg_s"]
+            self.fifo.rest()
+            kw["messages"] = self.messages(name)
+        n = kw["messages"]
         extra = {"gap_ns": self.gap, "messages": n}
         value = None
         if spec.adapter:
-            a = twins.adapter_throughput(name, **self._kw(name, n))
-            value = a["mmsg_s"]
+            a = twins.adapter_throughput(name, **kw)
+            value, reg = _figure(a)
             extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
-                         empty_polls=a["empty_polls"], regime=a["regime"]["regime"],
-                         rates=_rates(a["regime"]), touch_after_write=a["touch_after_write"])
+                         empty_polls=a["empty_polls"], regime=reg,
+                         rates=_rates(a["regime"]), touch_after_write=a["touch_after_write"],
+                         run_mmsg_s=a["mmsg_s"])
+            if "stream" in a:
+                extra.update(backlog=a["backlog"], stream=_stream_extra(a["stream"]))
             if a["writer_ns"]:
                 # The writer's own span and its full-queue retries: which side set the
                 # pace (the loops of bench.c keep no writer span).
                 extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
-        t = twins.throughput(name, **self._kw(name, n))
-        self.rate[name] = min(t["mmsg_s"], value or t["mmsg_s"])
-        # The twin's regime from the same evidence as the driver's: its totals of
-        # episodes.  (Its windows, kept as twin_window_share, split a slice whose
-        # threads lost their CPU now and then into "streaming" and "chasing"
-        # windows: on a loaded host 10-25 % of a chasing twin's windows, so a
-        # 90 %-of-windows rule filed it as mixed beside a chasing driver.)
-        t_reg = t["regime"]["regime"]
+            self.fifo.rest()
+        t = twins.throughput(name, **kw)
+        self.rate[name] = min(t["mmsg_s"], a["mmsg_s"] if value is not None else t["mmsg_s"])
+        t_value, t_reg = _figure(t)
+        # The twin's regime from the same evidence as the driver's: its episodes in
+        # the streaming pass, else its totals of catch-ups and waits.  (Its windows,
+        # kept as twin_window_share, split a slice whose threads lost their CPU now
+        # and then into "streaming" and "chasing" windows: on a loaded host 10-25 %
+        # of a chasing twin's windows, so a 90 %-of-windows rule filed it as mixed
+        # beside a chasing driver.)
         if self._blocking(name):
             # It waits inside the library's own push/pop: no empty poll or full
             # retry to count, so its regime is not measured (not "streaming").
             t_reg = UNMEASURED
-        extra.update(twin=t["twin"], twin_mmsg_s=t["mmsg_s"], twin_regime=t_reg,
+        extra.update(twin=t["twin"], twin_mmsg_s=t_value, twin_regime=t_reg,
                      twin_empty_polls=t["empty_polls"], twin_full_retries=t["full_retries"],
-                     twin_rates=_rates(t["regime"]),
+                     twin_rates=_rates(t["regime"]), twin_run_mmsg_s=t["mmsg_s"],
                      twin_window_share=t.get("window_regime", {}).get("share"),
                      twin_windows=[w.get("mmsg_s") for w in t.get("windows", [])])
+        if "stream" in t:
+            extra["twin_stream"] = _stream_extra(t["stream"])
         if value is None:          # a twin-only row: the twin is the figure
-            value = t["mmsg_s"]
+            value = t_value
             extra.update(regime=t_reg, touch_after_write=t["touch_after_write"],
                          twin_only=True)
         else:
-            extra["ratio"] = _ratio(value, t["mmsg_s"])
+            extra["ratio"] = _ratio(value, t_value)
         return value, extra
 
     def _blocking(self, row):
@@ -489,9 +571,9 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
 
     try:
         tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
-                         peers, peer_dir, base)
+                         peers, peer_dir, base, fifo=fifo)
         ch = _Throughput(chasing_messages, writer_cpu, reader_cpu, yardstick_slots,
-                         budget_bytes, peers, peer_dir, base, gap_ns=gap_ns)
+                         budget_bytes, peers, peer_dir, base, gap_ns=gap_ns, fifo=fifo)
         rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, peers, peer_dir, base)
         params["ring_floor_slots"] = rt.ring_floor_slots()
         params["unpaced"] = dict(twins.UNPACED)

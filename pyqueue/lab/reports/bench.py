@@ -8,6 +8,7 @@ import statistics
 from ... import peers as _peers
 from ..common import placement as pl
 from ..common import regime as _regime
+from ..common import twins as _twins
 from ..common.table import render
 
 # An adapter row and its inline twin, same slice and placement, must agree
@@ -292,7 +293,17 @@ def _tput_rows(summary):
                 yield reg, place, row, c
 
 
-_PASS_NAMES = {"throughput": "flat out", "chasing": "paced"}
+_PASS_NAMES = {"throughput": "episodes", "chasing": "paced"}
+
+# What the two passes measure, for both reports' legends.
+PASS_LEGEND = ("pass 'episodes' (streaming, on purpose): the reader is held while the writer "
+               "gets %g of the queue's capacity ahead, then both run flat out until the reader "
+               "first finds the queue empty, again and again; the figure is the median over "
+               "those episodes of the WRITER's rate inside them (the reader never found the "
+               "queue empty there: both streamed, the writer ahead), and a slice whose reader "
+               "caught up at once is tagged chasing with its whole-run figure; "
+               "pass 'paced' (chasing, on purpose): every writer paced to one message per gap, "
+               "the run's messages over its time" % _twins.BACKLOG_SHARE)
 
 
 def _passes(c):
@@ -400,10 +411,11 @@ def format_summary(summary, params):
              "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND "
              "after the slice; 'moved' slices are kept in the raw data but give no ratio."
              % params["split_ns"], _timer_note(params)]
-    lines += ["", "Streaming pass: %s messages a slice; chasing pass: %s messages a slice, "
-              "every writer paced to one message per %g ns.  Not paced: %s."
+    lines += ["", "Streaming pass: up to %s messages a slice in episodes; chasing pass: %s "
+              "messages a slice, every writer paced to one message per %g ns.  Not paced: %s."
               % (params.get("messages"), params.get("chasing_messages"), params.get("gap_ns", 0),
-                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items())))]
+                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items()))),
+              PASS_LEGEND + "."]
     lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
               "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n):",
               render(*_throughput_table(summary), notes=missing)]
@@ -430,8 +442,7 @@ def format_markdown(summary, params):
     out = ["**Throughput, 32-byte messages, M msg/s**, per measured regime and placement "
            "(never mixed): min / p50 / max over slices; ratio = p50 of the per-slice "
            "adapter/twin ratios (slices whose twin ran in the same regime); pass = the "
-           "pass the figures came from (flat out: the writer unpaced; paced: one message "
-           "per gap)", ""]
+           "pass the figures came from: " + PASS_LEGEND, ""]
     out += md(_throughput_table(summary),
               [[n, "", "", "", "", "not installed"] for n in sorted(missing)])
     out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices", ""]
