@@ -109,7 +109,13 @@ class _SideLock:
         self._side = side
 
     def acquire(self, blocking=True):
-        return self._side._own(blocking, False)
+        side = self._side
+        if side._pending_count():
+            # A C thread would start after them and they would never be read.
+            raise QueueError("the %s holds %d messages that iteration took from the queue; "
+                             "read them (poll()) before a C thread takes the side"
+                             % (side._name, side._pending_count()))
+        return side._own(blocking, False)
 
     def release(self):
         self._side._disown()
@@ -330,19 +336,31 @@ class Reader(_Side, _pyext.ReaderCore):
             raise ValueError("out rows are %d bytes; a message is at most %d bytes"
                              % (size, self._queue.max_message))
         buf = ffi.from_buffer(out, require_writable=True)
+        # Messages iteration took from the queue come first (DESIGN §5.3).
+        k = self._pending_into(int(ffi.cast("uintptr_t", buf)), n, size) \
+            if self._pending_count() else 0
+        if k < 0:
+            raise _wrong_size(-1 - k, size)
+        if k == n or self._pending_count():   # full, or a pending message of another size
+            return k
         with self._call() as ptr:
             start = _read(ptr)
             try:
-                got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
+                got = lib.pyq_reader_poll_fixed(ptr, buf + k * size, n - k, size)
             except BaseException as e:
-                e.filled = _read(ptr) - start   # rows C filled before the interrupt
+                e.filled = k + _read(ptr) - start   # rows filled before the interrupt
                 raise
             if got == lib.PYQ_ERANGE:
-                ln = lib.pyq_reader_next_len(ptr)
-                raise QueueError("the next message is %d bytes but poll_into(out) reads %d-byte "
-                                 "messages; it stays in the queue (read it with poll())"
-                                 % (ln, size), lib.PYQ_ERANGE)
-        return check(got, "poll_into")
+                if k:
+                    return k
+                raise _wrong_size(lib.pyq_reader_next_len(ptr), size)
+        return k + check(got, "poll_into")
+
+
+def _wrong_size(length, size):
+    return QueueError("the next message is %d bytes but poll_into(out) reads %d-byte messages; "
+                      "it stays in the queue (read it with poll())" % (length, size),
+                      lib.PYQ_ERANGE)
 
 
 # The keys of Queue.stats(): pyq_stats_t's fields.
@@ -614,7 +632,8 @@ class Queue:
         which the reader sees once it fills or on flush(); like queue.Queue's,
         the figure may be out of date when it is returned."""
         st = self._counts()
-        return int(st.messages_written - st.messages_read)
+        # Messages iteration took (Reader's pending ones) are not read yet.
+        return int(st.messages_written - st.messages_read) + self.reader._pending_count()
 
     def empty(self):
         """queue.Queue.empty: ``qsize() == 0``."""
