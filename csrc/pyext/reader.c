@@ -20,11 +20,11 @@
 
 typedef struct collect {
     pyext_side_t *side;
-    PyObject *list;  /* poll(n): where messages go */
     PyObject *one;   /* poll(1) / read: the message */
-    PyObject **arr;  /* iteration: the pending array being filled */
+    PyObject **arr;  /* iteration and poll(n): the array being filled */
     uint32_t n;      /* messages in arr */
     uint64_t bytes;  /* their payload bytes */
+    uint64_t stop;   /* a fill stops once it holds this many bytes */
     int owned;       /* this call owns the side (a wait, or a big copy) */
     int failed;      /* an exception is set */
 } collect_t;
@@ -76,19 +76,6 @@ static int take_one(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
-static int take_many(void *ctx, const void *msg, uint32_t len)
-{
-    collect_t *c = ctx;
-    PyObject *b = as_bytes(c, msg, len);
-    if (!b || PyList_Append(c->list, b) < 0) {
-        Py_XDECREF(b);
-        c->failed = 1;
-        return -1;
-    }
-    Py_DECREF(b);
-    return 0;
-}
-
 static int take_pending(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
@@ -99,7 +86,7 @@ static int take_pending(void *ctx, const void *msg, uint32_t len)
     }
     c->arr[c->n++] = b;
     c->bytes += len;
-    return c->bytes >= PYEXT_PENDING_BYTES; /* 1: enough for one fill, stop */
+    return c->bytes >= c->stop; /* 1: enough for one fill, stop */
 }
 
 /* Iteration's fill: what is visible, up to PYEXT_PENDING messages or about
@@ -122,6 +109,7 @@ static int64_t fill_pending(pyext_side_t *s, int owned)
     c.arr = s->pending;
     c.n = 0;
     c.bytes = 0;
+    c.stop = PYEXT_PENDING_BYTES;
     c.owned = owned;
     c.failed = 0;
     /* Off the side while filling: a big message is copied without the GIL,
@@ -399,76 +387,96 @@ static PyObject *reader_next(PyObject *self)
     return m;
 }
 
-/* poll(n) for n != 1: up to max messages (or, with no limit, at most the
- * count written-and-unread when the call began, so a faster writer cannot keep
- * it going) in chunks, Ctrl-C looked at between chunks. */
+/* Move arr[0 .. k) (references) to the end of *list, made on first use. */
+static int to_list(PyObject **list, PyObject **arr, uint32_t k)
+{
+    PyObject *part = PyList_New(k);
+    uint32_t i;
+    int rc = 0;
+
+    if (!part) {
+        for (i = 0; i < k; i++)
+            Py_DECREF(arr[i]);
+        return -1;
+    }
+    for (i = 0; i < k; i++)
+        PyList_SetItem(part, i, arr[i]); /* steals */
+    if (!*list) {
+        *list = part;
+        return 0;
+    }
+    rc = PyList_SetSlice(*list, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, part);
+    Py_DECREF(part);
+    return rc;
+}
+
+/* poll(n) for n != 1: iteration's pending messages, then up to max messages
+ * (or, with no limit, at most the count written-and-unread when the call
+ * began, so a faster writer cannot keep it going) in chunks of POLL_CHUNK,
+ * each collected into an array and turned into list items at once; Ctrl-C is
+ * looked at between chunks. */
 static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
 {
+    PyObject *arr[POLL_CHUNK], *list = NULL;
     collect_t c;
-    PyObject *list = PyList_New(0);
-    uint64_t done = 0;
+    uint64_t left;
+    int64_t n = 0;
 
-    if (!list)
-        return NULL;
-    if (!s->h) { /* PyList_New may collect garbage, and a finalizer may close */
-        Py_DECREF(list);
-        return pyext_side_closed(s);
-    }
-    /* Iteration's pending messages come first, in order. */
-    while (HAS_PENDING(s) && (unlimited || done < max)) {
-        PyObject *m = pending_take(s);
-        int bad = PyList_Append(list, m);
-        Py_DECREF(m);
-        done++;
-        if (bad < 0) {
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
-        }
-    }
+    c.side = s;
+    c.arr = arr;
+    c.n = 0;
+    c.bytes = 0;
+    c.stop = UINT64_MAX;
+    c.owned = 0;
+    c.failed = 0;
+    /* PYEXT_PENDING < POLL_CHUNK: every pending message fits. */
+    while (HAS_PENDING(s) && (unlimited || c.n < max))
+        arr[c.n++] = pending_take(s);
     if (unlimited) {
         /* The budget ends the call between chunks, never inside one: a chunk
          * that asks for more than is there also looks past the last message,
          * and so hands a drained block back to the writer at once. */
         pyq_stats_t st;
         pyext_core.queue_stats(s->h, &st);
-        max = done + (st.messages_written - st.messages_read);
-    } else if (done == max) {
-        if (PyErr_CheckSignals() < 0) {
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
-        }
-        return list;
+        left = st.messages_written - st.messages_read;
+    } else {
+        left = max - c.n;
     }
-    c.side = s;
-    c.list = list;
-    c.owned = 0;
-    c.failed = 0;
-    for (int first = 1; done < max || (unlimited && first); first = 0) {
-        uint64_t want = !unlimited && max - done < POLL_CHUNK ? max - done : POLL_CHUNK;
-        int64_t n = pyext_core.reader_poll(s->h, want, take_many, &c);
+    for (int first = 1; left > 0 || (unlimited && first); first = 0) {
+        uint64_t room = POLL_CHUNK - c.n;
+        uint64_t want = !unlimited && left < room ? left : room;
+        n = pyext_core.reader_poll(s->h, want, take_pending, &c);
         if (c.owned) {
             pyext_side_disown(s);
             c.owned = 0;
         }
-        if (c.failed || n < 0) {
-            if (!c.failed)
+        if (n > 0)
+            left = (uint64_t)n < left ? left - (uint64_t)n : 0;
+        if (to_list(&list, arr, c.n) < 0 || c.failed || n < 0) {
+            if (!PyErr_Occurred())
                 pyext_raise((int)n, "poll");
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
+            c.n = 0;
+            goto fail;
         }
-        done += (uint64_t)n;
-        if (PyErr_CheckSignals() < 0) {
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
-        }
+        c.n = 0;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
         if ((uint64_t)n < want || !s->h) /* drained, or a handler closed the queue */
             break;
     }
-    return list;
+    if (c.n) { /* only pending messages: the core was not asked */
+        if (to_list(&list, arr, c.n) < 0)
+            goto fail;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
+    }
+    return list ? list : PyList_New(0);
+fail:
+    if (list) {
+        pyext_attach_messages(list);
+        Py_DECREF(list);
+    }
+    return NULL;
 }
 
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
