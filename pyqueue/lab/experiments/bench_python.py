@@ -37,7 +37,7 @@ import numpy as np
 from ... import queue as _queue
 from ..._errors import VerificationError
 from ..._pyq import lib
-from ..common import twins
+from ..common import table, twins
 from . import bench as _bench
 
 LOCAL_CHUNK = 1024
@@ -247,16 +247,18 @@ def ratios(summary):
     return out
 
 
-def format_ratios(summary):
-    """The ratios as text lines, "met"/"missed" where a goal exists."""
-    lines = []
+def format_ratios(summary, markdown=False):
+    """The ratios as one table per placement (the one table formatter),
+    "met"/"missed" where a goal exists."""
+    blocks = []
     for place, rows in sorted(ratios(summary).items()):
-        lines.append("Python rows (%s), median over rounds:" % place)
-        for name, r, goal in rows:
-            verdict = "" if goal is None or r is None else (" met" if r >= goal else " missed")
-            lines.append("  %-50s %s%s" % (name, "-" if r is None else "%.2fx" % r,
-                                          "" if goal is None else " (goal >= %.1fx%s)" % (goal, verdict)))
-    return "\n".join(lines)
+        body = [[name, "-" if r is None else "%.2fx" % r,
+                 "" if goal is None else "goal >= %.1fx%s"
+                 % (goal, "" if r is None else (" met" if r >= goal else " missed"))]
+                for name, r, goal in rows]
+        blocks.append("Python rows (%s), median over rounds:\n" % place
+                      + table.render(["ratio", "measured", "goal"], body, markdown=markdown))
+    return "\n\n".join(blocks)
 
 
 def main(argv=None):
