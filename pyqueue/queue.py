@@ -69,7 +69,7 @@ def check_array(arr, name, writable=False, width=None):
     """A 2-D, C-contiguous uint8 ndarray (n, size), or a clear exception."""
     if not isinstance(arr, np.ndarray):
         raise TypeError("%s must be a numpy.ndarray, got %s" % (name, type(arr).__name__))
-    if arr.dtype != np.uint8:
+    if arr.dtype is not _UINT8 and arr.dtype != np.uint8:   # identity first: the cheap test
         raise ValueError("%s must have dtype uint8, got %s" % (name, arr.dtype))
     if arr.ndim != 2:
         raise ValueError("%s must be 2-D (n_messages, message_size), got shape %s" % (name, arr.shape))
@@ -83,6 +83,7 @@ def check_array(arr, name, writable=False, width=None):
     return arr
 
 
+_UINT8 = np.dtype(np.uint8)
 _BUILD = object()   # only Queue builds its sides
 
 
@@ -242,9 +243,9 @@ class _Side:
 class Writer(_Side, _pyext.WriterCore):
     """The producing side: ``q.writer``, the queue's one writer.
 
-    ``write``, ``try_write``, ``put`` and ``put_nowait`` are C methods
-    (pyqueue._pyext.WriterCore) that keep the GIL while the queue has room;
-    the rest are Python over cffi.  One thread per side: a call while another
+    ``write``, ``try_write``, ``put``, ``put_nowait`` and ``flush`` are C
+    methods (pyqueue._pyext.WriterCore) that keep the GIL while they need
+    not wait; the rest are Python over cffi.  One thread per side: a call while another
     thread's waiting call or a C thread owns the side raises QueueError."""
 
     __slots__ = ("_queue", "_lock_view")
@@ -269,23 +270,22 @@ class Writer(_Side, _pyext.WriterCore):
             return 0   # zero rows: nothing to write, whatever their width
         check_array(arr, "arr", width=self._queue.max_message)
         n, size = arr.shape
-        tns = _timeout_ns(timeout)
+        tns = None if timeout is None else _timeout_ns(timeout)
         buf = ffi.from_buffer(arr)
         err = ffi.new("int *")
         step = max(1, _BATCH_BYTES // max(size, 1))
         deadline = None if tns is None else time.monotonic_ns() + tns
         with self._call() as ptr:
-            # The count comes from C's own counter: a KeyboardInterrupt raised as
-            # a C call returns would lose a count kept in a Python variable.
-            start = _written(ptr)
+            # What an exception reports comes from C's own counter: a
+            # KeyboardInterrupt raised as a C call returns would lose a count
+            # kept in a Python variable.  Without one, the calls' results add up.
+            start = self._messages_written()
             try:
-                while True:
-                    done = _written(ptr) - start
-                    if done >= n:
-                        break
+                done = 0
+                while done < n:
                     left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
-                    lib.pyq_writer_write_batch(ptr, buf + done * size, min(step, n - done), size,
-                                               max(left, 0), err)
+                    done += lib.pyq_writer_write_batch(ptr, buf + done * size, min(step, n - done),
+                                                       size, max(left, 0), err)
                     if err[0] == 0 or (err[0] == lib.PYQ_EAGAIN and (deadline is None or left > 0)):
                         continue
                     check(err[0], "write_batch")
@@ -293,11 +293,6 @@ class Writer(_Side, _pyext.WriterCore):
                 e.written = _written(ptr) - start
                 raise
         return n
-
-    def flush(self):
-        """Publish every message written so far (with publish='max')."""
-        with self._call() as ptr:
-            check(lib.pyq_writer_flush(ptr), "flush")
 
     def detach(self):
         """End of stream: publish every message written so far and write no
@@ -344,7 +339,7 @@ class Reader(_Side, _pyext.ReaderCore):
         if k == n or self._pending_count():   # full, or a pending message of another size
             return k
         with self._call() as ptr:
-            start = _read(ptr)
+            start = self._messages_read()
             try:
                 got = lib.pyq_reader_poll_fixed(ptr, buf + k * size, n - k, size)
             except BaseException as e:

@@ -22,6 +22,7 @@
 typedef struct pyext_core {
     int (*writer_write)(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns);
     int (*writer_try_write)(pyq_queue_t *q, const void *data, uint32_t len);
+    int (*writer_flush)(pyq_queue_t *q);
     int64_t (*reader_poll)(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
@@ -117,6 +118,9 @@ int64_t pyext_now_ns(void);
  * out[i] = parameter i, or NULL when not given.  0, or -1 with TypeError. */
 int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                const char *const *names, int nreq, int nmax, PyObject **out);
+/* The side's own message counter (messages_written or messages_read) with
+ * the GIL held: what write_batch and poll_into count from. */
+PyObject *pyext_side_counter(pyext_side_t *s, int writer);
 /* Drop the reader's pending messages (close, fork, dealloc). */
 void pyext_side_drop_pending(pyext_side_t *s);
 /* Attach `messages` to the exception being raised as its .messages. */

@@ -567,6 +567,11 @@ static PyObject *reader_pending_into(PyObject *self, PyObject *const *args, Py_s
     return PyLong_FromUnsignedLongLong(k);
 }
 
+static PyObject *reader_read_count(PyObject *self, PyObject *unused)
+{
+    return pyext_side_counter((pyext_side_t *)self, 0);
+}
+
 static PyMethodDef reader_methods[] = {
     {"poll", (PyCFunction)(void (*)(void))reader_poll, METH_FASTCALL | METH_KEYWORDS,
      "poll($self, /, max_messages=None)\n--\n\n"
@@ -590,6 +595,8 @@ static PyMethodDef reader_methods[] = {
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"
      "(a queue.Empty) when none is there, EndOfStream once the writer has\n"
      "detached and every message was read."},
+    {"_messages_read", reader_read_count, METH_NOARGS,
+     "_messages_read() -> int: the queue's messages_read counter."},
     {"_pending_into", (PyCFunction)(void (*)(void))reader_pending_into, METH_FASTCALL,
      "_pending_into(address, n, size) -> int: poll_into's pending part (see Reader.poll_into)."},
     PYEXT_SIDE_METHODS,

@@ -247,6 +247,16 @@ PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+PyObject *pyext_side_counter(pyext_side_t *s, int writer)
+{
+    pyq_stats_t st;
+
+    if (!s->h)
+        return pyext_side_closed(s);
+    pyext_core.queue_stats(s->h, &st);
+    return PyLong_FromUnsignedLongLong(writer ? st.messages_written : st.messages_read);
+}
+
 void pyext_side_drop_pending(pyext_side_t *s)
 {
     PyObject **p = s->pending;

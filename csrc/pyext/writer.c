@@ -217,6 +217,26 @@ static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
     return do_write((pyext_side_t *)self, item, NULL, 0, "put_nowait");
 }
 
+static PyObject *writer_flush(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    int rc;
+
+    if (!s->h && pyext_side_need(s) < 0)
+        return NULL;
+    if (s->busy)
+        return pyext_side_in_use(s);
+    rc = pyext_core.writer_flush(s->h); /* wait-free: the GIL stays */
+    if (rc < 0)
+        return pyext_raise(rc, "flush");
+    Py_RETURN_NONE;
+}
+
+static PyObject *writer_written(PyObject *self, PyObject *unused)
+{
+    return pyext_side_counter((pyext_side_t *)self, 1);
+}
+
 static PyMethodDef writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))writer_write, METH_FASTCALL | METH_KEYWORDS,
      "write($self, data, timeout=None)\n--\n\n"
@@ -236,6 +256,12 @@ static PyMethodDef writer_methods[] = {
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
      "when the queue is full."},
+    {"flush", writer_flush, METH_NOARGS,
+     "flush($self, /)\n--\n\n"
+     "Publish every message written so far (with publish='max').  Wait-free:\n"
+     "it keeps the GIL."},
+    {"_messages_written", writer_written, METH_NOARGS,
+     "_messages_written() -> int: the queue's messages_written counter."},
     PYEXT_SIDE_METHODS,
     {NULL, NULL, 0, NULL},
 };
