@@ -309,8 +309,11 @@ class Reader(_Side, _pyext.ReaderCore):
     ``poll``, ``read``, ``get``, ``get_nowait`` and iteration are C methods
     (pyqueue._pyext.ReaderCore) that keep the GIL while a message is there;
     ``poll_into`` is Python over cffi.  Iterating yields every message, in
-    order, as bytes, until the writer has detached and all were read.  One
-    thread per side, as for the Writer."""
+    order, as bytes, until the writer has detached and all were read; it takes
+    everything visible in one C call and hands it out message by message, and
+    a loop left early leaves those messages to the next reader call (poll,
+    read, get, poll_into serve them first).  One thread per side, as for the
+    Writer."""
 
     __slots__ = ("_queue", "_lock_view")
     _name = "reader"
