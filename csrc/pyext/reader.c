@@ -325,19 +325,25 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     return NULL;
 }
 
+/* read() / get() without arguments, and get_nowait(): the hot path, else the
+ * general one (no limit, or no wait with nowait). */
+static PyObject *read_now_or_wait(pyext_side_t *s, int nowait)
+{
+    PyObject *m;
+    int got = fast_read(s, &m);
+    if (got)
+        return got < 0 ? NULL : deliver(m, 0);
+    return do_read(s, NULL, nowait, 0);
+}
+
 static PyObject *reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
     static const char *const names[] = {"timeout"};
     PyObject *a[1];
 
-    if (nargs == 0 && !kwnames) {
-        PyObject *m;
-        int got = fast_read((pyext_side_t *)self, &m);
-        if (got)
-            return got < 0 ? NULL : deliver(m, 0);
-        return do_read((pyext_side_t *)self, NULL, 0, 0);
-    }
+    if (nargs == 0 && !kwnames)
+        return read_now_or_wait((pyext_side_t *)self, 0);
     if (pyext_args("read", args, nargs, kwnames, names, 0, 1, a) < 0)
         return NULL;
     return do_read((pyext_side_t *)self, a[0], 0, 0);
@@ -350,13 +356,8 @@ static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *a[2];
     int block = 1;
 
-    if (nargs == 0 && !kwnames) {
-        PyObject *m;
-        int got = fast_read((pyext_side_t *)self, &m);
-        if (got)
-            return got < 0 ? NULL : deliver(m, 0);
-        return do_read((pyext_side_t *)self, NULL, 0, 0);
-    }
+    if (nargs == 0 && !kwnames)
+        return read_now_or_wait((pyext_side_t *)self, 0);
     if (pyext_args("get", args, nargs, kwnames, names, 0, 2, a) < 0)
         return NULL;
     if (a[0] && (block = PyObject_IsTrue(a[0])) < 0)
@@ -366,11 +367,7 @@ static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static PyObject *reader_get_nowait(PyObject *self, PyObject *unused)
 {
-    PyObject *m;
-    int got = fast_read((pyext_side_t *)self, &m);
-    if (got)
-        return got < 0 ? NULL : deliver(m, 0);
-    return do_read((pyext_side_t *)self, NULL, 1, 0);
+    return read_now_or_wait((pyext_side_t *)self, 1);
 }
 
 static PyObject *reader_iter(PyObject *self)
