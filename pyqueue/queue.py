@@ -69,7 +69,7 @@ def check_array(arr, name, writable=False, width=None):
     """A 2-D, C-contiguous uint8 ndarray (n, size), or a clear exception."""
     if not isinstance(arr, np.ndarray):
         raise TypeError("%s must be a numpy.ndarray, got %s" % (name, type(arr).__name__))
-    if arr.dtype != np.uint8:
+    if arr.dtype is not _UINT8 and arr.dtype != np.uint8:   # identity first: the cheap test
         raise ValueError("%s must have dtype uint8, got %s" % (name, arr.dtype))
     if arr.ndim != 2:
         raise ValueError("%s must be 2-D (n_messages, message_size), got shape %s" % (name, arr.shape))
@@ -83,6 +83,7 @@ def check_array(arr, name, writable=False, width=None):
     return arr
 
 
+_UINT8 = np.dtype(np.uint8)
 _BUILD = object()   # only Queue builds its sides
 
 
@@ -137,7 +138,13 @@ class _SideLock:
         self._side = side
 
     def acquire(self, blocking=True):
-        return self._side._own(blocking, False)
+        side = self._side
+        if side._pending_count():
+            # A C thread would start after them and they would never be read.
+            raise QueueError("the %s holds %d messages that iteration took from the queue; "
+                             "read them (poll()) before a C thread takes the side"
+                             % (side._name, side._pending_count()))
+        return side._own(blocking, False)
 
     def release(self):
         self._side._disown()
@@ -264,9 +271,9 @@ class _Side:
 class Writer(_Side, _pyext.WriterCore):
     """The producing side: ``q.writer``, the queue's one writer.
 
-    ``write``, ``try_write``, ``put`` and ``put_nowait`` are C methods
-    (pyqueue._pyext.WriterCore) that keep the GIL while the queue has room;
-    the rest are Python over cffi.  One thread per side: a call while another
+    ``write``, ``try_write``, ``put``, ``put_nowait`` and ``flush`` are C
+    methods (pyqueue._pyext.WriterCore) that keep the GIL while they need
+    not wait; the rest are Python over cffi.  One thread per side: a call while another
     thread's waiting call or a C thread owns the side raises QueueError."""
 
     __slots__ = ("_queue", "_lock_view")
@@ -291,23 +298,22 @@ class Writer(_Side, _pyext.WriterCore):
             return 0   # zero rows: nothing to write, whatever their width
         check_array(arr, "arr", width=self._queue.max_message)
         n, size = arr.shape
-        tns = _timeout_ns(timeout)
+        tns = None if timeout is None else _timeout_ns(timeout)
         buf = ffi.from_buffer(arr)
         err = ffi.new("int *")
         step = max(1, _BATCH_BYTES // max(size, 1))
         deadline = None if tns is None else time.monotonic_ns() + tns
         with self._call() as ptr:
-            # The count comes from C's own counter: a KeyboardInterrupt raised as
-            # a C call returns would lose a count kept in a Python variable.
-            start = _written(ptr)
+            # What an exception reports comes from C's own counter: a
+            # KeyboardInterrupt raised as a C call returns would lose a count
+            # kept in a Python variable.  Without one, the calls' results add up.
+            start = self._messages_written()
             try:
-                while True:
-                    done = _written(ptr) - start
-                    if done >= n:
-                        break
+                done = 0
+                while done < n:
                     left = _WAIT_SLICE_NS if deadline is None else min(_WAIT_SLICE_NS, deadline - time.monotonic_ns())
-                    lib.pyq_writer_write_batch(ptr, buf + done * size, min(step, n - done), size,
-                                               max(left, 0), err)
+                    done += lib.pyq_writer_write_batch(ptr, buf + done * size, min(step, n - done),
+                                                       size, max(left, 0), err)
                     if err[0] == 0 or (err[0] == lib.PYQ_EAGAIN and (deadline is None or left > 0)):
                         continue
                     check(err[0], "write_batch")
@@ -315,11 +321,6 @@ class Writer(_Side, _pyext.WriterCore):
                 e.written = _written(ptr) - start
                 raise
         return n
-
-    def flush(self):
-        """Publish every message written so far (with publish='max')."""
-        with self._call() as ptr:
-            check(lib.pyq_writer_flush(ptr), "flush")
 
     def detach(self):
         """End of stream: publish every message written so far and write no
@@ -336,8 +337,11 @@ class Reader(_Side, _pyext.ReaderCore):
     ``poll``, ``read``, ``get``, ``get_nowait`` and iteration are C methods
     (pyqueue._pyext.ReaderCore) that keep the GIL while a message is there;
     ``poll_into`` is Python over cffi.  Iterating yields every message, in
-    order, as bytes, until the writer has detached and all were read.  One
-    thread per side, as for the Writer."""
+    order, as bytes, until the writer has detached and all were read; it takes
+    everything visible in one C call and hands it out message by message, and
+    a loop left early leaves those messages to the next reader call (poll,
+    read, get, poll_into serve them first).  One thread per side, as for the
+    Writer."""
 
     __slots__ = ("_queue", "_lock_view")
     _name = "reader"
@@ -358,19 +362,31 @@ class Reader(_Side, _pyext.ReaderCore):
             raise ValueError("out rows are %d bytes; a message is at most %d bytes"
                              % (size, self._queue.max_message))
         buf = ffi.from_buffer(out, require_writable=True)
+        # Messages iteration took from the queue come first (DESIGN §5.3).
+        k = self._pending_into(int(ffi.cast("uintptr_t", buf)), n, size) \
+            if self._pending_count() else 0
+        if k < 0:
+            raise _wrong_size(-1 - k, size)
+        if k == n or self._pending_count():   # full, or a pending message of another size
+            return k
         with self._call() as ptr:
-            start = _read(ptr)
+            start = self._messages_read()
             try:
-                got = lib.pyq_reader_poll_fixed(ptr, buf, n, size)
+                got = lib.pyq_reader_poll_fixed(ptr, buf + k * size, n - k, size)
             except BaseException as e:
-                e.filled = _read(ptr) - start   # rows C filled before the interrupt
+                e.filled = k + _read(ptr) - start   # rows filled before the interrupt
                 raise
             if got == lib.PYQ_ERANGE:
-                ln = lib.pyq_reader_next_len(ptr)
-                raise QueueError("the next message is %d bytes but poll_into(out) reads %d-byte "
-                                 "messages; it stays in the queue (read it with poll())"
-                                 % (ln, size), lib.PYQ_ERANGE)
-        return check(got, "poll_into")
+                if k:
+                    return k
+                raise _wrong_size(lib.pyq_reader_next_len(ptr), size)
+        return k + check(got, "poll_into")
+
+
+def _wrong_size(length, size):
+    return QueueError("the next message is %d bytes but poll_into(out) reads %d-byte messages; "
+                      "it stays in the queue (read it with poll())" % (length, size),
+                      lib.PYQ_ERANGE)
 
 
 # The keys of Queue.stats(): pyq_stats_t's fields.
@@ -642,7 +658,8 @@ class Queue:
         which the reader sees once it fills or on flush(); like queue.Queue's,
         the figure may be out of date when it is returned."""
         st = self._counts()
-        return int(st.messages_written - st.messages_read)
+        # Messages iteration took (Reader's pending ones) are not read yet.
+        return int(st.messages_written - st.messages_read) + self.reader._pending_count()
 
     def empty(self):
         """queue.Queue.empty: ``qsize() == 0``."""

@@ -6,6 +6,8 @@
 #include "pyext/pyext_pvt.h"
 
 pyext_core_t pyext_core;
+Py_ssize_t pyext_bytes_data;
+PyObject *pyext_one;
 PyObject *pyext_error_for, *pyext_timeout_ns, *pyext_max_messages;
 PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_EndOfStream;
 
@@ -16,6 +18,7 @@ static const struct {
 } CORE[] = {
     {"pyq_writer_write", (void **)&pyext_core.writer_write},
     {"pyq_writer_try_write", (void **)&pyext_core.writer_try_write},
+    {"pyq_writer_flush", (void **)&pyext_core.writer_flush},
     {"pyq_reader_poll", (void **)&pyext_core.reader_poll},
     {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
     {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
@@ -91,6 +94,25 @@ static struct PyModuleDef module_def = {
     .m_methods = module_methods,
 };
 
+/* The offset of a bytes object's data, the same for two objects of different
+ * sizes (a fixed header, then the data), or 0: use PyBytes_AsString. */
+static Py_ssize_t bytes_data_offset(void)
+{
+    PyObject *a = PyBytes_FromStringAndSize("pyqueue", 7);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, 1000);
+    Py_ssize_t off = 0;
+
+    if (a && b) {
+        Py_ssize_t oa = PyBytes_AsString(a) - (char *)a, ob = PyBytes_AsString(b) - (char *)b;
+        if (oa == ob && oa > 0 && Py_SIZE(a) == 7 && Py_SIZE(b) == 1000)
+            off = oa;
+    }
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    PyErr_Clear();
+    return off;
+}
+
 PyMODINIT_FUNC PyInit__pyext(void)
 {
     PyObject *m = PyModule_Create(&module_def), *names;
@@ -99,6 +121,9 @@ PyMODINIT_FUNC PyInit__pyext(void)
 
     if (!m)
         return NULL;
+    pyext_bytes_data = bytes_data_offset();
+    if (!pyext_one && !(pyext_one = PyLong_FromLong(1)))
+        goto fail;
     names = PyTuple_New(N_CORE);
     if (!names)
         goto fail;

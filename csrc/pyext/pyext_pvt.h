@@ -22,6 +22,7 @@
 typedef struct pyext_core {
     int (*writer_write)(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns);
     int (*writer_try_write)(pyq_queue_t *q, const void *data, uint32_t len);
+    int (*writer_flush)(pyq_queue_t *q);
     int64_t (*reader_poll)(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
@@ -39,6 +40,32 @@ extern PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_E
 #define PYEXT_SLICE_NS 50000000LL
 /* A message at least this long is copied with the GIL released. */
 #define PYEXT_GIL_COPY 16384u
+/* Iteration takes up to this many visible messages (and this many bytes) per
+ * core call into the reader's pending array (DESIGN §5.3). */
+#define PYEXT_PENDING 512u
+#define PYEXT_PENDING_BYTES (256u << 10)
+
+#if defined(__GNUC__)
+#define PYEXT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PYEXT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define PYEXT_LIKELY(x) (x)
+#define PYEXT_UNLIKELY(x) (x)
+#endif
+
+/* Where a bytes object's data start, measured on live objects at module init
+ * (the limited API has no PyBytes_AS_STRING); 0 when the two samples did not
+ * agree, and PyBytes_AsString is called instead. */
+extern Py_ssize_t pyext_bytes_data;
+/* The int 1, for poll(1)'s identity test (a small int: one object). */
+extern PyObject *pyext_one;
+
+/* An exact bytes object's data pointer: the hot path's inline read. */
+static inline const char *pyext_bytes_ptr(PyObject *b)
+{
+    return PYEXT_LIKELY(pyext_bytes_data) ? (const char *)b + pyext_bytes_data
+                                          : PyBytes_AsString(b);
+}
 
 /*
  * One side (writer or reader) of a queue.  Every field is read and written
@@ -56,6 +83,11 @@ typedef struct pyext_side {
     unsigned long owner;       /* thread of the call that owns the side; 0: not a call */
     PyThread_type_lock lock;   /* held exactly while busy: what close() waits on */
     uint32_t max_message;
+    /* Reader only: messages iteration took from the queue and no call has
+     * returned yet, pending[pending_at .. pending_n); every reader call serves
+     * them first, so they are delivered once and in order. */
+    PyObject **pending;
+    uint32_t pending_at, pending_n;
 } pyext_side_t;
 
 /* Own the side (1), or find it busy (0), or fail with an exception (-1:
@@ -86,6 +118,11 @@ int64_t pyext_now_ns(void);
  * out[i] = parameter i, or NULL when not given.  0, or -1 with TypeError. */
 int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                const char *const *names, int nreq, int nmax, PyObject **out);
+/* The side's own message counter (messages_written or messages_read) with
+ * the GIL held: what write_batch and poll_into count from. */
+PyObject *pyext_side_counter(pyext_side_t *s, int writer);
+/* Drop the reader's pending messages (close, fork, dealloc). */
+void pyext_side_drop_pending(pyext_side_t *s);
 /* Attach `messages` to the exception being raised as its .messages. */
 void pyext_attach_messages(PyObject *messages);
 
@@ -99,6 +136,7 @@ PyObject *pyext_side_disown_py(PyObject *self, PyObject *unused);
 PyObject *pyext_side_owned_here(PyObject *self, PyObject *unused);
 PyObject *pyext_side_is_closed(PyObject *self, PyObject *unused);
 PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused);
+PyObject *pyext_side_pending_count(PyObject *self, PyObject *unused);
 void pyext_side_dealloc(PyObject *self);
 
 #define PYEXT_SIDE_METHODS \
@@ -116,7 +154,9 @@ void pyext_side_dealloc(PyObject *self);
     {"_owned_here", pyext_side_owned_here, METH_NOARGS, \
      "_owned_here() -> bool: a call of this thread owns the side."}, \
     {"_is_closed", pyext_side_is_closed, METH_NOARGS, "_is_closed() -> bool: no handle."}, \
-    {"_is_busy", pyext_side_is_busy, METH_NOARGS, "_is_busy() -> bool: an owner holds the side."}
+    {"_is_busy", pyext_side_is_busy, METH_NOARGS, "_is_busy() -> bool: an owner holds the side."}, \
+    {"_pending_count", pyext_side_pending_count, METH_NOARGS, \
+     "_pending_count() -> int: messages iteration took and no call returned yet."}
 
 /* The two types, made from their specs at module init. */
 extern PyType_Spec pyext_writer_spec, pyext_reader_spec;

@@ -3,6 +3,9 @@
  * get, get_nowait and iteration.  Messages go from the block straight into new
  * bytes objects (pyq_reader_poll's callback), with the GIL held; a read that
  * must wait owns the side and waits in C without the GIL, in slices.
+ * Iteration takes everything visible (up to PYEXT_PENDING) in one core call
+ * into the side's pending array and hands it out one by one; every other
+ * reader call serves the pending messages first.
  *
  * Nothing consumed is dropped: pending signal handlers run before a call
  * returns (PyErr_CheckSignals), and if one raises, what the call consumed
@@ -17,11 +20,25 @@
 
 typedef struct collect {
     pyext_side_t *side;
-    PyObject *list; /* poll(n): where messages go */
-    PyObject *one;  /* poll(1) / read: the message */
-    int owned;      /* this call owns the side (a wait, or a big copy) */
-    int failed;     /* an exception is set */
+    PyObject *one;   /* poll(1) / read: the message */
+    PyObject **arr;  /* iteration and poll(n): the array being filled */
+    uint32_t n;      /* messages in arr */
+    uint64_t bytes;  /* their payload bytes */
+    uint64_t stop;   /* a fill stops once it holds this many bytes */
+    int owned;       /* this call owns the side (a wait, or a big copy) */
+    int failed;      /* an exception is set */
 } collect_t;
+
+#define HAS_PENDING(s) ((s)->pending_at < (s)->pending_n)
+
+/* The next pending message (the reference moves to the caller). */
+static inline PyObject *pending_take(pyext_side_t *s)
+{
+    PyObject *m = s->pending[s->pending_at++];
+    if (s->pending_at == s->pending_n)
+        s->pending_at = s->pending_n = 0;
+    return m;
+}
 
 /* One message as bytes; a big one copied without the GIL, the side owned. */
 static PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
@@ -59,17 +76,60 @@ static int take_one(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
-static int take_many(void *ctx, const void *msg, uint32_t len)
+static int take_pending(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
     PyObject *b = as_bytes(c, msg, len);
-    if (!b || PyList_Append(c->list, b) < 0) {
-        Py_XDECREF(b);
+    if (!b) {
         c->failed = 1;
         return -1;
     }
-    Py_DECREF(b);
-    return 0;
+    c->arr[c->n++] = b;
+    c->bytes += len;
+    return c->bytes >= c->stop; /* 1: enough for one fill, stop */
+}
+
+/* Iteration's fill: what is visible, up to PYEXT_PENDING messages or about
+ * PYEXT_PENDING_BYTES, into the (empty) pending array, in one core call.  The
+ * count (0: nothing visible), or -1 with an exception (what was taken stays
+ * pending). */
+static int64_t fill_pending(pyext_side_t *s, int owned)
+{
+    collect_t c;
+    int64_t n;
+
+    if (!s->pending) {
+        s->pending = PyMem_Malloc(PYEXT_PENDING * sizeof(PyObject *));
+        if (!s->pending) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    c.side = s;
+    c.arr = s->pending;
+    c.n = 0;
+    c.bytes = 0;
+    c.stop = PYEXT_PENDING_BYTES;
+    c.owned = owned;
+    c.failed = 0;
+    /* Off the side while filling: a big message is copied without the GIL,
+     * and close() (which drops pending) must not free the array meanwhile. */
+    s->pending = NULL;
+    n = pyext_core.reader_poll(s->h, PYEXT_PENDING, take_pending, &c);
+    if (c.owned && !owned)
+        pyext_side_disown(s);
+    s->pending = c.arr;
+    s->pending_at = 0;
+    s->pending_n = c.n;
+    if (!s->h) /* a big copy let close() run: what nobody read is discarded */
+        pyext_side_drop_pending(s);
+    if (c.failed)
+        return -1; /* MemoryError for a message's bytes */
+    if (n < 0) {
+        pyext_raise((int)n, "poll");
+        return -1;
+    }
+    return n;
 }
 
 /* The next visible message into c->one (1), nothing visible (0), or -1. */
@@ -91,6 +151,37 @@ static int poll_one(pyext_side_t *s, collect_t *c, int owned)
         return -1;
     }
     return n == 1;
+}
+
+/* Every one-message read's hot path: a bound side nobody owns, nothing
+ * pending, a message visible.  1 with *msg, 0 when nothing was consumed (take
+ * the general path, which words every refusal and waits), -1 with an
+ * exception. */
+static inline int fast_read(pyext_side_t *s, PyObject **msg)
+{
+    collect_t c;
+    int64_t n;
+
+    if (PYEXT_UNLIKELY(!s->h || s->busy || HAS_PENDING(s)))
+        return 0;
+    c.side = s;
+    c.one = NULL;
+    c.owned = 0;
+    c.failed = 0;
+    n = pyext_core.reader_poll(s->h, 1, take_one, &c);
+    if (PYEXT_UNLIKELY(c.owned))
+        pyext_side_disown(s);
+    if (PYEXT_LIKELY(n == 1)) {
+        *msg = c.one;
+        return 1;
+    }
+    if (c.failed)
+        return -1;
+    if (n < 0) {
+        pyext_raise((int)n, "poll");
+        return -1;
+    }
+    return 0;
 }
 
 /* Hand a consumed message over: run pending signal handlers first, so a
@@ -123,7 +214,7 @@ static PyObject *deliver(PyObject *msg, int as_list)
 
 /* read()'s wait: own the side, wait in slices without the GIL, take the
  * message.  timeout_ns -1 = no limit. */
-static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeout)
+static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeout, int fill)
 {
     pyq_queue_t *h = s->h;
     int64_t deadline = timeout_ns < 0 ? 0 : pyext_now_ns() + timeout_ns;
@@ -158,7 +249,15 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
             pyext_side_disown(s);
             return pyext_side_end_of_stream(s);
         }
-        if (rc == 1) {
+        if (rc == 1 && fill) { /* iteration: take everything visible */
+            int64_t k = fill_pending(s, 1);
+            if (k != 0) {
+                pyext_side_disown(s);
+                if (k < 0)
+                    return NULL;
+                return HAS_PENDING(s) ? deliver(pending_take(s), 0) : pyext_side_closed(s);
+            }
+        } else if (rc == 1) {
             got = poll_one(s, &c, 1);
             if (got != 0) {
                 pyext_side_disown(s);
@@ -177,8 +276,9 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
     }
 }
 
-/* read(timeout) and its spellings get / get_nowait / iteration. */
-static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait)
+/* read(timeout) and its spellings get / get_nowait; with fill, iteration
+ * (which takes everything visible into the pending array). */
+static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fill)
 {
     int64_t tns = -1;
     collect_t c;
@@ -188,15 +288,25 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait)
         tns = 0;
     else if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
         return NULL;
-    if (!s->h && pyext_side_need(s) < 0)
+    if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         return NULL;
-    if (s->busy)
+    if (PYEXT_UNLIKELY(s->busy))
         return pyext_side_in_use(s);
-    got = poll_one(s, &c, 0);
-    if (got)
-        return got < 0 ? NULL : deliver(c.one, 0);
+    if (HAS_PENDING(s))
+        return deliver(pending_take(s), 0);
+    if (fill) {
+        int64_t k = fill_pending(s, 0);
+        if (k < 0)
+            return NULL;
+        if (k > 0)
+            return HAS_PENDING(s) ? deliver(pending_take(s), 0) : pyext_side_closed(s);
+    } else {
+        got = poll_one(s, &c, 0);
+        if (got)
+            return got < 0 ? NULL : deliver(c.one, 0);
+    }
     if (tns != 0)
-        return read_wait(s, tns, timeout ? timeout : Py_None);
+        return read_wait(s, tns, timeout ? timeout : Py_None, fill);
     /* Nothing there and no time to wait: one look tells empty from ended. */
     rc = pyext_core.reader_wait(s->h, 0);
     if (rc == 0)
@@ -215,6 +325,17 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait)
     return NULL;
 }
 
+/* read() / get() without arguments, and get_nowait(): the hot path, else the
+ * general one (no limit, or no wait with nowait). */
+static PyObject *read_now_or_wait(pyext_side_t *s, int nowait)
+{
+    PyObject *m;
+    int got = fast_read(s, &m);
+    if (got)
+        return got < 0 ? NULL : deliver(m, 0);
+    return do_read(s, NULL, nowait, 0);
+}
+
 static PyObject *reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
@@ -222,10 +343,10 @@ static PyObject *reader_read(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *a[1];
 
     if (nargs == 0 && !kwnames)
-        return do_read((pyext_side_t *)self, NULL, 0);
+        return read_now_or_wait((pyext_side_t *)self, 0);
     if (pyext_args("read", args, nargs, kwnames, names, 0, 1, a) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, a[0], 0);
+    return do_read((pyext_side_t *)self, a[0], 0, 0);
 }
 
 static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -235,16 +356,18 @@ static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *a[2];
     int block = 1;
 
+    if (nargs == 0 && !kwnames)
+        return read_now_or_wait((pyext_side_t *)self, 0);
     if (pyext_args("get", args, nargs, kwnames, names, 0, 2, a) < 0)
         return NULL;
     if (a[0] && (block = PyObject_IsTrue(a[0])) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, block ? a[1] : NULL, !block);
+    return do_read((pyext_side_t *)self, block ? a[1] : NULL, !block, 0);
 }
 
 static PyObject *reader_get_nowait(PyObject *self, PyObject *unused)
 {
-    return do_read((pyext_side_t *)self, NULL, 1);
+    return read_now_or_wait((pyext_side_t *)self, 1);
 }
 
 static PyObject *reader_iter(PyObject *self)
@@ -255,63 +378,102 @@ static PyObject *reader_iter(PyObject *self)
 
 static PyObject *reader_next(PyObject *self)
 {
-    PyObject *m = do_read((pyext_side_t *)self, NULL, 0);
+    PyObject *m = do_read((pyext_side_t *)self, NULL, 0, 1);
     if (!m && PyErr_ExceptionMatches(pyext_EndOfStream))
         PyErr_Clear(); /* the end of the loop: StopIteration */
     return m;
 }
 
-/* poll(n) for n != 1: up to max messages (or, with no limit, at most the
- * count written-and-unread when the call began, so a faster writer cannot keep
- * it going) in chunks, Ctrl-C looked at between chunks. */
+/* Move arr[0 .. k) (references) to the end of *list, made on first use. */
+static int to_list(PyObject **list, PyObject **arr, uint32_t k)
+{
+    PyObject *part = PyList_New(k);
+    uint32_t i;
+    int rc = 0;
+
+    if (!part) {
+        for (i = 0; i < k; i++)
+            Py_DECREF(arr[i]);
+        return -1;
+    }
+    for (i = 0; i < k; i++)
+        PyList_SetItem(part, i, arr[i]); /* steals */
+    if (!*list) {
+        *list = part;
+        return 0;
+    }
+    rc = PyList_SetSlice(*list, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, part);
+    Py_DECREF(part);
+    return rc;
+}
+
+/* poll(n) for n != 1: iteration's pending messages, then up to max messages
+ * (or, with no limit, at most the count written-and-unread when the call
+ * began, so a faster writer cannot keep it going) in chunks of POLL_CHUNK,
+ * each collected into an array and turned into list items at once; Ctrl-C is
+ * looked at between chunks. */
 static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
 {
+    PyObject *arr[POLL_CHUNK], *list = NULL;
     collect_t c;
-    PyObject *list = PyList_New(0);
-    uint64_t done = 0;
+    uint64_t left;
+    int64_t n = 0;
 
-    if (!list)
-        return NULL;
-    if (!s->h) { /* PyList_New may collect garbage, and a finalizer may close */
-        Py_DECREF(list);
-        return pyext_side_closed(s);
-    }
+    c.side = s;
+    c.arr = arr;
+    c.n = 0;
+    c.bytes = 0;
+    c.stop = UINT64_MAX;
+    c.owned = 0;
+    c.failed = 0;
+    /* PYEXT_PENDING < POLL_CHUNK: every pending message fits. */
+    while (HAS_PENDING(s) && (unlimited || c.n < max))
+        arr[c.n++] = pending_take(s);
     if (unlimited) {
         /* The budget ends the call between chunks, never inside one: a chunk
          * that asks for more than is there also looks past the last message,
          * and so hands a drained block back to the writer at once. */
         pyq_stats_t st;
         pyext_core.queue_stats(s->h, &st);
-        max = st.messages_written - st.messages_read;
+        left = st.messages_written - st.messages_read;
+    } else {
+        left = max - c.n;
     }
-    c.side = s;
-    c.list = list;
-    c.owned = 0;
-    c.failed = 0;
-    for (int first = 1; done < max || (unlimited && first); first = 0) {
-        uint64_t want = !unlimited && max - done < POLL_CHUNK ? max - done : POLL_CHUNK;
-        int64_t n = pyext_core.reader_poll(s->h, want, take_many, &c);
+    for (int first = 1; left > 0 || (unlimited && first); first = 0) {
+        uint64_t room = POLL_CHUNK - c.n;
+        uint64_t want = !unlimited && left < room ? left : room;
+        n = pyext_core.reader_poll(s->h, want, take_pending, &c);
         if (c.owned) {
             pyext_side_disown(s);
             c.owned = 0;
         }
-        if (c.failed || n < 0) {
-            if (!c.failed)
+        if (n > 0)
+            left = (uint64_t)n < left ? left - (uint64_t)n : 0;
+        if (to_list(&list, arr, c.n) < 0 || c.failed || n < 0) {
+            if (!PyErr_Occurred())
                 pyext_raise((int)n, "poll");
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
+            c.n = 0;
+            goto fail;
         }
-        done += (uint64_t)n;
-        if (PyErr_CheckSignals() < 0) {
-            pyext_attach_messages(list);
-            Py_DECREF(list);
-            return NULL;
-        }
+        c.n = 0;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
         if ((uint64_t)n < want || !s->h) /* drained, or a handler closed the queue */
             break;
     }
-    return list;
+    if (c.n) { /* only pending messages: the core was not asked */
+        if (to_list(&list, arr, c.n) < 0)
+            goto fail;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
+    }
+    return list ? list : PyList_New(0);
+fail:
+    if (list) {
+        pyext_attach_messages(list);
+        Py_DECREF(list);
+    }
+    return NULL;
 }
 
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -323,9 +485,15 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
     unsigned long long max = 0;
     int unlimited;
 
-    if (nargs == 1 && !kwnames)
+    if (nargs == 1 && !kwnames) {
         a[0] = args[0];
-    else if (pyext_args("poll", args, nargs, kwnames, names, 0, 1, a) < 0)
+        if (a[0] == pyext_one) { /* poll(1): the per-message path */
+            PyObject *m;
+            int got = fast_read(s, &m);
+            if (got)
+                return got < 0 ? NULL : deliver(m, 1);
+        }
+    } else if (pyext_args("poll", args, nargs, kwnames, names, 0, 1, a) < 0)
         return NULL;
     lim = a[0];
     unlimited = lim == NULL || lim == Py_None;
@@ -344,18 +512,61 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
                 return NULL;
         }
     }
-    if (!s->h && pyext_side_need(s) < 0)
+    if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         return NULL;
-    if (s->busy)
+    if (PYEXT_UNLIKELY(s->busy))
         return pyext_side_in_use(s);
     if (max == 1 && !unlimited) { /* the per-message path */
         collect_t c;
-        int got = poll_one(s, &c, 0);
+        int got;
+        if (HAS_PENDING(s))
+            return deliver(pending_take(s), 1);
+        got = poll_one(s, &c, 0);
         if (got < 0)
             return NULL;
         return got ? deliver(c.one, 1) : PyList_New(0);
     }
     return poll_many(s, max, unlimited);
+}
+
+/* _pending_into(address, n, size): poll_into's first part, the pending
+ * messages of exactly size bytes copied into n rows at address.  The count,
+ * or -1 - len when the first pending message is len bytes, not size. */
+static PyObject *reader_pending_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    unsigned long long n, size, k = 0;
+    char *dst;
+
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_pending_into(address, n, size)");
+        return NULL;
+    }
+    dst = PyLong_AsVoidPtr(args[0]);
+    n = PyLong_AsUnsignedLongLong(args[1]);
+    size = PyLong_AsUnsignedLongLong(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (s->busy)
+        return pyext_side_in_use(s);
+    while (HAS_PENDING(s) && k < n) {
+        PyObject *m = s->pending[s->pending_at];
+        Py_ssize_t len = Py_SIZE(m);
+        if ((unsigned long long)len != size) {
+            if (k == 0)
+                return PyLong_FromLongLong(-1 - (long long)len);
+            break;
+        }
+        memcpy(dst + k * size, pyext_bytes_ptr(m), (size_t)size);
+        Py_DECREF(pending_take(s));
+        k++;
+    }
+    return PyLong_FromUnsignedLongLong(k);
+}
+
+static PyObject *reader_read_count(PyObject *self, PyObject *unused)
+{
+    return pyext_side_counter((pyext_side_t *)self, 0);
 }
 
 static PyMethodDef reader_methods[] = {
@@ -381,6 +592,10 @@ static PyMethodDef reader_methods[] = {
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"
      "(a queue.Empty) when none is there, EndOfStream once the writer has\n"
      "detached and every message was read."},
+    {"_messages_read", reader_read_count, METH_NOARGS,
+     "_messages_read() -> int: the queue's messages_read counter."},
+    {"_pending_into", (PyCFunction)(void (*)(void))reader_pending_into, METH_FASTCALL,
+     "_pending_into(address, n, size) -> int: poll_into's pending part (see Reader.poll_into)."},
     PYEXT_SIDE_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -247,9 +247,37 @@ PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+PyObject *pyext_side_counter(pyext_side_t *s, int writer)
+{
+    pyq_stats_t st;
+
+    if (!s->h)
+        return pyext_side_closed(s);
+    pyext_core.queue_stats(s->h, &st);
+    return PyLong_FromUnsignedLongLong(writer ? st.messages_written : st.messages_read);
+}
+
+void pyext_side_drop_pending(pyext_side_t *s)
+{
+    PyObject **p = s->pending;
+    uint32_t at = s->pending_at, n = s->pending_n;
+
+    /* Emptied before the decrefs: a finalizer they run sees no pending. */
+    s->pending = NULL;
+    s->pending_at = s->pending_n = 0;
+    if (!p)
+        return;
+    for (; at < n; at++)
+        Py_DECREF(p[at]);
+    PyMem_Free(p);
+}
+
 PyObject *pyext_side_close(PyObject *self, PyObject *unused)
 {
-    ((pyext_side_t *)self)->h = NULL;
+    pyext_side_t *s = (pyext_side_t *)self;
+    s->h = NULL;
+    /* close() discards what nobody read: the pending messages too. */
+    pyext_side_drop_pending(s);
     Py_RETURN_NONE;
 }
 
@@ -260,6 +288,7 @@ PyObject *pyext_side_forked(PyObject *self, PyObject *unused)
     s->h = NULL;
     s->busy = 0;
     s->owner = 0;
+    pyext_side_drop_pending(s); /* the parent's messages: never delivered here */
     if (s->lock) {
         s->lock = PyThread_allocate_lock();
         if (!s->lock)
@@ -313,6 +342,12 @@ PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused)
     return PyBool_FromLong(((pyext_side_t *)self)->busy);
 }
 
+PyObject *pyext_side_pending_count(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    return PyLong_FromUnsignedLong(s->pending_n - s->pending_at);
+}
+
 void pyext_side_dealloc(PyObject *self)
 {
     pyext_side_t *s = (pyext_side_t *)self;
@@ -323,6 +358,7 @@ void pyext_side_dealloc(PyObject *self)
      * at exit) is left to the process. */
     if (s->lock && !s->busy)
         PyThread_free_lock(s->lock);
+    pyext_side_drop_pending(s);
     tp_free(self);
     Py_DECREF(tp);
 }

@@ -9,15 +9,13 @@
 /* The message as a pointer and a length: bytes directly, any other
  * C-contiguous buffer through the buffer protocol (view released by the caller
  * when *viewed).  0, or -1 with TypeError / ValueError. */
-static int message(PyObject *data, Py_buffer *view, int *viewed, const char **p, Py_ssize_t *n)
+static inline int message(PyObject *data, Py_buffer *view, int *viewed, const char **p,
+                          Py_ssize_t *n)
 {
-    char *c;
-
     *viewed = 0;
-    if (PyBytes_CheckExact(data)) { /* inline, unlike PyBytes_Check in the limited API */
-        if (PyBytes_AsStringAndSize(data, &c, n) < 0)
-            return -1;
-        *p = c;
+    if (PYEXT_LIKELY(PyBytes_CheckExact(data))) { /* inline, unlike PyBytes_Check */
+        *p = pyext_bytes_ptr(data);
+        *n = Py_SIZE(data);
         return 0;
     }
     if (PyUnicode_Check(data)) {
@@ -40,6 +38,21 @@ static int message(PyObject *data, Py_buffer *view, int *viewed, const char **p,
     *p = view->buf;
     *n = view->len;
     return 0;
+}
+
+/* Every write spelling's hot path: exact bytes, a bound side nobody owns,
+ * room now.  1: written; 0: nothing done, take the general path (which words
+ * every refusal). */
+static inline int fast_write(pyext_side_t *s, PyObject *data)
+{
+    Py_ssize_t n;
+
+    if (PYEXT_UNLIKELY(!PyBytes_CheckExact(data) || !s->h || s->busy))
+        return 0;
+    n = Py_SIZE(data);
+    if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->max_message))
+        return 0;
+    return pyext_core.writer_try_write(s->h, pyext_bytes_ptr(data), (uint32_t)n) == 0;
 }
 
 static PyObject *too_large(pyext_side_t *s, Py_ssize_t n)
@@ -101,20 +114,20 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
 
     if (message(data, &view, &viewed, &p, &n) < 0)
         return NULL;
-    if (n > (Py_ssize_t)s->max_message) {
+    if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->max_message)) {
         too_large(s, n);
         goto out;
     }
     if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
         goto out;
-    if (!s->h && pyext_side_need(s) < 0)
+    if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         goto out;
-    if (s->busy) {
+    if (PYEXT_UNLIKELY(s->busy)) {
         pyext_side_in_use(s);
         goto out;
     }
     rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n);
-    if (rc == 0) {
+    if (PYEXT_LIKELY(rc == 0)) {
         res = Py_None;
         Py_INCREF(res);
     } else if (rc != PYQ_EAGAIN) {
@@ -136,8 +149,11 @@ static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t 
     static const char *const names[] = {"data", "timeout"};
     PyObject *a[2];
 
-    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
+    if (nargs == 1 && !kwnames) { /* the per-message path: no parsing */
+        if (fast_write((pyext_side_t *)self, args[0]))
+            Py_RETURN_NONE;
         return do_write((pyext_side_t *)self, args[0], NULL, 1, "write");
+    }
     if (pyext_args("write", args, nargs, kwnames, names, 1, 2, a) < 0)
         return NULL;
     return do_write((pyext_side_t *)self, a[0], a[1], 1, "write");
@@ -152,6 +168,8 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
     Py_ssize_t n;
     PyObject *res = NULL;
 
+    if (fast_write(s, data))
+        Py_RETURN_TRUE;
     if (message(data, &view, &viewed, &p, &n) < 0)
         return NULL;
     if (n > (Py_ssize_t)s->max_message)
@@ -179,8 +197,11 @@ static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *a[3];
     int block = 1;
 
-    if (nargs == 1 && !kwnames)
+    if (nargs == 1 && !kwnames) {
+        if (fast_write((pyext_side_t *)self, args[0]))
+            Py_RETURN_NONE;
         return do_write((pyext_side_t *)self, args[0], NULL, 1, "put");
+    }
     if (pyext_args("put", args, nargs, kwnames, names, 1, 3, a) < 0)
         return NULL;
     if (a[1] && (block = PyObject_IsTrue(a[1])) < 0)
@@ -191,7 +212,29 @@ static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
 {
+    if (fast_write((pyext_side_t *)self, item))
+        Py_RETURN_NONE;
     return do_write((pyext_side_t *)self, item, NULL, 0, "put_nowait");
+}
+
+static PyObject *writer_flush(PyObject *self, PyObject *unused)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    int rc;
+
+    if (!s->h && pyext_side_need(s) < 0)
+        return NULL;
+    if (s->busy)
+        return pyext_side_in_use(s);
+    rc = pyext_core.writer_flush(s->h); /* wait-free: the GIL stays */
+    if (rc < 0)
+        return pyext_raise(rc, "flush");
+    Py_RETURN_NONE;
+}
+
+static PyObject *writer_written(PyObject *self, PyObject *unused)
+{
+    return pyext_side_counter((pyext_side_t *)self, 1);
 }
 
 static PyMethodDef writer_methods[] = {
@@ -213,6 +256,12 @@ static PyMethodDef writer_methods[] = {
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
      "when the queue is full."},
+    {"flush", writer_flush, METH_NOARGS,
+     "flush($self, /)\n--\n\n"
+     "Publish every message written so far (with publish='max').  Wait-free:\n"
+     "it keeps the GIL."},
+    {"_messages_written", writer_written, METH_NOARGS,
+     "_messages_written() -> int: the queue's messages_written counter."},
     PYEXT_SIDE_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -242,3 +242,61 @@ def test_help_shows_real_docstrings_for_every_public_method():
     page = pydoc.render_doc(pq.Reader, renderer=pydoc.plaintext)
     assert "get_nowait(self, /)" in page and "queue.Empty" in page
     assert "write(self, /, data, timeout=None)" in pydoc.render_doc(pq.Writer, renderer=pydoc.plaintext)
+
+
+def messages(n, size=16):
+    return [i.to_bytes(8, "little") + b"p" * (size - 8) for i in range(n)]
+
+
+def test_iteration_takes_what_is_visible_and_every_reader_call_serves_it_first():
+    # Leaving the loop early leaves the messages iteration took in the reader:
+    # each reader call hands them out first, once, in order; qsize counts them.
+    sent = messages(300)
+    with small(spill_blocks=64) as q:
+        for m in sent:
+            q.writer.write(m)
+        it = iter(q.reader)
+        assert next(it) == sent[0]
+        assert q.reader._pending_count() > 0 and q.qsize() == 299
+        got = [q.reader.poll(1)[0], q.reader.get_nowait(), q.reader.read(), q.reader.get()]
+        got += q.reader.poll(3)
+        got.append(next(it))
+        got += q.reader.poll()
+        assert got == sent[1:]
+        assert q.qsize() == 0 and q.reader._pending_count() == 0
+        assert q.stats()["messages_read"] == 300
+
+
+def test_poll_into_and_a_c_thread_see_the_messages_iteration_took():
+    sent = messages(50)
+    with small(spill_blocks=64) as q:
+        for m in sent:
+            q.writer.write(m)
+        q.writer.write(b"x" * 24)        # another size: poll_into stops before it
+        assert next(iter(q.reader)) == sent[0]
+        out = np.zeros((10, 16), np.uint8)
+        assert q.reader.poll_into(out) == 10
+        assert [bytes(r) for r in out] == sent[1:11]
+        # A C thread would start after the pending messages: refused while any is left.
+        with pytest.raises(pq.QueueError, match="iteration took"):
+            q.reader.side_lock.acquire(blocking=False)
+        out = np.zeros((100, 16), np.uint8)
+        assert q.reader.poll_into(out) == 39
+        with pytest.raises(pq.QueueError, match="24 bytes"):
+            q.reader.poll_into(out)
+        assert q.reader.poll() == [b"x" * 24]
+        assert q.reader.side_lock.acquire(blocking=False)
+        q.reader.side_lock.release()
+
+
+def test_close_discards_pending_messages_and_a_closed_reader_raises():
+    with small(spill_blocks=64) as q:
+        for m in messages(20):
+            q.writer.write(m)
+        assert next(iter(q.reader)) == messages(1)[0]
+        assert q.reader._pending_count() == 19
+        q.close()
+        assert q.reader._pending_count() == 0
+        for call in (q.reader.poll, q.reader.get_nowait, lambda: next(iter(q.reader))):
+            with pytest.raises(pq.QueueClosed):
+                call()

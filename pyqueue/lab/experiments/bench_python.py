@@ -10,11 +10,15 @@ before the next -- the call path, not a hand-off between cores:
   deque               collections.deque append(m) then popleft()
   py_batch_local      write_batch(1024 rows) then poll_into(1024 rows)
   py_write_poll_1k, py_put_get_1k, simplequeue_1k   the same with 1 KiB messages
-A block's worth at a time (only the reading is timed):
+A block's worth at a time (only the reading is timed: the writes before it and
+the release of the list read are not):
   py_poll_block       Reader.poll() of one full 4 KiB block of 32-byte messages
   simplequeue_get_block   a loop of SimpleQueue.get() over as many messages
 Two Python threads (a producer thread on the writer CPU, the consumer on the
-reader CPU), ending with end of stream or a sentinel:
+reader CPU), ending with end of stream or a sentinel; one consumer loop for
+every queue (``for m in q.reader`` / ``iter(q.get, None)``, compared in C),
+timed from the producer's start to its join (making and closing the queue are
+not):
   py_threads          write(m) / ``for m in reader``, publish 'max' (the reader
                       takes a block's messages per wake-up)
   py_threads_each     the same with publish 'each' (under backlog the spill tier's
@@ -23,6 +27,7 @@ reader CPU), ending with end of stream or a sentinel:
   py_threads_1k, simplequeue_threads_1k   the same with 1 KiB messages
 """
 import collections
+import operator
 import queue as _stdqueue
 import threading
 import time
@@ -32,7 +37,7 @@ import numpy as np
 from ... import queue as _queue
 from ..._errors import VerificationError
 from ..._pyq import lib
-from ..common import twins
+from ..common import table, twins
 from . import bench as _bench
 
 LOCAL_CHUNK = 1024
@@ -158,6 +163,7 @@ class PythonAPI:
             got = poll()
             dt += time.perf_counter_ns() - t0
             ok += len(got) if got == part else 0
+            del got   # its release is not reading: outside the timed part, as for SimpleQueue
         return ok, dt
 
     def _simplequeue_get_block(self, msgs):
@@ -172,6 +178,7 @@ class PythonAPI:
             got = [get() for _ in part]
             dt += time.perf_counter_ns() - t0
             ok += len(got) if got == part else 0
+            del got
         return ok, dt
 
     # --- two threads ------------------------------------------------------
@@ -192,10 +199,12 @@ class PythonAPI:
                 for m in msgs:
                     write(m)
                 w.detach()
+            t0 = time.perf_counter_ns()
             t = self._producer(produce)
-            ok = sum(a == b for a, b in zip(q.reader, msgs))
+            ok = _consume(q.reader, msgs)
             t.join()
-        return ok, None
+            dt = time.perf_counter_ns() - t0
+        return ok, dt
 
     def _py_threads_each(self, msgs):
         return self._py_threads(msgs, self.each_kw)
@@ -209,19 +218,22 @@ class PythonAPI:
                 put(m)
             put(None)
         with _bench._Pinned(self.rcpu):
+            t0 = time.perf_counter_ns()
             t = self._producer(produce)
-            ok, i, get = 0, 0, q.get
-            while True:
-                m = get()
-                if m is None:
-                    break
-                ok += m == msgs[i]
-                i += 1
+            ok = _consume(iter(q.get, None), msgs)
             t.join()
-        return ok, None
+            dt = time.perf_counter_ns() - t0
+        return ok, dt
 
     def _queue_threads(self, msgs):
         return self._simplequeue_threads(msgs, _stdqueue.Queue())
+
+
+def _consume(messages, expected):
+    """The two-thread rows' one consumer loop, whatever the queue: every
+    message compared with the one sent, in C (map), so that the row measures
+    the queue's hand-over rather than a Python loop around it."""
+    return sum(map(operator.eq, messages, expected))
 
 
 def ratios(summary):
@@ -235,16 +247,18 @@ def ratios(summary):
     return out
 
 
-def format_ratios(summary):
-    """The ratios as text lines, "met"/"missed" where a goal exists."""
-    lines = []
+def format_ratios(summary, markdown=False):
+    """The ratios as one table per placement (the one table formatter),
+    "met"/"missed" where a goal exists."""
+    blocks = []
     for place, rows in sorted(ratios(summary).items()):
-        lines.append("Python rows (%s), median over rounds:" % place)
-        for name, r, goal in rows:
-            verdict = "" if goal is None or r is None else (" met" if r >= goal else " missed")
-            lines.append("  %-50s %s%s" % (name, "-" if r is None else "%.2fx" % r,
-                                          "" if goal is None else " (goal >= %.1fx%s)" % (goal, verdict)))
-    return "\n".join(lines)
+        body = [[name, "-" if r is None else "%.2fx" % r,
+                 "" if goal is None else "goal >= %.1fx%s"
+                 % (goal, "" if r is None else (" met" if r >= goal else " missed"))]
+                for name, r, goal in rows]
+        blocks.append("Python rows (%s), median over rounds:\n" % place
+                      + table.render(["ratio", "measured", "goal"], body, markdown=markdown))
+    return "\n\n".join(blocks)
 
 
 def main(argv=None):
