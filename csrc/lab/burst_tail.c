@@ -343,8 +343,8 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
  * to empty.  Two passes, because the queue's rings are larger than its blocks
  * (pyqueue's full ring has next_pow2(blocks) slots): one pass leaves ring pages
  * that the first windows' sends would fault in, and a page the reader faults
- * in shoots down the writer's TLB entry for it mid-window.  For every class
- * alike; afterwards the fill tops the backlog up to the target.  0 done, 1 the
+ * in can cost the writer a TLB shootdown mid-window.  For every class
+ * that sends alike; afterwards the fill tops the backlog up to the target.  0 done, 1 the
  * deadline passed first (call again), or an error. */
 #define PRETOUCH_STEPS 4
 
