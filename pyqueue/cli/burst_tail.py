@@ -16,8 +16,9 @@ def add_arguments(p):
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
                         "optionally with levers, yieldN+field[=value] of the queue settings "
-                        "(e.g. yield1024+hugepages, yield1024+touch_after_write=0), "
-                        "none (the same windows with no send) and peers %s, each also as "
+                        "(e.g. yield1024+hugepages=0, yield1024+touch_after_write=0), "
+                        "none (the same windows with no send; none+gap=G: G µs idle "
+                        "instead) and peers %s, each also as "
                         "<peer>-twin (its send loop and consumer with the library's calls "
                         "inlined) (default: %%(default)s)" % ", ".join(others))
     p.add_argument("--rounds", type=int, default=3, help="rounds over every class")
