@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,7 @@ struct pyq_burst {
                               twins' loops poll too, lab/burst_twin_pvt.h) */
     pthread_t thread;
     int running;
+    int touched;           /* pretouch: steps done (fill, drain, fill, drain) */
     int perf_opened;       /* bit i: counter i was open in the last PMU call */
     double perf_read_ns;
 };
@@ -212,6 +214,27 @@ static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline)
     return rc == PYQ_EAGAIN ? 0 : rc;
 }
 
+/* The no-send classes' stand-in for the send: read the clock until ns passed,
+ * no stores and no pause (a pause loop may make a hypervisor deschedule the
+ * vCPU: PAUSE-loop exiting), so only the time passes. */
+static void idle_gap(uint64_t ns)
+{
+    const uint64_t end = pyq_now_ns() + ns;
+
+    while (pyq_now_ns() < end)
+        __asm__ __volatile__("" ::: "memory");
+}
+
+/* The calling thread's page faults so far (minor + major). */
+static uint64_t thread_faults(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+}
+
 static uint64_t deadline_of(int64_t slice_ns)
 {
     return slice_ns > 0 ? pyq_now_ns() + (uint64_t)slice_ns : UINT64_MAX;
@@ -315,17 +338,59 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
     b->c.pmu_mask = mask;
 }
 
+/* Pretouch, untimed: twice, write until the queue is full (consumer held),
+ * then let the consumer (verify-only: its work loop is no part of this) drain it
+ * to empty.  Two passes, because the queue's rings are larger than its blocks
+ * (pyqueue's full ring has next_pow2(blocks) slots): one pass leaves ring pages
+ * that the first windows' sends would fault in, and a page the reader faults
+ * in can cost the writer a TLB shootdown mid-window.  For every class
+ * that sends alike; afterwards the fill tops the backlog up to the target.  0 done, 1 the
+ * deadline passed first (call again), or an error. */
+#define PRETOUCH_STEPS 4
+
+static int pretouch(struct pyq_burst *b, uint64_t deadline)
+{
+    const uint64_t target = b->c.backlog_target, yields = b->snd.yields;
+    uint64_t topped;
+    int rc = 0;
+
+    while (rc == 0 && b->touched < PRETOUCH_STEPS) {
+        if (b->touched % 2 == 0) {
+            b->c.backlog_target = UINT64_MAX; /* top_up stops at the full queue */
+            rc = top_up(b, &topped, deadline);
+        } else {
+            b->c.backlog_target = 0;
+            b->take.loop = 0;
+            if ((rc = consumer_start(b)) == 0) {
+                rc = wait_backlog(b, deadline);
+                consumer_stop(b);
+                rc = rc ? rc : get_error(b);
+            }
+            b->take.loop = b->c.consumer_loop;
+        }
+        b->c.backlog_target = target;
+        if (rc == 0)
+            b->touched++;
+    }
+    b->snd.yields = yields; /* the study's counts start after the pretouch */
+    return rc;
+}
+
 int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns)
 {
+    const uint64_t deadline = deadline_of(slice_ns);
     struct pin_save ps;
     uint64_t topped;
-    int rc;
+    int rc = 0;
 
     if ((rc = writer_pin(b, &ps)) != 0)
         return rc;
+    if (b->c.pretouch)
+        rc = pretouch(b, deadline);
     /* No consumer runs between calls, so the backlog only grows: top-ups reach
      * the target (or a full queue, for a target it cannot hold). */
-    rc = top_up(b, &topped, deadline_of(slice_ns));
+    if (rc == 0)
+        rc = top_up(b, &topped, deadline);
     writer_unpin(&ps);
     return rc ? rc : get_error(b);
 }
@@ -354,7 +419,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
         b->perf_read_ns = pyq_perf_read_cost_ns(&perf, 64);
     }
     for (w = 0; w < n && rc == 0;) {
-        uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->snd.yields, bl;
+        uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->snd.yields, bl, f0;
 
         if ((rc = wait_backlog(b, deadline)) != 0 || (rc = top_up(b, &rec->topup[w], UINT64_MAX)) != 0) {
             if (rc == 1) /* the slice ended in the wait: window w did not start */
@@ -362,6 +427,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
             break;
         }
         rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
+        f0 = thread_faults();
         bl = backlog(b);
         rec->backlog[w] = bl;
         if (bl > b->max_backlog)
@@ -372,7 +438,9 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
         rec->cpu_warm[w] = sched_getcpu();
 
         t0 = pyq_cycles_fenced();
-        if ((rc = send_burst(b, &retries)) != 0)
+        if (c->gap_ns && !c->send_messages)
+            idle_gap(c->gap_ns);
+        else if ((rc = send_burst(b, &retries)) != 0)
             break;
         rec->send_ticks[w] = pyq_cycles_fenced() - t0;
         rec->retries[w] = retries;
@@ -394,6 +462,7 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
                     rec->pmu[(uint64_t)w * 8 + k] = after[k] - before[k];
         }
         rec->cpu_end[w] = sched_getcpu();
+        rec->faults[w] = thread_faults() - f0;
         for (uint32_t g = 0; g < c->groups; g++)
             rec->group_ticks[(uint64_t)w * c->groups + g] = t[g + 1] - t[g];
         rec->yields[w] = b->snd.yields - y0;

@@ -45,6 +45,13 @@ typedef struct pyq_burst_config {
     uint32_t twin;              /* 1: send and consume through the peer's inline twin
                                    (its library's calls inlined, DESIGN §8.3) instead
                                    of the adapter's table; PYQ_ENOTSUP without one */
+    uint32_t pretouch;          /* 1: the first pyq_burst_fill() calls write the queue full
+                                   and let the consumer drain it, twice, so every slot of
+                                   its blocks and rings has been written (every page
+                                   faulted in) before the first window */
+    uint32_t reserved;
+    uint64_t gap_ns;            /* with send_messages 0: spin on the clock this long where the
+                                   send would be (no stores): time alone, without the send */
     uint64_t fault_seq;         /* tests only: corrupt message fault_seq - 1 (0: never) */
 } pyq_burst_config_t;
 
@@ -58,6 +65,8 @@ typedef struct pyq_burst_records {
     uint64_t *backlog;      /* messages in the queue when the window started */
     uint64_t *retries;      /* failed try_writes during the burst */
     uint64_t *yields;       /* sched_yield() calls during wait + burst */
+    uint64_t *faults;       /* the writer's page faults (minor + major) from window start
+                               to its end (getrusage, outside the timed groups) */
     int32_t *cpu_start;     /* writer's CPU at window start (after the wait) */
     int32_t *cpu_warm;      /* ... at the end of the warm-up */
     int32_t *cpu_send;      /* ... at the end of the burst */
@@ -94,7 +103,9 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask);
 
 /* The writer thread.  Untimed: write (no queries, no consumer running) until
  * the backlog reaches the target or the queue is full, for at most about
- * slice_ns (checked every 1,024 messages; <= 0: no limit).
+ * slice_ns (checked every 1,024 messages; <= 0: no limit).  With pretouch, the
+ * first calls write the queue full and run the consumer until it is empty,
+ * twice (the same slices), before topping it up.
  * @return 0 (target or full queue reached), 1 (the slice ended first: call
  *         again), or an error. */
 int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns);

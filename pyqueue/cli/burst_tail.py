@@ -16,8 +16,9 @@ def add_arguments(p):
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
                         "optionally with levers, yieldN+field[=value] of the queue settings "
-                        "(e.g. yield1024+hugepages, yield1024+touch_after_write=0), "
-                        "none (the same windows with no send) and peers %s, each also as "
+                        "(e.g. yield1024+hugepages=0, yield1024+touch_after_write=0), "
+                        "none (the same windows with no send; none+gap=G: G µs idle "
+                        "instead) and peers %s, each also as "
                         "<peer>-twin (its send loop and consumer with the library's calls "
                         "inlined) (default: %%(default)s)" % ", ".join(others))
     p.add_argument("--rounds", type=int, default=3, help="rounds over every class")
@@ -36,6 +37,10 @@ def add_arguments(p):
                    help="backlog aimed at, as a fraction of the queue's capacity in messages")
     p.add_argument("--slice-windows", type=int, default=50,
                    help="windows per interleaved slice (how soon Ctrl-C is honoured)")
+    p.add_argument("--no-pretouch", action="store_true",
+                   help="fill each queue only to the backlog target before the study (default: "
+                        "write it full once, then let the consumer bring it down to the target, "
+                        "so no send meets an untouched page)")
     p.add_argument("--pmu", action="store_true", help="add a pass with counters around the queries")
     p.add_argument("--pmu-windows", type=int, default=500, help="windows per class of the --pmu pass")
     add_cpu_options(p, reader="consumer", aliases=(("--consumer-cpu", "reader_cpu"),))
@@ -62,6 +67,7 @@ def run(args):
                      backlog_target=args.backlog_target,
                      writer_cpu=args.writer_cpu, consumer_cpu=args.reader_cpu,
                      slice_windows=args.slice_windows, pmu=args.pmu, pmu_windows=args.pmu_windows,
+                     pretouch=not args.no_pretouch,
                      seed=args.seed, out=args.out, overwrite=args.overwrite,
                      progress=not args.no_progress)
     if not emit_json(args, res):

@@ -219,10 +219,13 @@ def test_levers_are_classes_of_one_run(tmp_path):
             lab.burst_tail(classes=[bad], **dict(SMALL, rounds=1))
 
 
-def test_the_study_keeps_the_touch_unless_told_otherwise():
+def test_the_study_keeps_the_touch_and_huge_pages_unless_told_otherwise():
     small = dict(SMALL, rounds=1, windows=2, slice_windows=2)
     assert not pyqueue.QueueConfig().touch_after_write          # the queue's default: off
-    assert lab.burst_tail(classes=["yield0"], **small).params["touch_after_write"] is True
+    assert not pyqueue.QueueConfig().hugepages
+    params = lab.burst_tail(classes=["yield0"], **small).params
+    assert params["touch_after_write"] is True and params["hugepages"] is True
+    assert lab.burst_tail(classes=["yield0"], hot_blocks=2, **small).params["hugepages"] is True
     off = pyqueue.QueueConfig(touch_after_write=False)
     assert lab.burst_tail(classes=["yield0"], config=off, **small).params["touch_after_write"] is False
     from pyqueue.cli import burst_tail as cli
@@ -338,3 +341,46 @@ def test_ctrl_c_during_the_fill(tmp_path, signals):
         assert proc.returncode == 130 and got["status"] == "KeyboardInterrupt", proc.stderr[-2000:]
     assert _output.verify(str(out)) == []
     assert _output.load(str(out)).status.startswith("interrupted")
+
+
+def test_pretouch_leaves_the_windows_no_page_to_fault_in():
+    # The fill writes only the target's share of a fresh pool; the pretouch
+    # writes the queue full and drains it, twice, before the first window.
+    small = dict(SMALL, rounds=1, slice_windows=6, config=pyqueue.QueueConfig(hugepages=False))
+    cold = lab.burst_tail(classes=["yield0"], pretouch=False, **small)
+    warm = lab.burst_tail(classes=["yield0"], **small)
+    def before_the_windows(res):    # messages written by the fill (and the pretouch)
+        d = res.summary["classes"]["yield0"]
+        return (d["messages_verified_total"] - d["topup_messages"] -
+                sum(d["messages_sent_per_round"]))
+    cap = warm.summary["classes"]["yield0"]["capacity_messages"]
+    assert before_the_windows(warm) >= 2 * cap      # written full twice, then the target
+    assert before_the_windows(cold) <= cap
+    assert warm.params["pretouch"] is True
+    assert warm.samples["yield0"]["faults"].sum() == 0
+    assert warm.summary["classes"]["yield0"]["windows_with_page_faults"] == 0
+    for res in (cold, warm):
+        d = res.summary["classes"]["yield0"]
+        assert d["all_verified"] and d["protocol_problems"] == []
+        assert abs(d["backlog_fraction"]["mean"] - 0.8) <= 0.02
+    assert "page faults per window" in warm.table()
+
+
+def test_a_gap_class_idles_where_the_send_would_be():
+    res = lab.burst_tail(classes=["yield1024", "none+gap=20", "none"], **dict(SMALL, rounds=1))
+    gap = res.summary["classes"]["none+gap=20"]
+    assert gap["messages_sent_total"] == 0 and gap["backlog_target_messages"] == 0
+    assert gap["protocol_problems"] == [] and gap["x_no_burst"] is not None
+    assert res.summary["targets"]["rows"][2]["of"] == "none"       # the baseline stays none
+    for bad in ("none+gap=0", "none+gap=x", "none+gap=2000000"):
+        with pytest.raises(ValueError, match="gap"):
+            lab.burst_tail(classes=[bad], **dict(SMALL, rounds=1))
+
+
+def test_an_interrupted_table_averages_over_the_rounds_run():
+    from pyqueue.lab.reports import burst_tail as report
+    res = lab.burst_tail(classes=["yield0"], **dict(SMALL, rounds=1))
+    assert "averaged over 1 round;" in res.table()
+    asked = dict(res.params, rounds=3)      # as if 2 of 3 rounds never ran
+    text = report.table(res.summary, asked)
+    assert "averaged over 1 round (the rounds run, of 3 asked" in text

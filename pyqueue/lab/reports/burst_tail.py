@@ -70,7 +70,8 @@ def summarize(state, params, missing):
                    for r in range(rounds)]
         send_all = np.concatenate(send_ns) if send_ns else np.zeros(0)
         t = c.totals() if c.ptr is not None else (c.round_totals[-1] if c.round_totals else {})
-        windows = [c.rec[k][r, :c.done[r]] for k in ("retries", "yields") for r in range(rounds)]
+        windows = [c.rec[k][r, :c.done[r]] for k in ("retries", "yields", "faults")
+                   for r in range(rounds)]
         classes[c.name] = {
             "adapter": c.adapter,
             "driver": "twin" if c.name.endswith(TWIN) else "adapter",
@@ -100,7 +101,11 @@ def summarize(state, params, missing):
             "yields": int(t.get("yields", 0)),
             "send_ns_median": _stat(send_all, np.median),
             "retries_per_window": _stat(np.concatenate(windows[:rounds]).astype(np.float64), np.mean),
-            "yields_per_window": _stat(np.concatenate(windows[rounds:]).astype(np.float64), np.mean),
+            "yields_per_window": _stat(np.concatenate(windows[rounds:2 * rounds]).astype(np.float64),
+                                       np.mean),
+            "page_faults_per_window": _stat(np.concatenate(windows[2 * rounds:]).astype(np.float64),
+                                            np.mean),
+            "windows_with_page_faults": int(sum(int((w > 0).sum()) for w in windows[2 * rounds:])),
             "topup_messages": int(sum(int(c.rec["topup"][r, :c.done[r]].sum()) for r in range(rounds))),
             "business_checksum": int(t.get("checksum", 0)),
         }
@@ -231,7 +236,8 @@ def _pct(x):
 def table(summary, params, markdown=False):
     """The study's table: one row per class; the classes not installed, and why, under it."""
     head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "x no-burst p50/p99/p999",
-            "1st group p50/p99/p999", "retries/yields per window", "migrated windows",
+            "1st group p50/p99/p999", "retries/yields per window", "page faults per window",
+            "migrated windows",
             "slowest 1% in migrated", "backlog (mean of cap)", "protocol", "sent = verified"]
     rows = []
     used = {d["used"] for d in (summary.get("peers") or {}).values() if "twin" in d and
@@ -240,7 +246,7 @@ def table(summary, params, markdown=False):
         lat = d["latency_ns_per_query"]
         rows.append([name + (" (used)" if name in used else "")] + [_cell(lat, i) for i in range(3)] +
                     [_x(d.get("x_no_burst")), _triple(d.get("first_group_latency_ns_per_query")),
-                     _waits(d)] +
+                     _waits(d), _faults(d)] +
                     [_pct(d["migrated_window_share"]), _pct(d["slowest_1pct_in_migrated_share"]),
                      _pct(d["backlog_fraction"]["mean"]),
                      "NOT MET" if d.get("protocol_problems") else "ok",
@@ -250,12 +256,14 @@ def table(summary, params, markdown=False):
     missing = ["%s: %s" % (name, why if why.startswith("not installed") else "not installed: " + why)
                for name, why in summary.get("not_installed", {}).items()]
     lines = render(head, rows, markdown=markdown, notes=missing).splitlines()
-    rounds = params["rounds"]
+    rounds = _rounds_run(summary)
     lines += ["",
               "Latency: mean ns/query of each group of %d queries measured right after a %s send; "
               "p50/p99/p999 by nearest rank (rank = ceil(p/100*n)) within each round, averaged over "
-              "%d round%s; [min–max] across rounds." % (
-                  params["group_queries"], _bytes(params["send_bytes"]), rounds, "s" * (rounds > 1)),
+              "%d round%s%s; [min–max] across rounds." % (
+                  params["group_queries"], _bytes(params["send_bytes"]), rounds, "s" * (rounds != 1),
+                  "" if rounds == params["rounds"] else
+                  " (the rounds run, of %d asked: the run was interrupted)" % params["rounds"]),
               "Migrated window: the writer's CPU id at the end of the warm-up differs from the one at "
               "the end of the send. Backlog: messages queued at window start / queue capacity "
               "(target %.0f%%)." % (100 * params["backlog_target"]),
@@ -279,6 +287,13 @@ def table(summary, params, markdown=False):
     return "\n".join(l.rstrip() for l in lines)
 
 
+def _rounds_run(summary):
+    """Rounds with at least one window of some class: an interrupted run's table
+    averages over those, not over the rounds it was asked for."""
+    return max((sum(1 for n in d["windows_per_round"] if n) for d in summary["classes"].values()),
+               default=0)
+
+
 def _triple(d):
     if not d:
         return NOT_MEASURED
@@ -288,6 +303,11 @@ def _triple(d):
 def _waits(d):
     r, y = d.get("retries_per_window"), d.get("yields_per_window")
     return NOT_MEASURED if r is None else "%.0f / %.1f" % (r, y)
+
+
+def _faults(d):
+    f = d.get("page_faults_per_window")
+    return NOT_MEASURED if f is None else "%.1f (%d windows)" % (f, d["windows_with_page_faults"])
 
 
 def _driver_lines(summary):
