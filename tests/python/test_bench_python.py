@@ -41,3 +41,21 @@ def test_the_standalone_run_prints_rows_and_ratios(capsys):
                        "--writer-cpu", str(ALLOWED_CPUS[0]), "--reader-cpu", str(ALLOWED_CPUS[-1])])
     out = capsys.readouterr().out
     assert "py_write_poll" in out and "simplequeue_threads" in out and "goal >=" in out
+
+
+def test_bench_summary_takes_the_python_ratios_as_its_targets_do():
+    """One way to take a ratio: the median of per-round ratios, in the table and in
+    the target line alike (a ratio of medians disagreed with the target)."""
+    from pyqueue.lab.common.placement import Slice
+    from pyqueue.lab.reports import bench as report
+    # Per-round ratios 0.5, 2.0, 0.75 (median 0.75); the ratio of the medians is 3 / 2.
+    vals = {"py_write_poll": [1.0, 4.0, 3.0], "simplequeue": [2.0, 2.0, 4.0]}
+    py = [Slice(contender=c, round=r, value=v, probe_before_ns=100, probe_after_ns=100,
+                placement="far", extra={})
+          for c, vs in vals.items() for r, v in enumerate(vs)]
+    summ = report.summarize({"python": py}, {})
+    got = dict((n, r) for n, r, _ in bench_python.ratios(summ)["far"])
+    assert got["one thread write+poll(1) / SimpleQueue put+get"] == 0.75
+    target = [t for t in summ["targets"] if t["label"].startswith("Python write()+poll()")][0]
+    assert target["by_placement"]["far"]["median"] == 0.75
+    assert "median of per-round ratios" in bench_python.format_ratios(summ)

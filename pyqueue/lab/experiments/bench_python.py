@@ -237,8 +237,13 @@ def _consume(messages, expected):
 
 
 def ratios(summary):
-    """The RATIOS rows from a bench summary's python_mmsg_s medians: {place:
-    [(name, ratio or None, goal)]}."""
+    """The RATIOS rows of a bench summary, {place: [(name, ratio or None, goal)]}:
+    its ``python_ratios`` (the median of per-round ratios, as bench's targets are
+    taken), or, for a summary of medians alone (the standalone run), the ratio
+    of the medians."""
+    if "python_ratios" in summary:
+        return {place: [(n, r, g) for n, r, g, _ in rows]
+                for place, rows in summary["python_ratios"].items()}
     out = {}
     for place, rows in summary.get("python_mmsg_s", {}).items():
         med = {k: v["median"] for k, v in rows.items()}
@@ -250,13 +255,15 @@ def ratios(summary):
 def format_ratios(summary, markdown=False):
     """The ratios as one table per placement (the one table formatter),
     "met"/"missed" where a goal exists."""
+    how = ("median of per-round ratios" if "python_ratios" in summary
+           else "ratio of medians over rounds")
     blocks = []
     for place, rows in sorted(ratios(summary).items()):
         body = [[name, "-" if r is None else "%.2fx" % r,
                  "" if goal is None else "goal >= %.1fx%s"
                  % (goal, "" if r is None else (" met" if r >= goal else " missed"))]
                 for name, r, goal in rows]
-        blocks.append("Python rows (%s), median over rounds:\n" % place
+        blocks.append("Python rows (%s), %s:\n" % (place, how)
                       + table.render(["ratio", "measured", "goal"], body, markdown=markdown))
     return "\n\n".join(blocks)
 

@@ -189,6 +189,18 @@ def _ratios(sl, kind, num, den, key=None, best=max):
     return pl.ratios_by_placement(sl, num, den, key=_p(key), best=best)
 
 
+def python_ratios(py):
+    """bench_python's RATIOS as the targets are taken: the median of per-round
+    ratios, per placement ({place: [[name, median or None, goal, rounds]]})."""
+    from ..experiments.bench_python import RATIOS
+    out = {}
+    for i, (name, num, den, goal) in enumerate(RATIOS):
+        for place, e in pl.ratios_by_placement(py, num, den).items():
+            rows = out.setdefault(place, [[n, None, g, 0] for n, _, _, g in RATIOS])
+            rows[i][1:] = [e["median"], goal, len(e["ratios"])]
+    return out
+
+
 def summarize(slices, status):
     """Spreads per regime and placement, medians per placement, the per-round ratios."""
     lat, py = (slices.get(k, []) for k in ("roundtrip", "python"))
@@ -198,6 +210,7 @@ def summarize(slices, status):
             "targets": [], "ratios": {}}
     for place, d in pl.medians_by_placement(py).items():
         summ["python_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
+    summ["python_ratios"] = python_ratios(py)
     for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
         med = pl.medians_by_placement(lat, key=_p(key))
         for place, d in med.items():
