@@ -17,12 +17,34 @@ def _segments():
         return set()
 
 
+def _ours(name):
+    """Made by this test run: its creator pid (pyq-PID-...) is this process, one
+    of its descendants, or gone (a child that exited).  A living process of
+    another run on the same machine (a second pytest) is not ours to judge."""
+    parts = name.split("-")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return True
+    pid, me = int(parts[1]), os.getpid()
+    while pid > 1:
+        if pid == me:
+            return True
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])   # its parent
+        except (OSError, ValueError, IndexError):
+            return True   # gone (a child of ours that exited), or went while we looked
+    return False
+
+
 @pytest.fixture(autouse=True)
 def no_leftover_segment():
     """Every pyq-* segment a test makes is gone when it ends."""
     before = _segments()
     yield
-    left = _segments() - before
+    left = {n for n in _segments() - before if _ours(n)}
     for n in left:   # do not let one failure cascade into every later test
-        os.unlink(os.path.join("/dev/shm", n))
+        try:
+            os.unlink(os.path.join("/dev/shm", n))
+        except FileNotFoundError:
+            pass
     assert not left, "left in /dev/shm: %s" % sorted(left)
