@@ -17,7 +17,11 @@ def count_example():
     TRIED["examples"] += 1
 
 
+# SIGINT back to Python's handler: a suite started as a background job (`&` in
+# a shell without job control) hands its children SIGINT ignored, and the
+# Ctrl-C cases would wait out their timeout.
 PRELUDE = ("import copy, gc, os, pickle, signal, sys, threading, time\n"
+           "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
            "import pyqueue.threads as pqt\n"
            "import numpy as np\nimport pyqueue as pq\n")
 
