@@ -35,6 +35,9 @@
  * the owning thread ever writes it; readers may see any recent value. */
 #define pyq_counter_add(p, v) \
     pyq_store_relaxed((p), pyq_load_relaxed(p) + (v))
+/* The same bump as a release store (the caller names the edge). */
+#define pyq_counter_add_release(p, v) \
+    pyq_store_release((p), pyq_load_relaxed(p) + (v))
 
 static inline void pyq_cpu_relax(void)
 {

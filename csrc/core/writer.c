@@ -4,8 +4,11 @@
  * blocks, and the full-queue wait, are writer_block.c's.
  *
  * Hot path (block has room): bounds checks, the payload copy, one header store,
- * two single-writer counter bumps.  No malloc, lock or system call; the only
- * system call is the sched_yield() of the full-queue wait.
+ * two single-writer counter bumps -- or, extending a run, the copy and two
+ * stores (its members are counted when it ends).  Every special case is a bit
+ * of one gate word (pyqueue_inline.h, PYQ_GATE_*), tested once.  No malloc,
+ * lock or system call; the only system call is the sched_yield() of the
+ * full-queue wait.
  */
 #include <string.h>
 
@@ -50,6 +53,8 @@ enum {
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
     REC_LOCAL = 1u << 3,  /* !q->xproc (w->special or the caller says so): no reader to wake, so
                              the fast path calls nothing more (shared_pvt.h) */
+    REC_PLAIN = 1u << 4,  /* the caller found the gate word zero: not closed, no
+                             touch, a runs-framing policy, nothing after the commit */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -169,12 +174,11 @@ static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
     if (PYQ_UNLIKELY(len == 0))
         return;
     w->run_hdr = at;
-    w->run_size = len;
-    w->run_n = 1;
+    run_set(w, (uint64_t)len << 32 | 1); /* this record, counted already */
     w->run_step = step;
     w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
     w->run_len = len;
-    w->run_fast_len = !w->nt && is_small(len) ? len : PYQ_NO_RUN;
+    w->run_fast_len = is_small(len) ? len : PYQ_NO_RUN; /* streamed: the gate says */
 }
 
 /* The one ending of a record, for commit() and write_fast(): the record at rec
@@ -201,17 +205,17 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
 #endif
     {
         commit_header(rec, len);
-        if (!nt && PYQ_LIKELY(q->cfg.touch_after_write)) /* the default */
+        if (!(how & REC_PLAIN) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
     if (how & REC_SCAN)
         after_commit(q, next, limit);
-    else if (q->batch_ok)
+    else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
         run_open(q, next - size, len);
     w->pos = next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
-    if (q->commit_hook)
+    if (!(how & REC_PLAIN) && q->commit_hook)
         publish_policy(q, next, how);
     if (PYQ_UNLIKELY(limit - next < size))
         pyq_w_seal_early(q); /* no room for another record of this size */
@@ -277,26 +281,17 @@ static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *s
 }
 
 /* memcpy for the small messages of the hot path: fixed-size overlapping moves
- * the compiler inlines, instead of a call for every 32-byte message.  Other
- * lengths call memcpy -- only without REC_SMALL, so that the call (and the
- * registers it makes the caller save) stays out of pyq_writer_write(). */
+ * the compiler inlines (pyq_copy_small, the inline header's), instead of a
+ * call for every 32-byte message.  Other lengths call memcpy -- only without
+ * REC_SMALL, so that the call (and the registers it makes the caller save)
+ * stays out of pyq_writer_write(). */
 static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const void *src,
                                                              uint32_t len, unsigned how)
 {
-    const uint8_t *s = src;
-
-    if (!(how & REC_SMALL)) {
-        memcpy(d, s, len);
-    } else if (len >= 16 && len <= 32) {
-        memcpy(d, s, 16);
-        memcpy(d + len - 16, s + len - 16, 16);
-    } else if (len > 32) {
-        memcpy(d, s, 32);
-        memcpy(d + len - 32, s + len - 32, 32);
-    } else {
-        memcpy(d, s, 8);
-        memcpy(d + len - 8, s + len - 8, 8);
-    }
+    if (how & REC_SMALL)
+        pyq_copy_small(d, src, len);
+    else
+        memcpy(d, src, len);
 }
 
 /* Append k messages of len bytes from `from` (len apart) to the open run, at
@@ -329,10 +324,13 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
 }
 
 /* One more message of the open run's length (len == w->run_len): its payload
- * at pos, no header (run_close() stores the count).  Returns 1 when written, 0
- * when the run is at its limit or the queue is closed (the caller's general
- * path decides).  how: REC_SMALL with a cached block and a small len
- * (run_fast_len), else REC_MAY_NT. */
+ * at pos, no header (run_close() stores the count), not counted (run_close()
+ * counts it).  Returns 1 when written, 0 when the run is at its limit or the
+ * queue is closed (the caller's general path decides).  how: REC_SMALL for a
+ * small len (run_fast_len) with none of the gate's PYQ_GATE_RUN bits (a cached
+ * block, no touch: the one test), else REC_MAY_NT.  pyqueue_inline.h's
+ * pyq_writer_try_write_inline() is the REC_SMALL case short of the block's
+ * end. */
 static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -340,9 +338,14 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     uint32_t pos = w->pos, next = pos + w->run_step;
     uint8_t *dst;
 
-    if (PYQ_UNLIKELY(next > w->run_limit ||
-                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+    if (how & REC_SMALL) {
+        if (PYQ_UNLIKELY(next > w->run_limit ||
+                         (pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
+            return 0;
+    } else if (PYQ_UNLIKELY(next > w->run_limit ||
+                            atomic_load_explicit(&q->closed, memory_order_relaxed))) {
         return 0;
+    }
     dst = w->blk + pos;
 #if PYQ_HAVE_NT
     if ((how & REC_MAY_NT) && w->nt) {
@@ -353,14 +356,10 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_MAY_NT) {
         put_members(q, dst, data, 1, len, w->run_step, 0);
     } else {
-        copy_small(dst, data, len, how);
-        if (PYQ_LIKELY(q->cfg.touch_after_write))
-            (void)*(const volatile uint8_t *)dst; /* touch_record(): len > 0 in a run */
+        copy_small(dst, data, len, how); /* no touch: the gate says */
     }
     w->pos = next;
-    w->run_n++;
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
+    run_set(w, w->run + 1);
     if (PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;
@@ -381,7 +380,8 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     int nt;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
-                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+                     (!(how & REC_PLAIN) &&
+                      atomic_load_explicit(&q->closed, memory_order_relaxed))))
         return 0;
     rec = w->blk + pos;
     nt = (how & REC_MAY_NT) && PYQ_UNLIKELY(w->nt);
@@ -448,11 +448,19 @@ static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, cons
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
-    if (len == q->w.run_len && q->w.nt && is_small(len)) {
-        /* The next message of a run in a streamed (spill) block: under backlog
-         * most messages go this way. */
+    uint32_t gate = pyq_load_relaxed(&q->w.gate);
+
+    if (len == q->w.run_fast_len && (gate & (PYQ_GATE_NT | PYQ_GATE_TOUCH))) {
+        /* The next message of a run in a streamed (spill) block -- under
+         * backlog most messages go this way -- or with touch_after_write. */
         if (PYQ_LIKELY(run_extend(q, data, len, REC_MAY_NT)))
             return 0;
+    }
+    if (PYQ_LIKELY(is_small(len) && gate == 0)) {
+        /* The one test for every special case: the plain record. */
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
+            return 0;
+        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
     if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
@@ -494,7 +502,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
         return 0;
     }
     for (i = 0; i < n;) {
-        /* The open run takes as many as fit: counters once per stretch. */
+        /* The open run takes as many as fit (counted when it ends). */
         if (msg_size == w->run_len && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
             uint32_t step = w->run_step;
             uint64_t room = (w->run_limit - w->pos) / step;
@@ -507,9 +515,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                 else
                     put_members(q, dst, from, k, msg_size, step, 0);
                 w->pos += (uint32_t)(k * step);
-                w->run_n += (uint32_t)k;
-                pyq_counter_add(&q->ws.messages, k);
-                pyq_counter_add(&q->ws.bytes, k * msg_size);
+                run_set(w, w->run + k); /* counted when the run ends */
                 i += k;
                 if (w->pos == q->cfg.block_size)
                     pyq_w_seal_early(q); /* exactly full (no scanning reader) */
@@ -543,7 +549,7 @@ void pyq_writer_detach(pyq_queue_t *q)
      * end-of-stream it would appear past the end (commit then says ECLOSED). */
     if (q->w.claim_len != PYQ_NO_CLAIM)
         pyq_writer_abort(q);
-    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    pyq_q_mark_closed(q);
     pyq_writer_flush(q);
     /* W4: every committed record is published before this; pairs with A5. */
     pyq_store_release(&q->detached, 1);

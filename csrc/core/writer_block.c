@@ -52,11 +52,19 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     struct pyq_writer_state *w = &q->w;
     uint8_t *blk = w->base + (size_t)idx * q->cfg.block_size;
     uint64_t rd, wr;
+    int nt;
 
     w->blk = blk;
     w->pos = 0;
     w->tier = tier;
-    w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    if (nt != w->nt) { /* atomic: pyq_queue_close() may set CLOSED meanwhile */
+        if (nt)
+            atomic_fetch_or_explicit(&w->gate, PYQ_GATE_NT, memory_order_relaxed);
+        else
+            atomic_fetch_and_explicit(&w->gate, ~PYQ_GATE_NT, memory_order_relaxed);
+        w->nt = nt;
+    }
     w->special = w->nt || q->scan || q->xproc;
     w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
     w->fast_limit = fast_limit(q);
