@@ -70,6 +70,14 @@ __attribute__((noinline)) int64_t run_polls(const pyq_adapter_t *a, void *h, str
     return k < 0 ? k : n;
 }
 
+/* PYQ_INSTR_PUBLISH=each: pyqueue's queues under publish each (else max). */
+static int32_t publish_policy(void)
+{
+    const char *p = getenv("PYQ_INSTR_PUBLISH");
+    return p && strcmp(p, "each") == 0 ? PYQ_PUBLISH_EACH : PYQ_PUBLISH_MAX;
+}
+
+#ifdef PYQUEUE_INLINE_H /* built from a tree that has pyqueue_inline.h */
 /* run_writes' loop over the inline writer (burst 0) or write_batch. */
 __attribute__((noinline)) int run_writes_inline(pyq_queue_t *q, uint64_t *seq, uint32_t burst,
                                                 uint8_t *buf)
@@ -113,6 +121,7 @@ static int main_inline(uint32_t burst, int rounds)
 
     pyq_config_init(&cfg);
     cfg.spill_blocks = (1 << 20) / 4096 - cfg.hot_blocks; /* the adapter's budget */
+    cfg.publish = publish_policy();
     if (pyq_queue_create(&cfg, &q) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {
@@ -125,6 +134,13 @@ static int main_inline(uint32_t burst, int rounds)
     pyq_queue_destroy(q);
     return 0;
 }
+#else
+static int main_inline(uint32_t burst, int rounds)
+{
+    fprintf(stderr, "pyqueue_inline: this tree has no pyqueue_inline.h\n");
+    return 1;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -147,6 +163,7 @@ int main(int argc, char **argv)
     pyq_adapter_params_init(&p);
     p.capacity_bytes = 1 << 20;              /* the bench's budget */
     p.queue.spill_blocks = (1 << 20) / 4096 - p.queue.hot_blocks;
+    p.queue.publish = publish_policy();
     if (a->create(&p, &h) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {

@@ -2,15 +2,21 @@
 # Instructions per message (write path, read path) of pyqueue and each peer,
 # counted by callgrind: there are no hardware counters on these VMs.
 # Usage: benchmarks/peers/instr_count.sh [peer_dir]   (from anywhere, after the build)
-# PYQ_INSTR_QUEUES="pyqueue:0 pyqueue:32" counts only those adapter:burst pairs.
+# PYQ_INSTR_QUEUES="pyqueue:0 pyqueue:32" counts only those adapter:burst pairs;
+# PYQ_INSTR_PUBLISH=each counts pyqueue's queues under publish each (default max);
+# PYQ_INSTR_SRC=DIR builds the queue from DIR's csrc/ instead (e.g. a
+# `git archive main csrc | tar -x -C DIR` of the base of a change): an A/B of
+# instruction counts with the same loops.
 set -e
 peers=$(realpath "${1:-$(dirname "$0")/../../pyqueue/peers}")
 cd "$(dirname "$0")/../.."
+src=$(realpath "${PYQ_INSTR_SRC:-.}")
 out=${TMPDIR:-/tmp}/pyq_instr
 mkdir -p "$out"
 # The sources are the layers' one list (csrc/layers.mk), read through make.
-srcs=$(printf 'include csrc/layers.mk\nall:\n\t@echo $(addprefix csrc/,$(PYQ_ALL))\n' | make -s -f -)
-cc -std=gnu11 -O2 -pthread -Icsrc/include -Icsrc -o "$out/instr_count" \
+srcs=$(printf 'include %s/csrc/layers.mk\nall:\n\t@echo $(addprefix %s/csrc/,$(PYQ_ALL))\n' "$src" "$src" |
+       make -s -f -)
+cc -std=gnu11 -O2 -pthread -I"$src/csrc/include" -I"$src/csrc" -o "$out/instr_count" \
    benchmarks/peers/instr_count.c $srcs -ldl -lm
 rounds=200
 msgs=$((rounds * 512))

@@ -64,6 +64,31 @@ static inline void pyq_prefetch_write(const void *p)
 #endif
 }
 
+/* Prefetch every line of [p, p + bytes) (bytes a multiple of the line), for
+ * writing (exclusive state) or reading, four lines a loop step: the same
+ * requests at half the instructions of one a step. */
+static inline __attribute__((always_inline)) void pyq_prefetch_span(const void *p, uint32_t bytes,
+                                                                    int for_write)
+{
+    const char *c = (const char *)p;
+    uint32_t off = 0;
+
+    for (; off + 4 * PYQ_CACHELINE <= bytes; off += 4 * PYQ_CACHELINE) {
+        for (int k = 0; k < 4; k++) {
+            if (for_write)
+                pyq_prefetch_write(c + off + k * PYQ_CACHELINE);
+            else
+                __builtin_prefetch(c + off + k * PYQ_CACHELINE, 0, 3);
+        }
+    }
+    for (; off < bytes; off += PYQ_CACHELINE) {
+        if (for_write)
+            pyq_prefetch_write(c + off);
+        else
+            __builtin_prefetch(c + off, 0, 3);
+    }
+}
+
 #define PYQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PYQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -65,8 +65,9 @@ static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *
         avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
     if (avail > 4096)
         avail = 4096;
-    for (uint32_t off = 0; off < avail; off += PYQ_CACHELINE)
-        __builtin_prefetch(r->blk + off, 0, 3);
+    /* Whole lines: pub_pos may end inside one, and that line is wanted too. */
+    avail = (avail + PYQ_CACHELINE - 1) & ~(uint64_t)(PYQ_CACHELINE - 1);
+    pyq_prefetch_span(r->blk, (uint32_t)avail, 0);
 }
 
 /* Header of the next visible record, or NULL when nothing more is visible now.

@@ -55,6 +55,7 @@ enum {
                              the fast path calls nothing more (shared_pvt.h) */
     REC_PLAIN = 1u << 4,  /* the caller found the gate word zero: not closed, no
                              touch, a runs-framing policy, nothing after the commit */
+    REC_NT = 1u << 5,     /* the caller found the block streamed (w->nt) */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -127,17 +128,29 @@ static inline void touch_record(const uint8_t *rec, uint32_t len)
 }
 
 #if PYQ_HAVE_NT
-/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
- * records are padded to 8). */
+/* Eight bytes at s to dst with a streaming store. */
+static inline void stream_word(uint8_t *dst, const uint8_t *s)
+{
+    long long v;
+    memcpy(&v, s, 8);
+    _mm_stream_si64((long long *)(void *)dst, v);
+}
+
+/* The payload with streaming stores, 8 bytes at a time, four to a step (a
+ * 32-byte message is one step, not four trips of a loop), the tail
+ * zero-padded: records are padded to 8. */
 static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
 {
-    uint32_t words = len / 8, rem = len % 8;
+    uint32_t words = len / 8, rem = len % 8, i = 0;
 
-    for (uint32_t i = 0; i < words; i++) {
-        long long v;
-        memcpy(&v, s + 8 * i, 8);
-        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+    for (; i + 4 <= words; i += 4) {
+        stream_word(dst + 8 * i, s + 8 * i);
+        stream_word(dst + 8 * i + 8, s + 8 * i + 8);
+        stream_word(dst + 8 * i + 16, s + 8 * i + 16);
+        stream_word(dst + 8 * i + 24, s + 8 * i + 24);
     }
+    for (; i < words; i++)
+        stream_word(dst + 8 * i, s + 8 * i);
     if (rem) {
         long long v = 0;
         memcpy(&v, s + 8 * words, rem);
@@ -307,8 +320,11 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
 {
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
-        for (uint64_t j = 0; j < k; j++)
-            stream_payload(dst + j * step, from + j * len, len);
+        if (len == step) /* back to back: one stream (k * len <= block_size) */
+            stream_payload(dst, from, (uint32_t)(k * len));
+        else
+            for (uint64_t j = 0; j < k; j++)
+                stream_payload(dst + j * step, from + j * len, len);
         q->w.nt_pending = 1;
         return;
     }
@@ -327,10 +343,10 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
  * at pos, no header (run_close() stores the count), not counted (run_close()
  * counts it).  Returns 1 when written, 0 when the run is at its limit or the
  * queue is closed (the caller's general path decides).  how: REC_SMALL for a
- * small len (run_fast_len) with none of the gate's PYQ_GATE_RUN bits (a cached
- * block, no touch: the one test), else REC_MAY_NT.  pyqueue_inline.h's
- * pyq_writer_try_write_inline() is the REC_SMALL case short of the block's
- * end. */
+ * small len (run_fast_len), which also needs none of the gate's PYQ_GATE_RUN
+ * bits (a cached block, no touch: the one test) and room past this member
+ * (pyqueue_inline.h's pyq_writer_try_write_inline() is this case); REC_NT in
+ * a streamed block; else REC_MAY_NT. */
 static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -339,7 +355,9 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     uint8_t *dst;
 
     if (how & REC_SMALL) {
-        if (PYQ_UNLIKELY(next > w->run_limit ||
+        /* Strictly below the limit: this copy never fills the block, so it
+         * never tests for the seal (the next path does: write_run_other). */
+        if (PYQ_UNLIKELY(next >= w->run_limit ||
                          (pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
             return 0;
     } else if (PYQ_UNLIKELY(next > w->run_limit ||
@@ -348,7 +366,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     }
     dst = w->blk + pos;
 #if PYQ_HAVE_NT
-    if ((how & REC_MAY_NT) && w->nt) {
+    if ((how & REC_NT) || ((how & REC_MAY_NT) && w->nt)) {
         stream_payload(dst, data, len);
         w->nt_pending = 1;
     } else
@@ -360,7 +378,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     }
     w->pos = next;
     run_set(w, w->run + 1);
-    if (PYQ_UNLIKELY(next == q->cfg.block_size))
+    if (!(how & REC_SMALL) && PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;
 }
@@ -450,12 +468,6 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
 {
     uint32_t gate = pyq_load_relaxed(&q->w.gate);
 
-    if (len == q->w.run_fast_len && (gate & (PYQ_GATE_NT | PYQ_GATE_TOUCH))) {
-        /* The next message of a run in a streamed (spill) block -- under
-         * backlog most messages go this way -- or with touch_after_write. */
-        if (PYQ_LIKELY(run_extend(q, data, len, REC_MAY_NT)))
-            return 0;
-    }
     if (PYQ_LIKELY(is_small(len) && gate == 0)) {
         /* The one test for every special case: the plain record. */
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
@@ -473,13 +485,33 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
     return write_slow(q, data, len, timeout_ns);
 }
 
+/* The next message of the open run that pyq_writer_write()'s copy turned
+ * away: in a streamed (spill) block -- under backlog most messages go this
+ * way --, with touch_after_write, the member that fills the block or reaches
+ * the run's cap.  Apart from write_record(), whose other paths make it save
+ * five registers first. */
+static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const void *data,
+                                                     uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(q->w.nt)) {
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_NT)))
+            return 0;
+    } else if (run_extend(q, data, len, REC_MAY_NT)) {
+        return 0;
+    }
+    return write_record(q, data, len, timeout_ns);
+}
+
 /* The next message of a run first, on its own: write_record()'s paths need
  * callee-saved registers, and sharing a body with them would make this one
  * save and restore them too. */
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(len == q->w.run_fast_len) && PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
-        return 0;
+    if (PYQ_LIKELY(len == q->w.run_fast_len)) {
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
+            return 0;
+        return write_run_other(q, data, len, timeout_ns);
+    }
     return write_record(q, data, len, timeout_ns);
 }
 

@@ -31,10 +31,7 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
 /* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
 static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
 {
-    uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
-
-    for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
-        pyq_prefetch_write(blk + off);
+    pyq_prefetch_span(blk, q->cfg.block_size < 4096 ? q->cfg.block_size : 4096, 1);
 }
 
 /* A block the writer takes, for a scanning reader: headers left from its last
