@@ -71,7 +71,7 @@ __attribute__((noinline)) int64_t run_polls(const pyq_adapter_t *a, void *h, str
 }
 
 /* PYQ_INSTR_PUBLISH=each: pyqueue's queues under publish each (else max). */
-static int32_t publish_policy(void)
+static int32_t instr_publish(void)
 {
     const char *p = getenv("PYQ_INSTR_PUBLISH");
     return p && strcmp(p, "each") == 0 ? PYQ_PUBLISH_EACH : PYQ_PUBLISH_MAX;
@@ -121,7 +121,7 @@ static int main_inline(uint32_t burst, int rounds)
 
     pyq_config_init(&cfg);
     cfg.spill_blocks = (1 << 20) / 4096 - cfg.hot_blocks; /* the adapter's budget */
-    cfg.publish = publish_policy();
+    cfg.publish = instr_publish();
     if (pyq_queue_create(&cfg, &q) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
     pyq_adapter_params_init(&p);
     p.capacity_bytes = 1 << 20;              /* the bench's budget */
     p.queue.spill_blocks = (1 << 20) / 4096 - p.queue.hot_blocks;
-    p.queue.publish = publish_policy();
+    p.queue.publish = instr_publish();
     if (a->create(&p, &h) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {

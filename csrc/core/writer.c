@@ -474,7 +474,7 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
             return 0;
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
-    if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
+    if (PYQ_LIKELY(is_small(len) && !q->w.special)) { /* touch, bytes:N */
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
             return 0;
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */

@@ -9,6 +9,31 @@
 
 #include "core/writer_pvt.h"
 
+/* run_close() of a run of n > 1 messages: its count into its header, and its
+ * members after the first into the counters (the writes that extended it did
+ * not count them).  Plain (or, in a streamed block, streaming) header store:
+ * the reader reads it only below pub_pos, so W2 of the publish that follows
+ * (fenced after streaming) is its edge. */
+void pyq_w_run_end(struct pyq_queue *q, uint32_t n)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t size = w->run_size;
+    uint64_t hdr = PYQ_HDR_RUN | (uint64_t)n << PYQ_HDR_RUN_COUNT_SHIFT | size;
+
+#if PYQ_HAVE_NT
+    if (w->nt) {
+        _mm_stream_si64((long long *)(void *)(w->blk + w->run_hdr), (long long)hdr);
+        w->nt_pending = 1;
+    } else
+#endif
+        pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
+    run_set(w, 0);
+    /* W5: the run's word is zero before its members are counted; pairs with
+     * A6 in queue.c (stats never counts them twice). */
+    pyq_counter_add_release(&q->ws.messages, n - 1);
+    pyq_counter_add_release(&q->ws.bytes, (uint64_t)(n - 1) * size);
+}
+
 /* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
  * or a linked PAD naming the next block) and publish it whole. */
 void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
