@@ -4,7 +4,7 @@
 #
 #   make [lib]        $(BUILD)/libpyqueue.a and $(BUILD)/libpyqueue.so
 #   make example      $(BUILD)/two_threads from examples/c/two_threads.c, then runs it
-#   make install      PREFIX (default /usr/local): include/pyqueue.h, lib/libpyqueue.{a,so}
+#   make install      PREFIX (default /usr/local): include/pyqueue.h (+ pyqueue_inline.h), lib/libpyqueue.{a,so}
 #   make clean
 #
 # Link a program with:  cc -Icsrc/include prog.c build/clib/libpyqueue.a -pthread
@@ -44,7 +44,7 @@ example: $(BUILD)/two_threads
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
-	install -m 644 csrc/include/pyqueue.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 csrc/include/pyqueue.h csrc/include/pyqueue_inline.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libpyqueue.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpyqueue.so $(DESTDIR)$(PREFIX)/lib/
 

@@ -8,6 +8,13 @@
  * functions so callgrind attributes them apart (run_writes / run_polls,
  * inclusive cost).  See benchmarks/peers/instr_count.sh.
  *
+ * The adapter "pyqueue_inline" is pyqueue without the adapter: the same loops
+ * over pyqueue_inline.h's pyq_writer_try_write_inline() and
+ * pyq_reader_poll_inline() (check inlined into the poll loop), on the
+ * adapter's configuration (default tiers over the same 1 MiB budget), in
+ * run_writes_inline / run_polls_inline.  There the queue's instructions and
+ * the loop's cannot be told apart: only the whole loop is counted.
+ *
  *   instr_count <adapter> <peer_dir> [burst] [rounds]
  */
 #include <stdio.h>
@@ -15,6 +22,7 @@
 #include <string.h>
 
 #include "adapters/pyq_adapter.h"
+#include "pyqueue.h"
 
 #define K 512
 
@@ -62,6 +70,78 @@ __attribute__((noinline)) int64_t run_polls(const pyq_adapter_t *a, void *h, str
     return k < 0 ? k : n;
 }
 
+/* PYQ_INSTR_PUBLISH=each: pyqueue's queues under publish each (else max). */
+static int32_t instr_publish(void)
+{
+    const char *p = getenv("PYQ_INSTR_PUBLISH");
+    return p && strcmp(p, "each") == 0 ? PYQ_PUBLISH_EACH : PYQ_PUBLISH_MAX;
+}
+
+#ifdef PYQUEUE_INLINE_H /* built from a tree that has pyqueue_inline.h */
+/* run_writes' loop over the inline writer (burst 0) or write_batch. */
+__attribute__((noinline)) int run_writes_inline(pyq_queue_t *q, uint64_t *seq, uint32_t burst,
+                                                uint8_t *buf)
+{
+    int err;
+
+    if (!burst) {
+        for (int i = 0; i < K; i++, ++*seq) {
+            memcpy(buf, seq, 8);
+            if (pyq_writer_try_write_inline(q, buf, 32))
+                return -1;
+        }
+    } else {
+        for (int i = 0; i < K; i += burst) {
+            for (uint32_t j = 0; j < burst; j++, ++*seq)
+                memcpy(buf + 32 * j, seq, 8);
+            if (pyq_writer_write_batch(q, buf, burst, 32, 0, &err) != burst)
+                return -1;
+        }
+    }
+    pyq_writer_flush(q);
+    return 0;
+}
+
+__attribute__((noinline)) int64_t run_polls_inline(pyq_queue_t *q, struct ctx *c)
+{
+    int64_t n = 0, k;
+
+    while ((k = pyq_reader_poll_inline(q, UINT64_MAX, check, c)) > 0)
+        n += k;
+    return k < 0 ? k : n;
+}
+
+static int main_inline(uint32_t burst, int rounds)
+{
+    pyq_config_t cfg;
+    pyq_queue_t *q;
+    uint8_t buf[32 * 32] = {0};
+    uint64_t seq = 0;
+    struct ctx c = {0};
+
+    pyq_config_init(&cfg);
+    cfg.spill_blocks = (1 << 20) / 4096 - cfg.hot_blocks; /* the adapter's budget */
+    cfg.publish = instr_publish();
+    if (pyq_queue_create(&cfg, &q) != 0)
+        return 1;
+    for (int r = 0; r < rounds; r++) {
+        if (run_writes_inline(q, &seq, burst, buf) || run_polls_inline(q, &c) != K) {
+            fprintf(stderr, "pyqueue_inline: failed in round %d\n", r);
+            return 1;
+        }
+    }
+    printf("pyqueue_inline burst=%u: %llu messages\n", burst, (unsigned long long)seq);
+    pyq_queue_destroy(q);
+    return 0;
+}
+#else
+static int main_inline(uint32_t burst, int rounds)
+{
+    fprintf(stderr, "pyqueue_inline: this tree has no pyqueue_inline.h\n");
+    return 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const pyq_adapter_t *a;
@@ -73,6 +153,8 @@ int main(int argc, char **argv)
     uint32_t burst = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
     int rounds = argc > 4 ? atoi(argv[4]) : 200;
 
+    if (argc >= 3 && strcmp(argv[1], "pyqueue_inline") == 0)
+        return main_inline(burst, rounds);
     if (argc < 3 || pyq_adapter_get(argv[1], argv[2], &a) != 0) {
         fprintf(stderr, "usage: instr_count <adapter> <peer_dir> [burst] [rounds]: %s\n",
                 pyq_adapter_error());
@@ -81,6 +163,7 @@ int main(int argc, char **argv)
     pyq_adapter_params_init(&p);
     p.capacity_bytes = 1 << 20;              /* the bench's budget */
     p.queue.spill_blocks = (1 << 20) / 4096 - p.queue.hot_blocks;
+    p.queue.publish = instr_publish();
     if (a->create(&p, &h) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {

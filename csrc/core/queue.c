@@ -84,6 +84,8 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX;
+    pyq_q_gate(q);
+    q->r.block_size = cfg->block_size;
     q->w.claim_len = PYQ_NO_CLAIM;
     q->w.run_len = q->w.run_fast_len = PYQ_NO_RUN;
     atomic_init(&q->ring_tail, 0);
@@ -92,6 +94,24 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     atomic_init(&q->detached, 0);
     pyq_pool_layout(q);
     return 0;
+}
+
+/* The writer's gate word from the configuration (pyqueue_inline.h, PYQ_GATE_*):
+ * again after shared.c sets xproc and commit_hook.  Before any writer runs. */
+void pyq_q_gate(struct pyq_queue *q)
+{
+    atomic_init(&q->w.gate, (q->cfg.touch_after_write ? PYQ_GATE_TOUCH : 0) |
+                                (q->scan ? PYQ_GATE_SCAN : 0) | (q->xproc ? PYQ_GATE_XPROC : 0) |
+                                (q->commit_hook ? PYQ_GATE_HOOK : 0));
+}
+
+/* The queue is closed: the flag every slow path reads, and the gate bit that
+ * turns the writer's inline paths away.  Any thread.  Relaxed: only flags, no
+ * data (the writer's wait loop polls closed). */
+void pyq_q_mark_closed(struct pyq_queue *q)
+{
+    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    atomic_fetch_or_explicit(&q->w.gate, PYQ_GATE_CLOSED, memory_order_relaxed);
 }
 
 /* Point one side's copies of the mapping at this process's view of it: the
@@ -149,8 +169,7 @@ void pyq_queue_destroy(pyq_queue_t *q)
 
 void pyq_queue_close(pyq_queue_t *q)
 {
-    /* Pairs with the relaxed polls of the writer's wait loop: only a flag, no data. */
-    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    pyq_q_mark_closed(q);
     if (q->xproc)
         pyq_shm_wake_both(q); /* a side asleep on a futex sees the flag at once */
 }
@@ -181,22 +200,32 @@ uint64_t pyq_queue_backlog(const pyq_queue_t *cq)
     struct pyq_queue *q = (struct pyq_queue *)cq;
     /* Read the reader's count first: it never exceeds the writer's, so a late
      * writer count can only overstate the backlog, never wrap it below zero. */
-    uint64_t rd = pyq_load_relaxed(&q->rs.bytes);
-    uint64_t wr = pyq_load_relaxed(&q->ws.bytes);
+    uint64_t rd = pyq_load_relaxed(&q->rs.bytes), pending;
+    /* A6: pairs with W5: the open run read after it is not in wr yet. */
+    uint64_t wr = pyq_load_acquire(&q->ws.bytes);
+
+    pyq_w_pending(q, &pending);
+    wr += pending;
     return wr > rd ? wr - rd : 0;
 }
 
 void pyq_queue_stats(const pyq_queue_t *cq, pyq_stats_t *s)
 {
     struct pyq_queue *q = (struct pyq_queue *)cq;
+    uint64_t pending_bytes;
 
     memset(s, 0, sizeof(*s));
     s->messages_read = pyq_load_relaxed(&q->rs.messages);
     s->bytes_read = pyq_load_relaxed(&q->rs.bytes);
     s->returns_hot = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_HOT]);
     s->returns_spill = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_SPILL]);
-    s->messages_written = pyq_load_relaxed(&q->ws.messages);
-    s->bytes_written = pyq_load_relaxed(&q->ws.bytes);
+    /* A6: pairs with W5: the open run read after these is not in them yet, so
+     * adding its members back is exact from the writer's thread and never an
+     * overcount from another (DESIGN §3.8). */
+    s->messages_written = pyq_load_acquire(&q->ws.messages);
+    s->bytes_written = pyq_load_acquire(&q->ws.bytes);
+    s->messages_written += pyq_w_pending(q, &pending_bytes);
+    s->bytes_written += pending_bytes;
     s->blocks_published = pyq_load_relaxed(&q->ws.blocks_published);
     s->publishes = pyq_load_relaxed(&q->ws.publishes);
     s->takes_hot = pyq_load_relaxed(&q->ws.takes[PYQ_TIER_HOT]);

@@ -55,6 +55,9 @@
  *   R1 free_tail release (reader, block drained) -> A4 acquire (writer, take)
  *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
  *      empty after detached means drained for good)
+ *   W5 ws.messages / ws.bytes release (writer, a run's end counted, after its
+ *      w.run was zeroed) -> A6 acquire (pyq_queue_stats, pyq_queue_backlog: a
+ *      run counted in ws is not added again from w.run)
  */
 #ifndef PYQ_QUEUE_PVT_H
 #define PYQ_QUEUE_PVT_H
@@ -83,10 +86,31 @@
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
 
 struct pyq_writer_state {
+    /* The inline fast path's view (pyqueue_inline.h, struct pyq_writer_view):
+     * these first, in this order (checked below). */
     uint8_t *blk;                        /* current block, NULL before the first take */
-    uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
     uint32_t pos;                        /* next record offset in blk */
+    uint32_t run_fast_len;               /* run_len where the plain run path applies
+                                            (a small len, see run_open), or PYQ_NO_RUN */
+    uint32_t run_step;                   /* payload stride: the run's length padded to 8 */
+    uint32_t run_limit;                  /* offset the run may grow to: block end or
+                                            its PYQ_RUN_MAX cap */
+    _Atomic uint32_t gate;               /* PYQ_GATE_* bits: the special cases, one test
+                                            (DESIGN §3.7); the writer's own bits change at
+                                            block takes, CLOSED comes from any thread, so
+                                            every change is an atomic OR / AND */
     uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
+    /* The open run (queue_pvt.h, Runs; writer_pvt.h): its message length in the
+     * high half, its count in the low half (0: no run to end), in one word so that
+     * pyq_queue_stats() reads the two of one run together.  Its members after the
+     * first are counted in ws at run_close() (pyq_w_pending adds them in
+     * between).  Accessed with __atomic relaxed: stats may read it anywhere. */
+    union {
+        uint64_t run;
+        struct { uint32_t run_n, run_size; };
+    };
+    /* The rest of the writer's per-message state. */
+    uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
     int special;                         /* nt, q->scan or q->xproc: pyq_writer_write's plain
@@ -98,18 +122,9 @@ struct pyq_writer_state {
                                             the fast path (a current block, no claim,
                                             not streamed under q->scan), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
-    /* The open run (queue_pvt.h, Runs; writer_pvt.h): */
-    uint32_t run_len;                    /* a write of this length extends it
+    uint32_t run_len;                    /* a write of this length extends the open run
                                             (PYQ_NO_RUN: none may) */
-    uint32_t run_fast_len;               /* run_len where pyq_writer_write's inline
-                                            copy applies (cached block, small), or
-                                            PYQ_NO_RUN */
-    uint32_t run_step;                   /* payload stride: run_size padded to 8 */
-    uint32_t run_limit;                  /* offset the run may grow to: block end or
-                                            its PYQ_RUN_MAX cap */
     uint32_t run_hdr;                    /* offset of its header in blk */
-    uint32_t run_size;                   /* its message length */
-    uint32_t run_n;                      /* its messages (0: no run to end) */
     uint64_t free_head[PYQ_TIERS];       /* next free-ring slot to pop */
     uint64_t free_tail_cache[PYQ_TIERS]; /* cached free_tail: reload only when empty */
     /* The writer process's view of the mapping (pyq_q_bind): */
@@ -124,20 +139,23 @@ struct pyq_writer_stats {
 };
 
 struct pyq_reader_state {
+    /* The inline delivery's view (pyqueue_inline.h, struct pyq_reader_view):
+     * these first, in this order (checked below). */
     uint8_t *blk;          /* block being drained, NULL between blocks */
-    uint32_t idx;          /* its index in the pool */
     uint32_t pos;          /* next record offset */
-    uint64_t seq;          /* ring position of blk */
-    uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
-    uint64_t drained_pub;  /* a pub_pos below which everything was consumed (no
-                              q->scan): poll returns at once while it holds */
-    uint64_t tail_cache;   /* cached ring_tail (q->scan) */
     uint32_t limit;        /* without q->scan: records below this offset of blk
                               are published (0 between blocks) */
     uint32_t run_left;     /* messages of the current run not yet consumed: pos
                               is then the next one's payload (reader.c) */
     uint32_t run_len;      /* their length */
     uint32_t run_step;     /* and stride (run_len padded to 8) */
+    uint32_t block_size;   /* cfg.block_size: pos there means blk is drained */
+    uint32_t idx;          /* blk's index in the pool */
+    uint64_t seq;          /* ring position of blk */
+    uint64_t pub_cache;    /* cached pub_pos: reload only when exhausted */
+    uint64_t drained_pub;  /* a pub_pos below which everything was consumed (no
+                              q->scan): poll returns at once while it holds */
+    uint64_t tail_cache;   /* cached ring_tail (q->scan) */
     uint64_t free_tail[PYQ_TIERS]; /* private copy of the free_tail we publish */
     /* The reader process's view of the mapping (pyq_q_bind): */
     uint8_t *base;
@@ -160,7 +178,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 1u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 2u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -233,6 +251,22 @@ _Static_assert(sizeof(struct pyq_writer_state) <= 3 * PYQ_CACHELINE,
 _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
                "reader state spans at most two lines");
 
+/* The inline paths' views (pyqueue_inline.h) match the state they read. */
+#define PYQ_VIEW_AT(st, view, off, f)                                                      \
+    _Static_assert(offsetof(struct pyq_queue, st.f) == (off) + offsetof(struct view, f) && \
+                       sizeof(((struct pyq_queue *)0)->st.f) ==                            \
+                           sizeof(((struct view *)0)->f),                                  \
+                   "pyqueue_inline.h: " #st "." #f " moved")
+#define PYQ_W_VIEW(f) PYQ_VIEW_AT(w, pyq_writer_view, PYQ_WRITER_VIEW_OFFSET, f)
+#define PYQ_R_VIEW(f) PYQ_VIEW_AT(r, pyq_reader_view, PYQ_READER_VIEW_OFFSET, f)
+PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_fast_len); PYQ_W_VIEW(run_step);
+PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(claim_len); PYQ_W_VIEW(run);
+PYQ_R_VIEW(blk); PYQ_R_VIEW(pos); PYQ_R_VIEW(limit); PYQ_R_VIEW(run_left);
+PYQ_R_VIEW(run_len); PYQ_R_VIEW(run_step); PYQ_R_VIEW(block_size);
+_Static_assert(offsetof(struct pyq_queue, rs.messages) == PYQ_READER_COUNTS_OFFSET &&
+                   offsetof(struct pyq_queue, rs.bytes) == PYQ_READER_COUNTS_OFFSET + 8,
+               "pyqueue_inline.h: the reader's counters moved");
+
 /* Free-ring slot values (see Free rings above): stored and loaded through these. */
 static inline uint32_t pyq_free_code(const struct pyq_queue *q, int t, uint64_t slot)
 {
@@ -267,6 +301,17 @@ static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
     return (PYQ_RECORD_HEADER + (uint64_t)len + rec_mask) & ~(uint64_t)rec_mask;
 }
 
+/* The open run's members after its first, not yet in ws (writer_pvt.h,
+ * run_close): *bytes their payload.  Any thread; after A6's loads of ws. */
+static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)
+{
+    uint64_t run = __atomic_load_n(&q->w.run, __ATOMIC_RELAXED);
+    uint64_t n = (uint32_t)run > 1 ? (uint32_t)run - 1 : 0;
+
+    *bytes = n * (run >> 32);
+    return n;
+}
+
 /* pool.c */
 PYQ_PRIVATE void pyq_pool_layout(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
@@ -274,6 +319,8 @@ PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_pool_options(struct pyq_queue *q, uint8_t *pool, size_t bytes);
 /* queue.c */
 PYQ_PRIVATE int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg);
+PYQ_PRIVATE void pyq_q_gate(struct pyq_queue *q);
+PYQ_PRIVATE void pyq_q_mark_closed(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool);
 
 #endif /* PYQ_QUEUE_PVT_H */

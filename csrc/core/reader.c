@@ -65,8 +65,9 @@ static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *
         avail = r->pub_cache - start < bs ? r->pub_cache - start : bs;
     if (avail > 4096)
         avail = 4096;
-    for (uint32_t off = 0; off < avail; off += PYQ_CACHELINE)
-        __builtin_prefetch(r->blk + off, 0, 3);
+    /* Whole lines: pub_pos may end inside one, and that line is wanted too. */
+    avail = (avail + PYQ_CACHELINE - 1) & ~(uint64_t)(PYQ_CACHELINE - 1);
+    pyq_prefetch_span(r->blk, (uint32_t)avail, 0);
 }
 
 /* Header of the next visible record, or NULL when nothing more is visible now.
@@ -149,17 +150,27 @@ static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_q
     }
 }
 
-/* The common case inline -- a published record of the block being drained,
- * without scanning -- and the rest out of line, so the callers' per-message
- * loops save no registers for block changes, links and scanning. */
+/* The common cases inline -- a published record of the block being drained,
+ * or, scanning, a committed one -- and the rest out of line, so the callers'
+ * per-message loops save no registers for block changes, links, PADs and
+ * the look that finds nothing. */
 static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
 {
     struct pyq_reader_state *r = &q->r;
+    uint64_t hdr;
 
     if (PYQ_LIKELY(r->pos < r->limit)) {
         /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
-        uint64_t hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+        hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
         if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+            *hdr_out = hdr;
+            return pyq_hdr(r->blk, r->pos);
+        }
+    } else if (q->scan && r->blk && r->pos < r->block_size) {
+        /* A3: pairs with W3: a committed header means a complete payload (a
+         * scanning reader's every message: publish each, scan_current). */
+        hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
+        if (PYQ_LIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT)) {
             *hdr_out = hdr;
             return pyq_hdr(r->blk, r->pos);
         }

@@ -59,6 +59,7 @@ static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
     q->xproc = true;
     /* scan_current under max or bytes:N: a commit is the hand-over, so it wakes. */
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX || cfg->scan_current;
+    pyq_q_gate(q);
     return 0;
 }
 

@@ -144,7 +144,7 @@ int pyq_shm_recover_writer(struct pyq_queue *q)
         pyq_writer_detach(q); /* W4: everything committed is published */
     } else {
         /* Its state cannot be trusted: end the stream at what was published. */
-        atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+        pyq_q_mark_closed(q);
         pyq_store_release(&q->detached, 1);
     }
     pyq_store_release(&q->sh.owner[PYQ_SIDE_WRITER], 0);

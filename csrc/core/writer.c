@@ -4,8 +4,11 @@
  * blocks, and the full-queue wait, are writer_block.c's.
  *
  * Hot path (block has room): bounds checks, the payload copy, one header store,
- * two single-writer counter bumps.  No malloc, lock or system call; the only
- * system call is the sched_yield() of the full-queue wait.
+ * two single-writer counter bumps -- or, extending a run, the copy and two
+ * stores (its members are counted when it ends).  Every special case is a bit
+ * of one gate word (pyqueue_inline.h, PYQ_GATE_*), tested once.  No malloc,
+ * lock or system call; the only system call is the sched_yield() of the
+ * full-queue wait.
  */
 #include <string.h>
 
@@ -50,6 +53,9 @@ enum {
     REC_SCAN = 1u << 2,   /* q->scan: the reader finds the record by its header */
     REC_LOCAL = 1u << 3,  /* !q->xproc (w->special or the caller says so): no reader to wake, so
                              the fast path calls nothing more (shared_pvt.h) */
+    REC_PLAIN = 1u << 4,  /* the caller found the gate word zero: not closed, no
+                             touch, a runs-framing policy, nothing after the commit */
+    REC_NT = 1u << 5,     /* the caller found the block streamed (w->nt) */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -122,17 +128,29 @@ static inline void touch_record(const uint8_t *rec, uint32_t len)
 }
 
 #if PYQ_HAVE_NT
-/* The payload with streaming stores, 8 bytes at a time (the tail zero-padded:
- * records are padded to 8). */
+/* Eight bytes at s to dst with a streaming store. */
+static inline void stream_word(uint8_t *dst, const uint8_t *s)
+{
+    long long v;
+    memcpy(&v, s, 8);
+    _mm_stream_si64((long long *)(void *)dst, v);
+}
+
+/* The payload with streaming stores, 8 bytes at a time, four to a step (a
+ * 32-byte message is one step, not four trips of a loop), the tail
+ * zero-padded: records are padded to 8. */
 static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
 {
-    uint32_t words = len / 8, rem = len % 8;
+    uint32_t words = len / 8, rem = len % 8, i = 0;
 
-    for (uint32_t i = 0; i < words; i++) {
-        long long v;
-        memcpy(&v, s + 8 * i, 8);
-        _mm_stream_si64((long long *)(void *)(dst + 8 * i), v);
+    for (; i + 4 <= words; i += 4) {
+        stream_word(dst + 8 * i, s + 8 * i);
+        stream_word(dst + 8 * i + 8, s + 8 * i + 8);
+        stream_word(dst + 8 * i + 16, s + 8 * i + 16);
+        stream_word(dst + 8 * i + 24, s + 8 * i + 24);
     }
+    for (; i < words; i++)
+        stream_word(dst + 8 * i, s + 8 * i);
     if (rem) {
         long long v = 0;
         memcpy(&v, s + 8 * words, rem);
@@ -169,12 +187,11 @@ static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
     if (PYQ_UNLIKELY(len == 0))
         return;
     w->run_hdr = at;
-    w->run_size = len;
-    w->run_n = 1;
+    run_set(w, (uint64_t)len << 32 | 1); /* this record, counted already */
     w->run_step = step;
     w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
     w->run_len = len;
-    w->run_fast_len = !w->nt && is_small(len) ? len : PYQ_NO_RUN;
+    w->run_fast_len = is_small(len) ? len : PYQ_NO_RUN; /* streamed: the gate says */
 }
 
 /* The one ending of a record, for commit() and write_fast(): the record at rec
@@ -201,17 +218,17 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
 #endif
     {
         commit_header(rec, len);
-        if (!nt && PYQ_LIKELY(q->cfg.touch_after_write)) /* the default */
+        if (!(how & REC_PLAIN) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
     if (how & REC_SCAN)
         after_commit(q, next, limit);
-    else if (q->batch_ok)
+    else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
         run_open(q, next - size, len);
     w->pos = next;
     pyq_counter_add(&q->ws.messages, 1);
     pyq_counter_add(&q->ws.bytes, len);
-    if (q->commit_hook)
+    if (!(how & REC_PLAIN) && q->commit_hook)
         publish_policy(q, next, how);
     if (PYQ_UNLIKELY(limit - next < size))
         pyq_w_seal_early(q); /* no room for another record of this size */
@@ -277,26 +294,17 @@ static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *s
 }
 
 /* memcpy for the small messages of the hot path: fixed-size overlapping moves
- * the compiler inlines, instead of a call for every 32-byte message.  Other
- * lengths call memcpy -- only without REC_SMALL, so that the call (and the
- * registers it makes the caller save) stays out of pyq_writer_write(). */
+ * the compiler inlines (pyq_copy_small, the inline header's), instead of a
+ * call for every 32-byte message.  Other lengths call memcpy -- only without
+ * REC_SMALL, so that the call (and the registers it makes the caller save)
+ * stays out of pyq_writer_write(). */
 static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const void *src,
                                                              uint32_t len, unsigned how)
 {
-    const uint8_t *s = src;
-
-    if (!(how & REC_SMALL)) {
-        memcpy(d, s, len);
-    } else if (len >= 16 && len <= 32) {
-        memcpy(d, s, 16);
-        memcpy(d + len - 16, s + len - 16, 16);
-    } else if (len > 32) {
-        memcpy(d, s, 32);
-        memcpy(d + len - 32, s + len - 32, 32);
-    } else {
-        memcpy(d, s, 8);
-        memcpy(d + len - 8, s + len - 8, 8);
-    }
+    if (how & REC_SMALL)
+        pyq_copy_small(d, src, len);
+    else
+        memcpy(d, src, len);
 }
 
 /* Append k messages of len bytes from `from` (len apart) to the open run, at
@@ -312,8 +320,11 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
 {
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
-        for (uint64_t j = 0; j < k; j++)
-            stream_payload(dst + j * step, from + j * len, len);
+        if (len == step) /* back to back: one stream (k * len <= block_size) */
+            stream_payload(dst, from, (uint32_t)(k * len));
+        else
+            for (uint64_t j = 0; j < k; j++)
+                stream_payload(dst + j * step, from + j * len, len);
         q->w.nt_pending = 1;
         return;
     }
@@ -329,10 +340,13 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
 }
 
 /* One more message of the open run's length (len == w->run_len): its payload
- * at pos, no header (run_close() stores the count).  Returns 1 when written, 0
- * when the run is at its limit or the queue is closed (the caller's general
- * path decides).  how: REC_SMALL with a cached block and a small len
- * (run_fast_len), else REC_MAY_NT. */
+ * at pos, no header (run_close() stores the count), not counted (run_close()
+ * counts it).  Returns 1 when written, 0 when the run is at its limit or the
+ * queue is closed (the caller's general path decides).  how: REC_SMALL for a
+ * small len (run_fast_len), which also needs none of the gate's PYQ_GATE_RUN
+ * bits (a cached block, no touch: the one test) and room past this member
+ * (pyqueue_inline.h's pyq_writer_try_write_inline() is this case); REC_NT in
+ * a streamed block; else REC_MAY_NT. */
 static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -340,12 +354,19 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     uint32_t pos = w->pos, next = pos + w->run_step;
     uint8_t *dst;
 
-    if (PYQ_UNLIKELY(next > w->run_limit ||
-                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+    if (how & REC_SMALL) {
+        /* Strictly below the limit: this copy never fills the block, so it
+         * never tests for the seal (the next path does: write_run_other). */
+        if (PYQ_UNLIKELY(next >= w->run_limit ||
+                         (pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
+            return 0;
+    } else if (PYQ_UNLIKELY(next > w->run_limit ||
+                            atomic_load_explicit(&q->closed, memory_order_relaxed))) {
         return 0;
+    }
     dst = w->blk + pos;
 #if PYQ_HAVE_NT
-    if ((how & REC_MAY_NT) && w->nt) {
+    if ((how & REC_NT) || ((how & REC_MAY_NT) && w->nt)) {
         stream_payload(dst, data, len);
         w->nt_pending = 1;
     } else
@@ -353,15 +374,11 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_MAY_NT) {
         put_members(q, dst, data, 1, len, w->run_step, 0);
     } else {
-        copy_small(dst, data, len, how);
-        if (PYQ_LIKELY(q->cfg.touch_after_write))
-            (void)*(const volatile uint8_t *)dst; /* touch_record(): len > 0 in a run */
+        copy_small(dst, data, len, how); /* no touch: the gate says */
     }
     w->pos = next;
-    w->run_n++;
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
-    if (PYQ_UNLIKELY(next == q->cfg.block_size))
+    run_set(w, w->run + 1);
+    if (!(how & REC_SMALL) && PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;
 }
@@ -381,7 +398,8 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     int nt;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
-                     atomic_load_explicit(&q->closed, memory_order_relaxed)))
+                     (!(how & REC_PLAIN) &&
+                      atomic_load_explicit(&q->closed, memory_order_relaxed))))
         return 0;
     rec = w->blk + pos;
     nt = (how & REC_MAY_NT) && PYQ_UNLIKELY(w->nt);
@@ -448,13 +466,15 @@ static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, cons
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
-    if (len == q->w.run_len && q->w.nt && is_small(len)) {
-        /* The next message of a run in a streamed (spill) block: under backlog
-         * most messages go this way. */
-        if (PYQ_LIKELY(run_extend(q, data, len, REC_MAY_NT)))
+    uint32_t gate = pyq_load_relaxed(&q->w.gate);
+
+    if (PYQ_LIKELY(is_small(len) && gate == 0)) {
+        /* The one test for every special case: the plain record. */
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
             return 0;
+        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
     }
-    if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
+    if (PYQ_LIKELY(is_small(len) && !q->w.special)) { /* touch, bytes:N */
         if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
             return 0;
         return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
@@ -465,13 +485,33 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
     return write_slow(q, data, len, timeout_ns);
 }
 
+/* The next message of the open run that pyq_writer_write()'s copy turned
+ * away: in a streamed (spill) block -- under backlog most messages go this
+ * way --, with touch_after_write, the member that fills the block or reaches
+ * the run's cap.  Apart from write_record(), whose other paths make it save
+ * five registers first. */
+static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const void *data,
+                                                     uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(q->w.nt)) {
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_NT)))
+            return 0;
+    } else if (run_extend(q, data, len, REC_MAY_NT)) {
+        return 0;
+    }
+    return write_record(q, data, len, timeout_ns);
+}
+
 /* The next message of a run first, on its own: write_record()'s paths need
  * callee-saved registers, and sharing a body with them would make this one
  * save and restore them too. */
 int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(len == q->w.run_fast_len) && PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
-        return 0;
+    if (PYQ_LIKELY(len == q->w.run_fast_len)) {
+        if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
+            return 0;
+        return write_run_other(q, data, len, timeout_ns);
+    }
     return write_record(q, data, len, timeout_ns);
 }
 
@@ -494,7 +534,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
         return 0;
     }
     for (i = 0; i < n;) {
-        /* The open run takes as many as fit: counters once per stretch. */
+        /* The open run takes as many as fit (counted when it ends). */
         if (msg_size == w->run_len && !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
             uint32_t step = w->run_step;
             uint64_t room = (w->run_limit - w->pos) / step;
@@ -507,9 +547,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                 else
                     put_members(q, dst, from, k, msg_size, step, 0);
                 w->pos += (uint32_t)(k * step);
-                w->run_n += (uint32_t)k;
-                pyq_counter_add(&q->ws.messages, k);
-                pyq_counter_add(&q->ws.bytes, k * msg_size);
+                run_set(w, w->run + k); /* counted when the run ends */
                 i += k;
                 if (w->pos == q->cfg.block_size)
                     pyq_w_seal_early(q); /* exactly full (no scanning reader) */
@@ -543,7 +581,7 @@ void pyq_writer_detach(pyq_queue_t *q)
      * end-of-stream it would appear past the end (commit then says ECLOSED). */
     if (q->w.claim_len != PYQ_NO_CLAIM)
         pyq_writer_abort(q);
-    atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
+    pyq_q_mark_closed(q);
     pyq_writer_flush(q);
     /* W4: every committed record is published before this; pairs with A5. */
     pyq_store_release(&q->detached, 1);

@@ -9,6 +9,31 @@
 
 #include "core/writer_pvt.h"
 
+/* run_close() of a run of n > 1 messages: its count into its header, and its
+ * members after the first into the counters (the writes that extended it did
+ * not count them).  Plain (or, in a streamed block, streaming) header store:
+ * the reader reads it only below pub_pos, so W2 of the publish that follows
+ * (fenced after streaming) is its edge. */
+void pyq_w_run_end(struct pyq_queue *q, uint32_t n)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t size = w->run_size;
+    uint64_t hdr = PYQ_HDR_RUN | (uint64_t)n << PYQ_HDR_RUN_COUNT_SHIFT | size;
+
+#if PYQ_HAVE_NT
+    if (w->nt) {
+        _mm_stream_si64((long long *)(void *)(w->blk + w->run_hdr), (long long)hdr);
+        w->nt_pending = 1;
+    } else
+#endif
+        pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
+    run_set(w, 0);
+    /* W5: the run's word is zero before its members are counted; pairs with
+     * A6 in queue.c (stats never counts them twice). */
+    pyq_counter_add_release(&q->ws.messages, n - 1);
+    pyq_counter_add_release(&q->ws.bytes, (uint64_t)(n - 1) * size);
+}
+
 /* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
  * or a linked PAD naming the next block) and publish it whole. */
 void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
@@ -31,10 +56,7 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
 /* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
 static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
 {
-    uint32_t span = q->cfg.block_size < 4096 ? q->cfg.block_size : 4096;
-
-    for (uint32_t off = 0; off < span; off += PYQ_CACHELINE)
-        pyq_prefetch_write(blk + off);
+    pyq_prefetch_span(blk, q->cfg.block_size < 4096 ? q->cfg.block_size : 4096, 1);
 }
 
 /* A block the writer takes, for a scanning reader: headers left from its last
@@ -52,11 +74,19 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     struct pyq_writer_state *w = &q->w;
     uint8_t *blk = w->base + (size_t)idx * q->cfg.block_size;
     uint64_t rd, wr;
+    int nt;
 
     w->blk = blk;
     w->pos = 0;
     w->tier = tier;
-    w->nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    if (nt != w->nt) { /* atomic: pyq_queue_close() may set CLOSED meanwhile */
+        if (nt)
+            atomic_fetch_or_explicit(&w->gate, PYQ_GATE_NT, memory_order_relaxed);
+        else
+            atomic_fetch_and_explicit(&w->gate, ~PYQ_GATE_NT, memory_order_relaxed);
+        w->nt = nt;
+    }
     w->special = w->nt || q->scan || q->xproc;
     w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
     w->fast_limit = fast_limit(q);

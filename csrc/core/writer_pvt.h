@@ -34,26 +34,29 @@ static inline void fence_streamed(struct pyq_writer_state *w)
 #endif
 }
 
+PYQ_PRIVATE void pyq_w_run_end(struct pyq_queue *q, uint32_t n);
+
+/* The open run's word (queue_pvt.h, struct pyq_writer_state: length << 32 |
+ * count): relaxed, pyq_queue_stats() may read it from any thread. */
+static inline void run_set(struct pyq_writer_state *w, uint64_t run)
+{
+    __atomic_store_n(&w->run, run, __ATOMIC_RELAXED);
+}
+
 /* End the open run (queue_pvt.h, Runs): no write extends it any more, and a
- * run of more than one message gets its count.  Plain (or, in a streamed
- * block, streaming) store: the reader reads the header only below pub_pos, so
- * W2 of the publish that follows (fenced after streaming) is its edge. */
+ * run of more than one message gets its count and its members after the first
+ * counted (pyq_w_run_end, out of line: this stays small enough for the
+ * per-commit publish of each and bytes:N to inline). */
 static inline void run_close(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
+    uint32_t n = w->run_n;
 
     w->run_len = w->run_fast_len = PYQ_NO_RUN;
-    if (PYQ_UNLIKELY(w->run_n > 1)) {
-        uint64_t hdr = PYQ_HDR_RUN | (uint64_t)w->run_n << PYQ_HDR_RUN_COUNT_SHIFT | w->run_size;
-#if PYQ_HAVE_NT
-        if (w->nt) {
-            _mm_stream_si64((long long *)(void *)(w->blk + w->run_hdr), (long long)hdr);
-            w->nt_pending = 1;
-        } else
-#endif
-            pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
-    }
-    w->run_n = 0;
+    if (PYQ_UNLIKELY(n > 1))
+        pyq_w_run_end(q, n);
+    else if (n)
+        run_set(w, 0);
 }
 
 /* Make everything committed up to pos visible to a non-scanning reader.
@@ -111,7 +114,7 @@ static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t 
     }
 }
 
-/* writer_block.c: taking, sealing and linking blocks. */
+/* writer_block.c: taking, sealing and linking blocks; the end of a run. */
 PYQ_PRIVATE void pyq_w_seal(struct pyq_queue *q, uint64_t pad);
 PYQ_PRIVATE int pyq_w_take_linked(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_w_seal_early(struct pyq_queue *q);

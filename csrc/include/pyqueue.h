@@ -13,7 +13,8 @@
  * This header is also the cffi cdef (pyqueue/_build.py strips the preprocessor
  * lines and turns each "#define PYQ_x <value>" into "#define PYQ_x ..."), so it
  * holds plain declarations only: no inline functions, no atomics, no macros
- * with arguments.
+ * with arguments.  The inline fast paths are in pyqueue_inline.h, included at
+ * the end (a preprocessor line: the cdef never sees it).
  */
 #ifndef PYQUEUE_H
 #define PYQUEUE_H
@@ -341,5 +342,9 @@ const char *pyq_strerror(int code);
 
 /* Any thread.  The library version string (PYQ_VERSION of the build). */
 const char *pyq_version(void);
+
+/* The per-message fast paths as static inline functions over these
+ * declarations (DESIGN §3.12); not part of the cdef. */
+#include "pyqueue_inline.h"
 
 #endif /* PYQUEUE_H */

@@ -267,6 +267,97 @@ static void write_seq(pyq_queue_t *q, uint64_t *seq, uint32_t len, int n)
     }
 }
 
+/* Stops the poll at the message whose sequence number is *stop (returning
+ * 1), fails it with PYQ_EBADMSG at *fail; else check_seq_fn. */
+struct stop_at { uint64_t next, stop, fail; };
+
+static int stop_fn(void *ctx, const void *msg, uint32_t len)
+{
+    struct stop_at *s = ctx;
+    uint64_t seq = s->next;
+    check_seq_fn(&s->next, msg, len);
+    if (seq == s->fail)
+        return PYQ_EBADMSG;
+    return seq == s->stop;
+}
+
+/* Writes through the inline path: every size, so runs of each length start,
+ * grow inline, end at a block's end and at a size change; the counters are
+ * exact after every write (the inline path counts a run's members in the run
+ * word, stats adds them back). */
+static void write_seq_inline(pyq_queue_t *q, uint64_t *seq, uint64_t *bytes, uint32_t len,
+                             int n)
+{
+    uint8_t msg[128];
+    pyq_stats_t st;
+    for (int i = 0; i < n; i++, (*seq)++) {
+        pyq_pattern_fill(msg, len, *seq);
+        CHECK_EQ(pyq_writer_try_write_inline(q, msg, len), 0);
+        *bytes += len;
+        pyq_queue_stats(q, &st);
+        CHECK_EQ(st.messages_written, *seq + 1);
+        CHECK_EQ(st.bytes_written, *bytes);
+    }
+}
+
+/* pyqueue_inline.h: the inline writer and reader give what the library's
+ * calls give -- same framing, order, counters, results -- under every mode
+ * the gate word turns away (streamed spill blocks, touch, close, scanning
+ * readers), and the inline poll's stops and errors are pyq_reader_poll's. */
+static void test_inline_paths(void)
+{
+    static const uint32_t sizes[] = {32, 32, 8, 20, 64, 0, 33, 100, 32};
+    uint8_t msg[64] = {0};
+    pyq_stats_t st;
+
+    for (int mode = 0; mode < 5; mode++) {
+        /* 0 default (4 hot 512-byte blocks, streamed spill), 1 all spill
+         * written through the cache, 2 touch_after_write, 3 publish each
+         * (a scanning reader), 4 bytes:100 */
+        pyq_config_t cfg;
+        pyq_queue_t *q = NULL;
+        uint64_t w = 0, bytes = 0;
+        struct stop_at s = {0, UINT64_MAX, UINT64_MAX};
+
+        pyq_config_init(&cfg);
+        cfg.block_size = 512;
+        cfg.hot_blocks = 1;
+        cfg.spill_blocks = 40;
+        cfg.spill_nontemporal = mode == 0;
+        cfg.touch_after_write = mode == 2;
+        cfg.publish = mode == 3 ? PYQ_PUBLISH_EACH : mode == 4 ? PYQ_PUBLISH_BYTES : PYQ_PUBLISH_MAX;
+        cfg.publish_bytes = 100;
+        CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+        for (int round = 0; round < 3; round++) {
+            for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+                write_seq_inline(q, &w, &bytes, sizes[k], 1 + (int)(k * 7) % 23);
+            write_seq_inline(q, &w, &bytes, 24, 60); /* a run across blocks */
+            /* Stop inside a run, then an error, then the rest in slices. */
+            s.stop = s.next + 3;
+            s.fail = s.next + 10;
+            CHECK_EQ(pyq_writer_flush(q), 0);
+            CHECK_EQ(pyq_reader_poll_inline(q, UINT64_MAX, stop_fn, &s), 4);
+            CHECK_EQ(pyq_reader_poll_inline(q, UINT64_MAX, stop_fn, &s), PYQ_EBADMSG);
+            CHECK_EQ(s.next, s.fail + 1); /* that message is consumed */
+            while (pyq_reader_poll_inline(q, 5, stop_fn, &s) > 0)
+                ;
+            CHECK_EQ(s.next, w);
+            pyq_queue_stats(q, &st);
+            CHECK_EQ(st.messages_read, w);
+            CHECK_EQ(st.backlog, 0);
+            CHECK_EQ(st.returns_hot + st.returns_spill, st.takes_hot + st.takes_spill - 1);
+        }
+        pyq_queue_stats(q, &st);
+        CHECK(st.takes_spill > 0);
+        pyq_queue_close(q); /* the gate turns the inline path away: ECLOSED */
+        CHECK_EQ(pyq_writer_try_write_inline(q, msg, 24), PYQ_ECLOSED);
+        CHECK_EQ(pyq_writer_try_write_inline(q, msg, 32), PYQ_ECLOSED);
+        pyq_queue_stats(q, &st);
+        CHECK_EQ(st.messages_written, w);
+        pyq_queue_destroy(q);
+    }
+}
+
 /* A scanning reader crosses blocks through linked PADs (queue_pvt.h, Link):
  * taken early when a commit leaves less room than its record and a hot block
  * is free, at the next write otherwise (either tier), never changing tiers. */
@@ -404,5 +495,6 @@ int main(void)
     test_poll_copy();
     test_block_links();
     test_runs();
+    test_inline_paths();
     CHECK_DONE("test_queue");
 }

@@ -1,6 +1,7 @@
 /* test_stress.c - two-thread FIFO/byte verification (built with TSan, and ASan),
  * and a reader waiting with pyq_reader_wait() until the writer detaches. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,19 +53,30 @@ static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint3
 
 /* pyq_reader_wait(): a writer thread writes n messages and detaches; the
  * reader waits, polls, and must end with every message, in order (TSan checks
- * the detach edge).  Then the timeout: nothing visible, no detach. */
+ * the detach edge).  Then the timeout: nothing visible, no detach.  With
+ * inline set, both sides go through pyqueue_inline.h, and the reader reads the
+ * counters while the writer's runs are open (TSan checks the run word; W5/A6:
+ * what was read was counted as written). */
 struct wait_writer {
     pyq_queue_t *q;
     uint64_t n;
+    int inline_paths;
 };
 
 static void *wait_writer_main(void *arg)
 {
     struct wait_writer *w = arg;
 
-    for (uint64_t i = 0; i < w->n; i++)
-        if (pyq_writer_write(w->q, &i, sizeof i, PYQ_WAIT_FOREVER) != 0)
+    for (uint64_t i = 0; i < w->n; i++) {
+        int rc;
+        if (!w->inline_paths)
+            rc = pyq_writer_write(w->q, &i, sizeof i, PYQ_WAIT_FOREVER);
+        else
+            while ((rc = pyq_writer_try_write_inline(w->q, &i, sizeof i)) == PYQ_EAGAIN)
+                sched_yield();
+        if (rc != 0)
             break;
+    }
     pyq_writer_detach(w->q);
     return NULL;
 }
@@ -80,13 +92,15 @@ static int wait_expect(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
-static void reader_wait(int publish)
+static void reader_wait(int publish, int inline_paths)
 {
     pyq_config_t cfg;
     pyq_queue_t *q = NULL;
-    struct wait_writer w = { NULL, 30000 };
+    struct wait_writer w = { NULL, 30000, inline_paths };
     pthread_t t;
     uint64_t next = 0;
+    pyq_stats_t st;
+    uint64_t lag;
     int rc;
 
     pyq_config_init(&cfg);
@@ -100,10 +114,20 @@ static void reader_wait(int publish)
     CHECK_EQ(pyq_reader_wait(q, 200000), PYQ_EAGAIN);  /* empty for 0.2 ms */
     CHECK_EQ(pthread_create(&t, NULL, wait_writer_main, &w), 0);
     while ((rc = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1) {
-        if (pyq_reader_poll(q, 1000, wait_expect, &next) < 0) {
+        int64_t got = inline_paths ? pyq_reader_poll_inline(q, 1000, wait_expect, &next)
+                                   : pyq_reader_poll(q, 1000, wait_expect, &next);
+        if (got < 0) {
             pyq_queue_close(q); /* a wrong message: the writer must not wait forever */
             break;
         }
+        /* Under max what was read was published, and a publish counts the run
+         * first; a scanning reader (each) may take a record at its header
+         * store, just before the writer counts it: one behind at most. */
+        pyq_queue_stats(q, &st);
+        lag = publish == PYQ_PUBLISH_MAX ? 0 : 1;
+        CHECK(st.messages_read == next && st.messages_written + lag >= next &&
+              st.messages_written <= w.n);
+        CHECK(st.bytes_written + 8 * lag >= 8 * next && st.bytes_written <= 8 * w.n);
     }
     pthread_join(t, NULL);
     CHECK_EQ(rc, 0);                /* ended by the detach... */
@@ -124,7 +148,9 @@ int main(int argc, char **argv)
         }
         run(PYQ_PUBLISH_MAX, 0, scan, 1, n, 512, 1);
     }
-    reader_wait(PYQ_PUBLISH_MAX);
-    reader_wait(PYQ_PUBLISH_EACH);
+    for (int inline_paths = 0; inline_paths <= 1; inline_paths++) {
+        reader_wait(PYQ_PUBLISH_MAX, inline_paths);
+        reader_wait(PYQ_PUBLISH_EACH, inline_paths);
+    }
     CHECK_DONE("test_stress");
 }

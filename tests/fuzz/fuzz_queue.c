@@ -240,7 +240,8 @@ static void do_write(struct input *in, int try_only)
 {
     uint32_t len = pick_len(in);
     static uint8_t buf[PYQ_MAX_BLOCK_SIZE > 1024 ? 1024 : PYQ_MAX_BLOCK_SIZE];
-    int64_t timeout = (byte(in) & 3) == 0 ? 2000 : 0; /* now and then, the wait loop */
+    uint32_t tb = byte(in);
+    int64_t timeout = (tb & 3) == 0 ? 2000 : 0; /* now and then, the wait loop */
     int busy = m.claimed, rc;
     int ext = !busy && len <= m.max && !m.closed && extends(len);
     int need = !busy && len <= m.max && !m.closed && needs_block(len, ext);
@@ -248,7 +249,10 @@ static void do_write(struct input *in, int try_only)
 
     if (len <= m.max)
         pyq_pattern_fill(buf, len, m.committed);
-    rc = try_only ? pyq_writer_try_write(m.q, buf, len)
+    /* try_write, half the time through its inline fast path (pyqueue_inline.h):
+     * the same model, so the same outcome. */
+    rc = try_only ? ((tb & 4) ? pyq_writer_try_write_inline(m.q, buf, len)
+                              : pyq_writer_try_write(m.q, buf, len))
                   : pyq_writer_write(m.q, buf, len, timeout);
     after_claim(len, rc, busy, ext);
     if (rc == 0) {
@@ -389,7 +393,9 @@ static void do_poll(struct input *in)
         c.stop_after = 1 + (byte(in) & 7);
         c.stop_code = (byte(in) & 1) ? 1 : PYQ_EBADMSG;
     }
-    rc = pyq_reader_poll(m.q, max, on_message, &c);
+    /* Half the time the inline poll (pyqueue_inline.h): pyq_reader_poll's results. */
+    rc = (b & 0x80) ? pyq_reader_poll_inline(m.q, max, on_message, &c)
+                    : pyq_reader_poll(m.q, max, on_message, &c);
     REQUIRE(m.delivered - before == c.seen);
     if (c.stop_after && c.seen == c.stop_after) {
         REQUIRE(rc == (c.stop_code < 0 ? c.stop_code : (int64_t)c.seen));

@@ -1,0 +1,180 @@
+/*
+ * pyqueue_inline.h - the per-message fast paths as static inline functions
+ * (DESIGN §3.12), included by pyqueue.h.  liburing's model: the common case
+ * runs in the caller's code, on a view of the queue's own state, and
+ * everything else calls the library.
+ *
+ *   pyq_writer_try_write_inline  pyq_writer_try_write(), inline while the
+ *                                message extends the open run of its size
+ *                                (publish max, a plain block, no touch, not
+ *                                closed): a copy and two stores
+ *   pyq_reader_poll_inline       pyq_reader_poll(), delivering the block being
+ *                                drained in the caller's loop, so that a
+ *                                callback the compiler sees is inlined
+ *
+ * The views are the first fields of the writer's and the reader's state
+ * inside the queue, at the offsets below; csrc/core/queue_pvt.h checks each
+ * field against them, so a layout change that forgets this header does not
+ * build.  Nothing here is part of the ABI of the shared object (the exported
+ * functions are): a program compiled against one version's header runs only
+ * with that version's library.  Not part of the cffi cdef (pyqueue.h's
+ * preprocessor lines are dropped there).  C and C++.
+ */
+#ifndef PYQUEUE_INLINE_H
+#define PYQUEUE_INLINE_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* Where the views sit in struct pyq_queue (checked in csrc/core/queue_pvt.h). */
+#define PYQ_WRITER_VIEW_OFFSET 320
+#define PYQ_READER_VIEW_OFFSET 704
+#define PYQ_READER_COUNTS_OFFSET 832
+
+/* The writer's gate word: any bit set sends the inline run path to the library. */
+#define PYQ_GATE_CLOSED 0x1u /* pyq_queue_close() or pyq_writer_detach() */
+#define PYQ_GATE_TOUCH 0x2u  /* touch_after_write */
+#define PYQ_GATE_NT 0x4u     /* the current block takes streaming stores */
+#define PYQ_GATE_SCAN 0x8u   /* a scanning reader (scan_current, publish each) */
+#define PYQ_GATE_XPROC 0x10u /* a shared queue: commits may wake the reader */
+#define PYQ_GATE_HOOK 0x20u  /* a policy acts after each commit (each, bytes:N) */
+/* The bits a run extension must find clear (runs exist only under publish max
+ * without a scanning reader; a shared queue's reader is woken at publish). */
+#define PYQ_GATE_RUN (PYQ_GATE_CLOSED | PYQ_GATE_TOUCH | PYQ_GATE_NT)
+
+struct pyq_writer_view {
+    uint8_t *blk;          /* current block */
+    uint32_t pos;          /* next offset in it */
+    uint32_t run_fast_len; /* the open run's length, or UINT32_MAX: no inline run */
+    uint32_t run_step;     /* its payload stride */
+    uint32_t run_limit;    /* the offset it may grow to */
+    uint32_t gate;         /* PYQ_GATE_* (atomic, relaxed) */
+    uint32_t claim_len;
+    uint64_t run;          /* the open run: length << 32 | count (atomic, relaxed) */
+};
+
+struct pyq_reader_view {
+    const uint8_t *blk; /* block being drained */
+    uint32_t pos;       /* next record (or, in a run, payload) offset */
+    uint32_t limit;     /* records below it are published (0: ask the library) */
+    uint32_t run_left;  /* messages of the current run still to deliver */
+    uint32_t run_len;
+    uint32_t run_step;
+    uint32_t block_size; /* pos there: the block is drained */
+};
+
+/* Record headers the inline reader tells apart (DESIGN §3.1). */
+#define PYQ_INLINE_HDR_COMMIT (UINT64_C(0x5051) << 32)
+#define PYQ_INLINE_HDR_KIND (UINT64_C(0xffff) << 32)
+
+#define PYQ__VIEW(q, off, type) ((type *)(void *)((char *)(void *)(q) + (off)))
+
+/* A message of 8 to 64 bytes by fixed-size overlapping moves, no call (the
+ * writer's own copies use it too: csrc/core/writer.c). */
+static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
+{
+    const uint8_t *s = (const uint8_t *)src;
+
+    if (len >= 16 && len <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else if (len > 32) {
+        memcpy(d, s, 32);
+        memcpy(d + len - 32, s + len - 32, 32);
+    } else {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    }
+}
+
+/* Writer thread only.  pyq_writer_try_write(), same results; the next member
+ * of the open run of this length is written here (it never ends the block nor
+ * the run: the library does that), anything else by the library. */
+static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, uint32_t len)
+{
+    struct pyq_writer_view *w = PYQ__VIEW(q, PYQ_WRITER_VIEW_OFFSET, struct pyq_writer_view);
+    uint32_t pos = w->pos, next = pos + w->run_step;
+
+    if (__builtin_expect(len == w->run_fast_len && next < w->run_limit &&
+                             !(__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_RUN),
+                         1)) {
+        pyq_copy_small(w->blk + pos, data, len);
+        w->pos = next;
+        /* Counted in the run: the library adds it to the counters when the
+         * run ends, pyq_queue_stats() in between. */
+        __atomic_store_n(&w->run, w->run + 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    return pyq_writer_try_write(q, data, len);
+}
+
+/* Reader thread only.  pyq_reader_poll(), same results and the same contract
+ * for fn; the records of the block being drained (runs message by message)
+ * are delivered in this loop, the library is called to move on.  With fn a
+ * function the compiler sees, it is inlined: no call per message. */
+static inline int64_t pyq_reader_poll_inline(pyq_queue_t *q, uint64_t max_messages,
+                                             pyq_message_fn fn, void *ctx)
+{
+    struct pyq_reader_view *r = PYQ__VIEW(q, PYQ_READER_VIEW_OFFSET, struct pyq_reader_view);
+    uint64_t *counts = PYQ__VIEW(q, PYQ_READER_COUNTS_OFFSET, uint64_t);
+    uint64_t n = 0, bytes = 0;
+    int rc = 0, scan = 0;
+
+    while (n < max_messages) {
+        if (r->run_left) {
+            const uint8_t *p = r->blk + r->pos;
+            uint32_t k = r->run_left, j = 0, len = r->run_len, step = r->run_step;
+            if (k > max_messages - n)
+                k = (uint32_t)(max_messages - n);
+            while (j < k) {
+                rc = fn(ctx, p, len);
+                p += step;
+                j++;
+                if (__builtin_expect(rc != 0, 0))
+                    break;
+            }
+            r->pos += j * step;
+            r->run_left -= j;
+            n += j;
+            bytes += (uint64_t)j * len;
+        } else if (r->pos < r->limit) {
+            /* Below pub_pos: the library's acquire of it ordered these bytes. */
+            uint64_t hdr;
+            uint32_t len;
+            memcpy(&hdr, r->blk + r->pos, 8);
+            if ((hdr & PYQ_INLINE_HDR_KIND) != PYQ_INLINE_HDR_COMMIT) {
+                if (pyq_reader_next_len(q) < 0) /* a run, a PAD: the library steps */
+                    break;
+                continue;
+            }
+            len = (uint32_t)hdr;
+            rc = fn(ctx, r->blk + r->pos + PYQ_RECORD_HEADER, len);
+            r->pos += (PYQ_RECORD_HEADER + len + PYQ_RECORD_ALIGN - 1) &
+                      ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+            n++;
+            bytes += len;
+        } else if (pyq_reader_next_len(q) < 0) {
+            break; /* nothing visible */
+        } else if (!r->run_left && r->pos >= r->limit) {
+            scan = 1; /* a scanning reader's record: the library delivers the rest */
+            break;
+        }
+        if (__builtin_expect(rc != 0, 0))
+            break;
+    }
+    if (n) {
+        __atomic_store_n(&counts[0], __atomic_load_n(&counts[0], __ATOMIC_RELAXED) + n,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&counts[1], __atomic_load_n(&counts[1], __ATOMIC_RELAXED) + bytes,
+                         __ATOMIC_RELAXED);
+    }
+    if (__builtin_expect(scan, 0)) {
+        int64_t more = pyq_reader_poll(q, max_messages - n, fn, ctx);
+        return more < 0 ? more : (int64_t)n + more;
+    }
+    if (r->blk && r->pos >= r->block_size)
+        (void)pyq_reader_next_len(q); /* a drained block goes back now (DESIGN §3.4) */
+    return rc < 0 ? rc : (int64_t)n;
+}
+
+#endif /* PYQUEUE_INLINE_H */
