@@ -330,6 +330,8 @@ def test_twin_flag_band():
     assert report.twin_flag(1.0) == "ok" and report.twin_flag(0.85) == "ok"
     assert report.twin_flag(1.16).startswith("DRIVER DEFECT")
     assert report.twin_flag(None) == "no ratio"
+    assert report.twin_flag(6.9, "moved") == "moved: no verdict"   # placement changed inside
+    assert report.twin_flag(6.9, "far").startswith("DRIVER DEFECT")
 
 
 def _rt_slice(row, p50, floor, r, place="far"):

@@ -79,10 +79,14 @@ def spread(values):
             "n": len(values)}
 
 
-def twin_flag(ratio_p50):
-    """'ok' inside TWIN_BAND, else the words that say the driver has a defect."""
+def twin_flag(ratio_p50, placement=None):
+    """'ok' inside TWIN_BAND, else the words that say the driver has a defect; no
+    verdict for 'moved' slices (the placement changed inside them: their adapter
+    and twin ran on different hand-off costs)."""
     if ratio_p50 is None:
         return "no ratio"
+    if placement == "moved":
+        return "moved: no verdict"
     lo, hi = TWIN_BAND
     return "ok" if lo <= ratio_p50 <= hi else "DRIVER DEFECT (outside %.2f-%.2f)" % (lo, hi)
 
@@ -121,11 +125,11 @@ def regime_cells(slices):
             else:
                 cell(e["regime"], s.placement, s.contender)["regime_differs"] += 1
     for by_place in cells.values():
-        for rows in by_place.values():
+        for place, rows in by_place.items():
             for c in rows.values():
                 for k in ("adapter", "twin", "ratio"):
                     c[k] = spread(c[k])
-                c["flag"] = twin_flag(c["ratio"] and c["ratio"]["p50"])
+                c["flag"] = twin_flag(c["ratio"] and c["ratio"]["p50"], place)
                 c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
                 c["passes"] = sorted(c["passes"])
     return cells
@@ -149,13 +153,13 @@ def roundtrip_twins(slices):
         c["touch_after_write"].add(e.get("touch_after_write"))
         if "no_twin" in e:
             c["no_twin"] = e["no_twin"]
-    for rows in out.values():
+    for place, rows in out.items():
         for c in rows.values():
             for k in ("adapter", "twin", "ratio"):
                 c[k] = spread(c[k])
             c["flag"] = ("no twin" if "no_twin" in c
                          else "twin only: no adapter row" if c.get("twin_only")
-                         else twin_flag(c["ratio"] and c["ratio"]["p50"]))
+                         else twin_flag(c["ratio"] and c["ratio"]["p50"], place))
             c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
     return out
 
