@@ -1,6 +1,9 @@
 """What many tests share, importable as ``import support`` (pyproject's pytest
 ``pythonpath`` puts tests/ on sys.path).  Fixtures and skips live in conftest.py."""
+import json
 import os
+import signal
+import time
 
 import pyqueue
 
@@ -18,3 +21,24 @@ def subprocess_env(**extra):
     env["PYTHONPATH"] = os.pathsep.join(
         [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     return env
+
+
+def interrupt_after_first_checkpoint(proc, out, timeout=60):
+    """Send SIGINT to the run ``proc`` once its output folder ``out`` records one
+    unit done (or after ``timeout`` s), and return its (stdout, stderr); the
+    process is killed if it does not end within ``timeout`` s of the signal."""
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if json.loads((out / "summary.json").read_text())["progress"]["done"] >= 1:
+                    break
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

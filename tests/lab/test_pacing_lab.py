@@ -3,10 +3,8 @@ schedule.  Behaviour only: the schedule is checked on the recorded array, never
 against wall time, and no measured delay or rate is asserted."""
 import json
 import math
-import signal
 import subprocess
 import sys
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -182,20 +180,7 @@ def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
                              "--rounds", "1000", "--drain-reps", "1", "--work-ns", "200",
                              "--no-progress", "--out", str(out)] + cpus,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:             # wait for the first checkpoint
-            try:
-                if json.loads((out / "summary.json").read_text())["progress"]["done"]:
-                    break
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    stdout, stderr = support.interrupt_after_first_checkpoint(proc, out)
     assert proc.returncode == 130, stderr
     assert "stopping after the current run" in stderr
     assert verify(out) == []

@@ -5,10 +5,8 @@ hand-over that woke them, and a Ctrl-C leaves a valid interrupted folder.
 No figure is asserted."""
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -101,21 +99,7 @@ def test_ctrl_c_keeps_a_valid_interrupted_folder(tmp_path):
                           "--c-messages", "20000", "--round-trips", "100", "--out", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=support.subprocess_env(), cwd=support.ROOT)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:   # the first round's checkpoint is written
-            try:
-                if json.loads((out / "summary.json").read_text())["progress"]["done"] >= 1:
-                    break
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-            time.sleep(0.1)
-        p.send_signal(signal.SIGINT)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+    stdout, stderr = support.interrupt_after_first_checkpoint(p, out)
     assert p.returncode == 130, (stdout, stderr)
     assert "Traceback" not in stderr
     assert output.verify(out) == []

@@ -259,6 +259,22 @@ def _iox():
     return iox2
 
 
+def _iox_missing():
+    """Why iceoryx2 cannot be used here ("not installed: ..."), or None."""
+    try:
+        _iox()
+    except ImportError as e:
+        return "not installed: %s" % e
+    return None
+
+
+def _iox_node():
+    """This slice's (iox2, a fresh service name, an ipc node)."""
+    iox2 = _iox()
+    name = "pyq-bench-xproc-%d-%d" % (os.getpid(), next(_names))
+    return iox2, name, iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+
+
 def _iox_service(iox2, node, name, size, buffer, overflow):
     payload = ctypes.c_uint8 * size
     return (node.service_builder(iox2.ServiceName.new(name)).publish_subscribe(payload)
@@ -316,15 +332,12 @@ def _w_iox(name, size, n):
 
 
 def iceoryx2_row():
-    try:
-        _iox()
-    except ImportError as e:
-        return "not installed: %s" % e
+    missing = _iox_missing()
+    if missing:
+        return missing
 
     def run(size, n, writer_cpu):
-        iox2 = _iox()
-        name = "pyq-bench-xproc-%d-%d" % (os.getpid(), next(_names))
-        node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+        iox2, name, node = _iox_node()
         service, _ = _iox_service(iox2, node, name, size, IOX_BUFFER, False)
         sub = service.subscriber_builder().create()
         take = _iox_receive_one(sub)
@@ -352,15 +365,12 @@ def _iox_echo(name, size, n, pin_cpu, ready):
 
 
 def iceoryx2_round_trip():
-    try:
-        _iox()
-    except ImportError as e:
-        return "not installed: %s" % e
+    missing = _iox_missing()
+    if missing:
+        return missing
 
     def run(size, n, writer_cpu):
-        iox2 = _iox()
-        name = "pyq-bench-xproc-%d-%d" % (os.getpid(), next(_names))
-        node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+        iox2, name, node = _iox_node()
         a2b, payload = _iox_service(iox2, node, name + "-a2b", size, 1, True)
         b2a, _ = _iox_service(iox2, node, name + "-b2a", size, 1, True)
         take = _iox_receive_one(b2a.subscriber_builder().create())
