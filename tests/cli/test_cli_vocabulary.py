@@ -4,12 +4,9 @@ before measuring, and the hidden old spellings still accepted."""
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-import support
 from cli_quick import QUICK, pyqueue
 
 BAD = {

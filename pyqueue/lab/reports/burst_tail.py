@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..common.stats import NOT_MEASURED, nearest_rank, per_round_then_mean
+from ..common.stats import NOT_MEASURED, per_round_then_mean
 from ..common.table import render
 
 PS = (50.0, 99.0, 99.9)
