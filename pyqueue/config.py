@@ -47,6 +47,7 @@ _RULES = {
                              % (lib.PYQ_MAX_BLOCKS - v["spill_blocks"], v["spill_blocks"],
                                 lib.PYQ_MAX_BLOCKS),
     "spill_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
+    "hot_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
 }
 
 

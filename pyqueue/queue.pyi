@@ -65,7 +65,8 @@ class Queue:
                  publish: str = ..., scan_current: bool = ..., retry_yield_every: int = ...,
                  touch_after_write: bool = ..., hugepages: bool = ..., prefault: bool = ...,
                  mlock: bool = ..., spill_nontemporal: Optional[bool] = ...,
-                 prefetch: bool = ..., **overrides: Any) -> None: ...
+                 prefetch: bool = ..., hot_nontemporal: bool = ...,
+                 **overrides: Any) -> None: ...
     @property
     def config(self) -> QueueConfig: ...
     @property

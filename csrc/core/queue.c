@@ -35,6 +35,7 @@ void pyq_config_init(pyq_config_t *cfg)
 static const struct { size_t off; const char *name; } flags[] = {
     PYQ_FLAG(scan_current), PYQ_FLAG(touch_after_write), PYQ_FLAG(hugepages),
     PYQ_FLAG(prefault), PYQ_FLAG(mlock), PYQ_FLAG(spill_nontemporal), PYQ_FLAG(prefetch),
+    PYQ_FLAG(hot_nontemporal),
 };
 
 int pyq_config_check(const pyq_config_t *c, const char **bad)
@@ -58,6 +59,8 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
 #if !(defined(__x86_64__) && defined(__SSE2__))
     if (!why && c->spill_nontemporal)
         why = "spill_nontemporal";
+    if (!why && c->hot_nontemporal)
+        why = "hot_nontemporal";
 #endif
     if (bad)
         *bad = why;

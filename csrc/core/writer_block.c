@@ -79,7 +79,8 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->blk = blk;
     w->pos = 0;
     w->tier = tier;
-    nt = PYQ_HAVE_NT && tier == PYQ_TIER_SPILL && q->cfg.spill_nontemporal;
+    nt = PYQ_HAVE_NT && (tier == PYQ_TIER_SPILL ? q->cfg.spill_nontemporal
+                                                 : q->cfg.hot_nontemporal);
     if (nt != w->nt) { /* atomic: pyq_queue_close() may set CLOSED meanwhile */
         if (nt)
             atomic_fetch_or_explicit(&w->gate, PYQ_GATE_NT, memory_order_relaxed);

@@ -99,6 +99,11 @@ typedef struct pyq_config {
     int32_t prefetch;           /* writer prefetches a block for writing when it takes
                                    it, reader prefetches the published part of a block
                                    when it starts it; default 1 */
+    int32_t hot_nontemporal;    /* write tier-1 (hot) blocks with streaming stores too
+                                   (x86-64 only; default 0): a lever of the burst-tail
+                                   study -- the payload then bypasses the writer's
+                                   caches whatever its tier; touch_after_write skips
+                                   streamed blocks */
 } pyq_config_t;
 
 /* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */

@@ -111,7 +111,8 @@ def test_unknown_parameters_and_wrong_config():
 BAD_TYPE = [("block_size", "4096"), ("hot_blocks", 1.5), ("spill_blocks", None),
             ("publish", 1), ("scan_current", "yes"), ("retry_yield_every", True),
             ("touch_after_write", 1.0), ("hugepages", "no"), ("prefault", None),
-            ("mlock", []), ("spill_nontemporal", "on"), ("prefetch", 0.0)]
+            ("mlock", []), ("spill_nontemporal", "on"), ("prefetch", 0.0),
+            ("hot_nontemporal", "yes")]
 BAD_VALUE = [("block_size", 100, "multiple of 64 in [64, 16777216]"),
              ("block_size", 32, "in [64, 16777216]"),
              ("block_size", 1 << 30, "in [64, 16777216]"),

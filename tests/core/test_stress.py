@@ -71,6 +71,20 @@ def test_default_blocks_random_sizes(publish, scan, nt):
         assert st["takes_spill"] > 0
 
 
+@pytest.mark.skipif(not pq.QueueConfig().spill_nontemporal,
+                    reason="streaming stores need x86-64 with SSE2")
+@pytest.mark.parametrize("scan", [False, True])
+@pytest.mark.parametrize("publish", ["max", "each"])
+def test_hot_blocks_streamed_too(publish, scan):
+    # hot_nontemporal: every block, hot ones included, written with streaming
+    # stores (a burst-tail lever); every message and byte across threads.
+    with pq.Queue(block_size=1024, hot_blocks=4, spill_blocks=256, publish=publish,
+                  scan_current=scan, hot_nontemporal=True) as q:
+        assert q.config.hot_nontemporal is True
+        st = stress(q, 300_000, pause_every=100_000, pause_us=20_000, flush_every=501)
+        assert st["messages_read"] == 300_000 and st["takes_spill"] > 0
+
+
 @pytest.mark.parametrize("scan", [False, True])
 def test_claim_abort_flush_small_polls(scan):
     with pq.Queue(block_size=512, hot_blocks=2, spill_blocks=64, scan_current=scan) as q:

@@ -8,7 +8,7 @@ import pyqueue as pq
 from pyqueue._pyq import ffi, lib
 
 FLAGS = ["scan_current", "touch_after_write", "hugepages", "prefault", "mlock",
-         "spill_nontemporal", "prefetch"]
+         "spill_nontemporal", "prefetch", "hot_nontemporal"]
 
 
 @pytest.mark.parametrize("field", FLAGS)
