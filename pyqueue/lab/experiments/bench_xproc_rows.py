@@ -349,12 +349,19 @@ def iceoryx2_row():
     return run
 
 
+def _iox_round_trip_services(iox2, node, name, size):
+    """The round trip's two one-sample services (safe overflow), a->b and b->a,
+    as both sides open them, and the payload type."""
+    a2b, payload = _iox_service(iox2, node, name + "-a2b", size, 1, True)
+    b2a, _ = _iox_service(iox2, node, name + "-b2a", size, 1, True)
+    return a2b, b2a, payload
+
+
 def _iox_echo(name, size, n, pin_cpu, ready):
     pin(pin_cpu)
     iox2 = _iox()
     node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
-    a2b, payload = _iox_service(iox2, node, name + "-a2b", size, 1, True)
-    b2a, _ = _iox_service(iox2, node, name + "-b2a", size, 1, True)
+    a2b, b2a, payload = _iox_round_trip_services(iox2, node, name, size)
     take = _iox_receive_one(a2b.subscriber_builder().create())
     send = _iox_send_loop(_iox_publisher(iox2, b2a), payload, size)
     ready.set()
@@ -371,8 +378,7 @@ def iceoryx2_round_trip():
 
     def run(size, n, writer_cpu):
         iox2, name, node = _iox_node()
-        a2b, payload = _iox_service(iox2, node, name + "-a2b", size, 1, True)
-        b2a, _ = _iox_service(iox2, node, name + "-b2a", size, 1, True)
+        a2b, b2a, payload = _iox_round_trip_services(iox2, node, name, size)
         take = _iox_receive_one(b2a.subscriber_builder().create())
         publisher = _iox_publisher(iox2, a2b)
         send = _iox_send_loop(publisher, payload, size)
