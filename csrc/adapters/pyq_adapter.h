@@ -36,7 +36,7 @@
 
 /* Bumped when pyq_adapter_t or pyq_adapter_params_t change; a peer built against
  * another version is refused by pyq_adapter_get(). */
-#define PYQ_ADAPTER_ABI 2
+#define PYQ_ADAPTER_ABI 3
 
 /* The message size every adapter supports; ck, rwq and boost carry exactly this
  * (a 32-byte struct by value), the others any size (dpdk: a multiple of 4). */
@@ -115,6 +115,18 @@ typedef struct pyq_adapter {
      * @return the count copied, 0..max (0 when empty), or a negative code.
      * Never blocks. */
     int64_t (*read_burst)(void *h, void *out, uint32_t max, uint32_t len);
+
+    /* Reader thread only; NULL where the library's reader API is itself a
+     * callback (pyqueue's pyq_reader_poll) or has nothing better than poll.
+     * The per-message rows' reader: copy up to max visible messages of len
+     * bytes, FIFO, back to back into out, each taken the way the library's
+     * per-message row takes it (ck_ring_dequeue_spsc, try_dequeue, try_pop; boost
+     * and rte_ring: their bulk pop, as their poll does) -- poll without a
+     * callback per message, so a driver's reader pays one indirect call per
+     * call, not per message.  May be read_burst itself.
+     * @return the count copied, 0..max (0 when empty), or a negative code.
+     * Never blocks. */
+    int64_t (*read_each)(void *h, void *out, uint32_t max, uint32_t len);
 } pyq_adapter_t;
 
 /* The function each peer shared object exports. */

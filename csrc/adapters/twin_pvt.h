@@ -11,7 +11,8 @@
  * (its static adapter functions; try_write_burst may be NULL), which defines
  * prefix_twin_throughput() and prefix_twin_roundtrip() for its pyq_twin_t;
  * PYQ_TWIN_DEFINE_READ adds the adapter's read_burst, which the burst rows'
- * reader then uses (as the driver does).
+ * reader then uses, and its read_each, which the per-message rows' reader
+ * uses (either may be NULL: that reader polls), as the driver does.
  * The loop bodies are always_inline and take the operations -- and the
  * reader's sequence check, poll's callback -- as constant function pointers,
  * so each instantiation is compiled with the queue's calls and the check
@@ -394,11 +395,12 @@ PYQ_TWIN_INLINE int64_t pyq_twin_check(const pyq_twin_msg_t *buf, int64_t k,
     return k;
 }
 
-/* bulk: the burst rows' reader, read_burst of up to r->burst messages into buf
- * and the check over the array; else poll with the check as its callback. */
+/* bulk: read (read_burst for the burst rows, read_each for the others) of up to
+ * `max` messages into buf and the check over the array; else poll with the
+ * check as its callback. */
 PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
                                         pyq_twin_read_fn read, pyq_twin_msg_t *buf,
-                                        const int bulk)
+                                        uint32_t max, const int bulk)
 {
     struct pyq_twin_seq s = {0};
     uint64_t polls = 0, empty = 0, runs = 0, next = r->window - 1;
@@ -413,7 +415,7 @@ PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn
         int64_t k;
 
         if (bulk)
-            k = pyq_twin_check(buf, read(r->q, buf, (uint32_t)(left < r->burst ? left : r->burst),
+            k = pyq_twin_check(buf, read(r->q, buf, (uint32_t)(left < max ? left : max),
                                          sizeof *buf), &s);
         else
             k = poll(r->q, left < r->window ? left : r->window, pyq_twin_next, &s);
@@ -446,21 +448,28 @@ out:
     r->empty_runs = runs;
 }
 
+/* Messages a per-message row's reader asks read_each for (the driver's
+ * PYQ_BENCH_EACH_MAX). */
+#define PYQ_TWIN_EACH_MAX 32
+
 PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
-                                     pyq_twin_read_fn read)
+                                     pyq_twin_read_fn read, pyq_twin_read_fn each)
 {
     pyq_twin_msg_t *buf = NULL;
     int rc = pyq_twin_pin(r->rcpu);
+    const int burst = read && r->burst, per = each && !r->burst;
 
-    if (!rc && read && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
+    if (!rc && (burst || per) && !(buf = pyq_twin_burst_buf(burst ? r->burst : PYQ_TWIN_EACH_MAX)))
         rc = PYQ_ENOMEM;
     if (rc)
         pyq_twin_fail(&r->err, rc);
     pyq_twin_meet(&r->ready);
-    if (buf)
-        pyq_twin_read_loop(r, poll, read, buf, 1);
+    if (buf && burst)
+        pyq_twin_read_loop(r, poll, read, buf, r->burst, 1);
+    else if (buf && per) /* per: constant 0 where each is NULL (no call left) */
+        pyq_twin_read_loop(r, poll, each, buf, PYQ_TWIN_EACH_MAX, 1);
     else
-        pyq_twin_read_loop(r, poll, read, buf, 0);
+        pyq_twin_read_loop(r, poll, read, buf, 0, 0);
     free(buf);
 }
 
@@ -683,12 +692,13 @@ out:
  * try_write_burst may be NULL) inlined into each loop. */
 #define PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)               \
     PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll,                     \
-                         (pyq_twin_read_fn)NULL, flush)
+                         (pyq_twin_read_fn)NULL, (pyq_twin_read_fn)NULL, flush)
 
-/* The same for a queue with a bulk read (the adapter's read_burst): its burst
- * rows read with it, as the driver does. */
+/* The same for a queue with the adapter's read_burst (its burst rows read with
+ * it) and read_each (its per-message rows read with it), as the driver does;
+ * either may be NULL. */
 #define PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll, read_burst,     \
-                             flush)                                                             \
+                             read_each, flush)                                                  \
     PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \
     {                                                                                           \
         pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, flush);         \
@@ -696,7 +706,7 @@ out:
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_reader(void *arg)                                  \
     {                                                                                           \
-        pyq_twin_reader((struct pyq_twin_run *)arg, poll, read_burst);                          \
+        pyq_twin_reader((struct pyq_twin_run *)arg, poll, read_burst, read_each);               \
         return NULL;                                                                            \
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_echo(void *arg)                                    \

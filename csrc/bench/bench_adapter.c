@@ -6,9 +6,10 @@
  * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
  * try_write (or try_write_burst), and on a full queue spin with the relax
  * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures; paced, the
- * twins' busy-wait after each message (pyq_twin_spin).  Reader: poll with a
- * callback that checks every sequence number (burst rows: read_burst into its
- * own array, checked there, where the adapter has it), relax when empty.
+ * twins' busy-wait after each message (pyq_twin_spin).  Reader: read_each of up
+ * to PYQ_BENCH_EACH_MAX messages into its own array, every sequence number
+ * checked there (burst rows: read_burst of up to `burst`), where the adapter has
+ * it; else poll with a callback that checks each one; relax when empty.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -201,10 +202,14 @@ A_INLINE int64_t check_burst(const uint8_t *buf, int64_t k, uint32_t len, uint64
     return k;
 }
 
-/* bulk: the burst rows' reader where the adapter has read_burst (up to `burst`
- * messages into buf, checked there, as the library's own bulk read is used);
- * else poll with the check as its callback, one call per message. */
-A_INLINE void read_loop(struct arun *r, uint8_t *buf, const int bulk)
+/* Messages a per-message row's reader asks read_each for: the twins' number. */
+#define PYQ_BENCH_EACH_MAX PYQ_TWIN_EACH_MAX
+
+/* bulk: read (read_burst for the burst rows, read_each for the others) of up to
+ * `max` messages into buf, checked there -- no callback per message; else poll
+ * with the check as its callback, one call per message. */
+A_INLINE void read_loop(struct arun *r, uint8_t *buf, pyq_twin_read_fn read, uint32_t max,
+                        const int bulk)
 {
     const pyq_adapter_t *a = r->a;
     uint64_t polls = 0, empty = 0, runs = 0, expected = 0;
@@ -219,7 +224,7 @@ A_INLINE void read_loop(struct arun *r, uint8_t *buf, const int bulk)
         if (bulk) {
             uint64_t left = r->n - expected;
 
-            k = a->read_burst(r->h, buf, (uint32_t)(left < r->burst ? left : r->burst), r->len);
+            k = read(r->h, buf, (uint32_t)(left < max ? left : max), r->len);
             if (k > 0)
                 k = check_burst(buf, k, r->len, &expected);
         } else {
@@ -255,15 +260,18 @@ out:
 static void *a_reader(void *arg)
 {
     struct arun *r = arg;
+    const int burst = r->burst && r->a->read_burst, each = !r->burst && r->a->read_each;
     uint8_t buf[BURST_MAX * 32] __attribute__((aligned(64)));
     int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
 
     if (rc)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    if (r->burst && r->a->read_burst)
-        read_loop(r, buf, 1);
+    if (burst)
+        read_loop(r, buf, r->a->read_burst, r->burst, 1);
+    else if (each)
+        read_loop(r, buf, r->a->read_each, PYQ_BENCH_EACH_MAX, 1);
     else
-        read_loop(r, buf, 0);
+        read_loop(r, buf, NULL, 0, 0);
     r->rd.t_end = pyq_now_ns();
     pyq_twin_stream_caught(&r->st, r->rd.expected, 0, err_word(&r->err));
     return NULL;

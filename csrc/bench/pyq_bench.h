@@ -78,8 +78,9 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
  * `burst` messages when burst > 0 (<= 1024, the adapter must have it), and on a
  * full queue spins with relax, sched_yield() every 1024 failures; a reader
  * pinned to reader_cpu polls (max unlimited) and checks every sequence number
- * -- or, for burst > 0 when the adapter has read_burst, reads up to `burst`
- * messages at a time into its own array and checks them there.
+ * -- or, where the adapter has read_each (burst 0) or read_burst (burst > 0),
+ * reads up to 32 (`burst`) messages at a time into its own array and checks them
+ * there.
  * elapsed_ns runs from the writer's start to the last delivery.
  * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or the adapter's or pinning's
  * code (also in r->error). */

@@ -96,7 +96,7 @@ static const pyq_adapter_t pq_queue = {
 };
 
 PYQ_TWIN_DEFINE_READ(pq, pq_queue, pq_try_write, pq_try_write_burst, pq_poll, pq_read_burst,
-                     pq_flush)
+                     (pyq_twin_read_fn)NULL, pq_flush)
 PYQ_TWIN_DEFINE(pqd, pq_queue, pq_write, NULL, pq_poll, pq_flush)
 PYQ_TWIN_DEFINE(pqr, pq_queue, pq_try_write, NULL, pq_read_one, pq_flush)
 

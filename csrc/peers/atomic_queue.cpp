@@ -99,6 +99,22 @@ PYQ_PEER_OP int64_t aq_poll(void *p, uint64_t max, pyq_message_fn fn, void *ctx)
     });
 }
 
+// The per-message rows' reader: one try_pop per message, as aq_poll, straight
+// into the reader's array (no callback per message).
+PYQ_PEER_OP int64_t aq_read_each(void *p, void *out, uint32_t max, uint32_t)
+{
+    Handle *h = static_cast<Handle *>(p);
+    Msg32 *m = static_cast<Msg32 *>(out);
+
+    return h->q.apply([&](auto &q) PYQ_PEER_INLINE {
+        uint32_t n = 0;
+
+        while (n < max && q.try_pop(m[n]))
+            n++;
+        return static_cast<int64_t>(n);
+    });
+}
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "atomic_queue",
     aq_create, aq_destroy, aq_capacity, aq_try_write,
@@ -106,6 +122,7 @@ const pyq_adapter_t adapter = {
     aq_flush, aq_poll,
     nullptr, // wait_readable
     nullptr, // read_burst: the library has no bulk pop
+    aq_read_each,
 };
 
 // The optimist calls of the second twin: they wait inside the library.  poll
@@ -136,7 +153,8 @@ inline __attribute__((always_inline)) int64_t aq_pop_wait(void *p, uint64_t max,
 }
 
 // The twins: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE(aq, adapter, aq_try_write, nullptr, aq_poll, aq_flush)
+PYQ_TWIN_DEFINE_READ(aq, adapter, aq_try_write, nullptr, aq_poll, nullptr, aq_read_each,
+                     aq_flush)
 PYQ_TWIN_DEFINE(aqo, adapter, aq_push_wait, nullptr, aq_pop_wait, aq_flush)
 
 const pyq_twin_t twins[] = {

@@ -11,7 +11,8 @@
 // - its bulk calls: the reader pops up to kBurst at a time (pop(T*, n): one index
 //   load and one store per batch instead of per message), the burst rows write
 //   with push(const T*, n) and read with pop(T*, n) into the reader's own array
-//   (read_burst: no callback per message, as boost's bulk pop is used).
+//   (read_burst: no callback per message, as boost's bulk pop is used).  No
+//   read_each: the per-message rows' poll already pops 32 per library call.
 // Orderings are the library's own.
 // A release build of the library, as its benchmarks are compiled (the calls
 // used here assert nothing, but the build should not depend on that).
@@ -144,11 +145,12 @@ const pyq_adapter_t adapter = {
     boost_flush, boost_poll,
     nullptr, // wait_readable
     boost_read_burst,
+    nullptr, // read_each: boost_poll pops 32 per library call already
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
 PYQ_TWIN_DEFINE_READ(boost, adapter, boost_try_write, boost_try_write_burst, boost_poll,
-                     boost_read_burst, boost_flush)
+                     boost_read_burst, nullptr, boost_flush)
 
 const pyq_twin_t twins[] = {
     {"boost", "spsc_queue<Msg32, capacity<32769>> (run-time size for other budgets): "

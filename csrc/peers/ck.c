@@ -102,6 +102,20 @@ static int64_t ck_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return (int64_t)n;
 }
 
+/* The per-message rows' reader: one ck_ring_dequeue_spsc_msg32 per message, as
+ * ck_poll, straight into the reader's array (no callback per message). */
+static int64_t ck_read_each(void *h, void *out, uint32_t max, uint32_t len)
+{
+    struct ck_handle *c = h;
+    struct msg32 *m = out;
+    uint32_t n = 0;
+
+    (void)len;
+    while (n < max && ck_ring_dequeue_spsc_msg32(&c->ring, c->slots, &m[n]))
+        n++;
+    return n;
+}
+
 static const pyq_adapter_t adapter = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "ck",
@@ -113,6 +127,8 @@ static const pyq_adapter_t adapter = {
     .flush = ck_flush,
     .poll = ck_poll,
     .wait_readable = NULL,
+    .read_burst = NULL,
+    .read_each = ck_read_each,
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
@@ -121,7 +137,7 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 }
 
 /* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
-PYQ_TWIN_DEFINE(ck, adapter, ck_try_write, NULL, ck_poll, ck_flush)
+PYQ_TWIN_DEFINE_READ(ck, adapter, ck_try_write, NULL, ck_poll, NULL, ck_read_each, ck_flush)
 
 static const pyq_twin_t twins[] = {
     {"ck", "ck_ring_enqueue_spsc_msg32 / ck_ring_dequeue_spsc_msg32: typed, by value, one "

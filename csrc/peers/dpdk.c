@@ -15,7 +15,11 @@
  * of 32 (its MAX_BURST): the reader always dequeues bursts of up to 32, the
  * writer enqueues one element per call or, for the burst rows, bursts through
  * rte_ring_sp_enqueue_burst_elem, and those rows' reader dequeues straight into
- * its own array (read_burst), with no callback per element.  The ring's size
+ * its own array (read_burst), with no callback per element.  No read_each: the
+ * per-message rows' poll already dequeues 32 per library call (straight into the
+ * reader's array instead, the driver's writer ran 1.3-1.5x its twin's: this
+ * ring's writer reads the reader's index on every enqueue, so its streaming
+ * rate follows the reader's pace; DESIGN §8.4).  The ring's size
  * is a run-time power of two (rte_ring has no compile-time capacity). */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -192,6 +196,7 @@ static const pyq_adapter_t adapter = {
     .poll = dpdk_poll,
     .wait_readable = NULL,
     .read_burst = dpdk_read_burst,
+    .read_each = NULL, /* poll dequeues 32 per library call already */
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
@@ -201,7 +206,7 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 
 /* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
 PYQ_TWIN_DEFINE_READ(dpdk, adapter, dpdk_try_write, dpdk_try_write_burst, dpdk_poll,
-                     dpdk_read_burst, dpdk_flush)
+                     dpdk_read_burst, NULL, dpdk_flush)
 
 static const pyq_twin_t twins[] = {
     {"dpdk", "rte_ring_sp_enqueue_elem (burst rows: rte_ring_sp_enqueue_burst_elem) / "

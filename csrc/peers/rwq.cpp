@@ -81,6 +81,19 @@ PYQ_PEER_OP int64_t rwq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx
                                    [q](Msg32 &m) PYQ_PEER_INLINE { return q->try_dequeue(m); });
 }
 
+// The per-message rows' reader: one try_dequeue per message, as rwq_poll,
+// straight into the reader's array (no callback per message).
+PYQ_PEER_OP int64_t rwq_read_each(void *h, void *out, uint32_t max, uint32_t)
+{
+    Queue *q = static_cast<Queue *>(h);
+    Msg32 *m = static_cast<Msg32 *>(out);
+    uint32_t n = 0;
+
+    while (n < max && q->try_dequeue(m[n]))
+        n++;
+    return n;
+}
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "rwq",
     rwq_create, rwq_destroy, rwq_capacity, rwq_try_write,
@@ -88,10 +101,12 @@ const pyq_adapter_t adapter = {
     rwq_flush, rwq_poll,
     nullptr, // wait_readable
     nullptr, // read_burst: the library has no bulk pop
+    rwq_read_each,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE(rwq, adapter, rwq_try_write, nullptr, rwq_poll, rwq_flush)
+PYQ_TWIN_DEFINE_READ(rwq, adapter, rwq_try_write, nullptr, rwq_poll, nullptr, rwq_read_each,
+                     rwq_flush)
 
 const pyq_twin_t twins[] = {
     {"rwq", "ReaderWriterQueue<Msg32> try_enqueue / try_dequeue, by value, one element per "

@@ -260,6 +260,50 @@ def test_burst_rows_read_in_bursts_where_the_adapter_can():
             a.destroy(h[0])
 
 
+def test_per_message_rows_read_each_where_the_library_takes_one_at_a_time():
+    """read_each exists for the queues whose library hands out one message per
+    call (ck, rwq, atomic_queue): up to max messages into the caller's array,
+    FIFO, every byte, 0 when empty, in order with poll; and the driver's
+    per-message rows deliver every message through it, checked."""
+    has = {"pyqueue": False, "mutex": False, "ring_floor": False}
+    has.update({"boost": False, "dpdk": False, "ck": True, "rwq": True, "atomic_queue": True})
+    r = ffi.new("pyq_bench_result_t *")
+    got = []
+
+    @ffi.callback("int(void *, const void *, uint32_t)")
+    def keep(ctx, msg, n):
+        got.append(bytes(ffi.buffer(msg, n)))
+        return 0
+
+    for name, want in has.items():
+        if name in peers.PEERS and STATUS[name] != "built":
+            continue
+        a = peers.get(name)
+        assert (a.read_each != ffi.NULL) == want, name
+        if not want:
+            continue
+        p = peers.params(32, 1 << 16, adapter=name)
+        h = ffi.new("void **")
+        assert a.create(p, h) == 0
+        try:
+            msgs = [bytes([k]) * 32 for k in range(40)]
+            for m in msgs:
+                assert a.try_write(h[0], m, 32) == 0
+            a.flush(h[0])
+            out = ffi.new("uint8_t[]", 32 * 32)
+            assert a.read_each(h[0], out, 32, 32) == 32, name
+            del got[:]
+            assert a.poll(h[0], 3, keep, ffi.NULL) == 3, name
+            assert a.read_each(h[0], out + 0, 32, 32) == 5, name
+            first = bytes(ffi.buffer(out, 5 * 32))
+            assert got == msgs[32:35] and first == b"".join(msgs[35:]), name
+            assert a.read_each(h[0], out, 32, 32) == 0, name
+            assert lib.pyq_bench_adapter_paced(a, h[0], 100_003, 0, 0, W, R, r) == 0, name
+            assert r.messages == 100_003 and r.polls >= 100_003 // 32, name
+        finally:
+            a.destroy(h[0])
+
+
 def test_bench_loops_count_their_regime():
     r = ffi.new("pyq_bench_result_t *")
     y = lib.pyq_bench_yardstick()
@@ -286,7 +330,7 @@ def test_bench_loops_count_their_regime():
 _LOOP = re.compile(r"twin_(writer|reader|echo|timed)")
 # A call left to one of a queue's own operations (pyqueue's public API excepted:
 # it lives in another translation unit, so its twins call it directly).
-_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|flush)\b")
+_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|read_each|flush)\b")
 
 
 def _calls_left(path):
