@@ -87,6 +87,14 @@ def test_quick_cli_end_to_end(tmp_path):
                 assert e.get("twin_regime", "mixed") in regime.REGIMES + (B.UNMEASURED,)
                 if s["contender"] == "atomic_queue_optimist":   # spins inside push/pop
                     assert e["twin_regime"] == B.UNMEASURED
+    # Driver and twin take turns going first: each row's two --quick slices (one
+    # per round) ran in both orders.
+    for kind in ("throughput", "chasing", "roundtrip"):
+        order = {}
+        for s in slices_:
+            if s["extra"]["kind"] == kind and "ratio" in s["extra"]:
+                order.setdefault(s["contender"], []).append(s["extra"]["twin_first"])
+        assert order and all(sorted(v) == [False, True] for v in order.values()), (kind, order)
     from pyqueue.lab.experiments.bench_python import PythonAPI
     assert _rows(res, "python_mmsg_s") == set(PythonAPI.contenders(None))   # its own module's rows
     # The ring_floor yardstick: measured with samples, named as a yardstick, never a peer.

@@ -229,6 +229,12 @@ def _rates(reg):
                                 "waits_per_msg")}
 
 
+def _turn(turns, row):
+    """Whether this slice of ``row`` swaps its usual order (every other slice)."""
+    turns[row] = turns.get(row, 0) + 1
+    return turns[row] % 2 == 0
+
+
 def _ratio(adapter, twin):
     return adapter / twin if twin else None
 
@@ -308,6 +314,7 @@ class _Throughput:
         self.q = None
         self.rate = {}             # row -> M msg/s of its last run (sizes its next slice)
         self._blocks = {}          # row -> its twin waits inside the library
+        self.turns = {}            # row -> slices run so far (who goes first: _turn)
         if not gap_ns:
             spec = twins.THROUGHPUT["pyqueue"]
             self.q = _queue.Queue(**twins._queue_kw(spec, budget_bytes, _row_queue(spec, base)))
@@ -376,21 +383,30 @@ class _Throughput:
         n = kw["messages"]
         extra = {"gap_ns": self.gap, "messages": n}
         value = None
+        # The driver and the twin take turns going first, slice by slice (twin_first
+        # in the record): an effect of going first (the host's state after the
+        # rest, the caches) then spreads both ways instead of biasing the ratio.
+        first_twin = bool(spec.adapter) and _turn(self.turns, name)
+        if first_twin:
+            t = twins.throughput(name, **kw)
+            self.fifo.rest()
         if spec.adapter:
             a = twins.adapter_throughput(name, **kw)
             value, reg = _figure(a)
             extra.update(elapsed_ns=a["elapsed_ns"], polls=a["polls"],
                          empty_polls=a["empty_polls"], regime=reg,
                          rates=_rates(a["regime"]), touch_after_write=a["touch_after_write"],
-                         run_mmsg_s=a["mmsg_s"])
+                         run_mmsg_s=a["mmsg_s"], twin_first=first_twin)
             if "stream" in a:
                 extra.update(backlog=a["backlog"], stream=_stream_extra(a["stream"]))
             if a["writer_ns"]:
                 # The writer's own span and its full-queue retries: which side set the
                 # pace (the loops of bench.c keep no writer span).
                 extra.update(writer_ns=a["writer_ns"], full_retries=a["full_retries"])
-            self.fifo.rest()
-        t = twins.throughput(name, **kw)
+            if not first_twin:
+                self.fifo.rest()
+        if not first_twin:
+            t = twins.throughput(name, **kw)
         self.rate[name] = min(t["mmsg_s"], a["mmsg_s"] if value is not None else t["mmsg_s"])
         t_value, t_reg = _figure(t)
         # The twin's regime from the same evidence as the driver's: its episodes in
@@ -450,6 +466,7 @@ class _RoundTrip:
         self.trips, self.a, self.b = trips, cpu_a, cpu_b
         self.budget, self.peer_dir, self.base = budget_bytes, peer_dir, base
         self.samples = {}
+        self.turns = {}            # row -> slices run so far (who goes first: _turn)
         self.rows = ["pingpong"] + twins.bench_rows(twins.ROUNDTRIP, status)
 
     def contenders(self):
@@ -488,6 +505,10 @@ class _RoundTrip:
         # The floor again inside this slice, right before the row: a ratio to the
         # floor of another slice mixes in whatever the host did in between.
         floor = float(nearest_rank(self._pingpong(), (50,))[0])
+        # Twin and driver take turns going first (as the throughput rows).
+        adapter_first = bool(spec.adapter) and _turn(self.turns, name)
+        if adapter_first:
+            a = twins.adapter_roundtrip(name, **kw)
         t = twins.roundtrip(name, **kw)
         extra = {"twin": spec.twin, "twin_p50_ns": t["p50_ns"], "twin_p99_ns": t["p99_ns"],
                  "twin_p999_ns": t["p999_ns"], "touch_after_write": t["touch_after_write"],
@@ -495,9 +516,10 @@ class _RoundTrip:
         if not spec.adapter:
             return t["p50_ns"], dict(extra, p99_ns=t["p99_ns"], p999_ns=t["p999_ns"],
                                      twin_only=True)
-        a = twins.adapter_roundtrip(name, **kw)
+        if not adapter_first:
+            a = twins.adapter_roundtrip(name, **kw)
         self.samples.setdefault(name, []).append(a["samples_ns"])
-        extra.update(p99_ns=a["p99_ns"], p999_ns=a["p999_ns"],
+        extra.update(p99_ns=a["p99_ns"], p999_ns=a["p999_ns"], twin_first=not adapter_first,
                      ratio=_ratio(a["p50_ns"], t["p50_ns"]))
         return a["p50_ns"], extra
 
