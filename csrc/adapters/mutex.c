@@ -146,6 +146,11 @@ static int mq_wait_readable(void *h, int64_t timeout_ns)
     return rc == ETIMEDOUT ? PYQ_EAGAIN : 0;
 }
 
+#include "adapters/twin_pvt.h"
+
+/* The per-message rows' streaming writer: mq_try_write in a loop (write_each). */
+PYQ_TWIN_WRITE_EACH(mq, mq_try_write)
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "mutex",
@@ -157,12 +162,12 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .flush = mq_flush,
     .poll = mq_poll,
     .wait_readable = mq_wait_readable,
+    .write_each = mq_write_each,
 };
 
 /* The twin: the same operations called directly (adapters/twin_pvt.h). */
-#include "adapters/twin_pvt.h"
-
-PYQ_TWIN_DEFINE(mq, pyq_adapter_mutex, mq_try_write, NULL, mq_poll, mq_flush)
+PYQ_TWIN_DEFINE_EACH(mq, pyq_adapter_mutex, mq_try_write, NULL, mq_write_each, mq_poll, NULL,
+                     NULL, mq_flush)
 
 static const pyq_twin_t mq_twins[] = {
     {"mutex", "mq_try_write / mq_poll inlined: lock, copy, unlock, signal", 0, 0,

@@ -127,6 +127,15 @@ typedef struct pyq_adapter {
      * @return the count copied, 0..max (0 when empty), or a negative code.
      * Never blocks. */
     int64_t (*read_each)(void *h, void *out, uint32_t max, uint32_t len);
+
+    /* Writer thread only; NULL where read_each is (and for pyqueue, whose
+     * per-message call is an out-of-line library function either way).  The
+     * per-message rows' streaming writer: up to n messages of len bytes stored
+     * back to back at msgs, each by the library's one-message call (the one
+     * try_write makes), in a loop compiled with that call inlined -- so a
+     * driver's writer pays one indirect call per n messages, as its twin.
+     * @return the count written, 0..n (0 when full).  Never waits. */
+    int64_t (*write_each)(void *h, const void *msgs, uint32_t n, uint32_t len);
 } pyq_adapter_t;
 
 /* The function each peer shared object exports. */

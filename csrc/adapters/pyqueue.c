@@ -1,8 +1,10 @@
 /* pyqueue.c - pyqueue itself behind the adapter interface. */
+#define _GNU_SOURCE
 #include <stdlib.h>
 
 #include "common/private.h"
 #include "adapters/pyq_adapter.h"
+#include "adapters/twin_pvt.h"
 
 struct pq_handle {
     pyq_queue_t *q;
@@ -86,6 +88,17 @@ static int64_t pq_read_burst(void *h, void *out, uint32_t max, uint32_t len)
     return pyq_reader_poll_fixed(((struct pq_handle *)h)->q, out, max, len);
 }
 
+/* The per-message rows' streaming writer (write_each): the public inline fast
+ * path (pyqueue_inline.h: the common case in this loop, the rest the library's
+ * pyq_writer_try_write) in a loop, as a C program writing one message at a time
+ * at its fastest would. */
+static inline int pq_try_write_inline(void *h, const void *msg, uint32_t len)
+{
+    return pyq_writer_try_write_inline(((struct pq_handle *)h)->q, msg, len);
+}
+
+PYQ_TWIN_WRITE_EACH(pq, pq_try_write_inline)
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "pyqueue",
@@ -98,4 +111,5 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .poll = pq_poll,
     .wait_readable = NULL,
     .read_burst = pq_read_burst,
+    .write_each = pq_write_each,
 };

@@ -10,9 +10,10 @@
  *
  * (its static adapter functions; try_write_burst may be NULL), which defines
  * prefix_twin_throughput() and prefix_twin_roundtrip() for its pyq_twin_t;
- * PYQ_TWIN_DEFINE_READ adds the adapter's read_burst, which the burst rows'
- * reader then uses, and its read_each, which the per-message rows' reader
- * uses (either may be NULL: that reader polls), as the driver does.
+ * PYQ_TWIN_DEFINE_EACH adds the adapter's read_burst, which the burst rows'
+ * reader then uses, and its write_each / read_each, which the per-message
+ * rows' streaming writer and reader use (each may be NULL: that side calls
+ * try_write / poll), as the driver does.
  * The loop bodies are always_inline and take the operations -- and the
  * reader's sequence check, poll's callback -- as constant function pointers,
  * so each instantiation is compiled with the queue's calls and the check
@@ -296,16 +297,16 @@ out:
 }
 
 PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burst_fn burst,
-                                           pyq_twin_msg_t *buf, struct pyq_twin_stream_w *sw,
-                                           const int paced)
+                                           uint32_t size, pyq_twin_msg_t *buf,
+                                           struct pyq_twin_stream_w *sw, const int paced)
 {
     uint64_t fails = 0, waits = 0, next = r->window - 1;
     int64_t rc = 0;
 
-    for (uint32_t j = 0; j < r->burst; j++)
+    for (uint32_t j = 0; j < size; j++)
         memset(&buf[j], 0x5A, sizeof buf[j]);
     for (uint64_t i = 0; i < r->n;) {
-        uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
+        uint32_t k = (uint32_t)(r->n - i < size ? r->n - i : size);
         uint32_t off = 0, waited = 0;
 
         for (uint32_t j = 0; j < k; j++)
@@ -349,14 +350,21 @@ static inline pyq_twin_msg_t *pyq_twin_burst_buf(uint32_t n)
            (pyq_twin_msg_t *)p : NULL;
 }
 
+/* Messages a per-message row's streaming writer hands write_each at a time (the
+ * driver's PYQ_BENCH_EACH_MAX). */
+#define PYQ_TWIN_EACH_MAX 32
+
 PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
-                                     pyq_twin_burst_fn burst, pyq_twin_flush_fn flush)
+                                     pyq_twin_burst_fn burst, pyq_twin_burst_fn each,
+                                     pyq_twin_flush_fn flush)
 {
     pyq_twin_msg_t *buf = NULL;
     struct pyq_twin_stream_w sw;
     int rc = pyq_twin_pin(r->wcpu);
+    const int bursts = burst && r->burst, per = each && !r->burst && !r->gap;
 
-    if (!rc && burst && r->burst && !(buf = pyq_twin_burst_buf(r->burst)))
+    if (!rc && (bursts || per) &&
+        !(buf = pyq_twin_burst_buf(bursts ? r->burst : PYQ_TWIN_EACH_MAX)))
         rc = PYQ_ENOMEM;
     if (rc)
         pyq_twin_fail(&r->err, rc);
@@ -366,11 +374,13 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_twin_now_ns();
     /* One loop per (burst, paced) pair: the flat-out loops test nothing extra. */
-    if (burst && r->burst) {
+    if (bursts) {
         if (r->gap)
-            pyq_twin_write_bursts(r, burst, buf, &sw, 1);
+            pyq_twin_write_bursts(r, burst, r->burst, buf, &sw, 1);
         else
-            pyq_twin_write_bursts(r, burst, buf, &sw, 0);
+            pyq_twin_write_bursts(r, burst, r->burst, buf, &sw, 0);
+    } else if (per) { /* per: constant 0 where each is NULL (no call left) */
+        pyq_twin_write_bursts(r, each, PYQ_TWIN_EACH_MAX, buf, &sw, 0);
     } else if (r->gap) {
         pyq_twin_write_each(r, try_write, &sw, 1);
     } else {
@@ -447,10 +457,6 @@ out:
     r->empty = empty;
     r->empty_runs = runs;
 }
-
-/* Messages a per-message row's reader asks read_each for (the driver's
- * PYQ_BENCH_EACH_MAX). */
-#define PYQ_TWIN_EACH_MAX 32
 
 PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
                                      pyq_twin_read_fn read, pyq_twin_read_fn each)
@@ -687,21 +693,39 @@ out:
 
 /* ---- instantiation -------------------------------------------------------- */
 
+/* Define prefix_write_each(), an adapter's write_each (pyq_adapter.h): its own
+ * try_write over up to n messages stored back to back, in a loop compiled in the
+ * adapter's translation unit with try_write inlined.  The count written (0 when
+ * full), or try_write's error when it fails before any message went in. */
+#define PYQ_TWIN_WRITE_EACH(prefix, try_write)                                                  \
+    PYQ_TWIN_FLAT static int64_t prefix##_write_each(void *h, const void *msgs, uint32_t n,     \
+                                                     uint32_t len)                              \
+    {                                                                                           \
+        const unsigned char *m = (const unsigned char *)msgs;                                   \
+        uint32_t k = 0;                                                                         \
+        int rc = 0;                                                                             \
+                                                                                                \
+        while (k < n && (rc = try_write(h, m + (size_t)k * len, len)) == 0)                     \
+            k++;                                                                                \
+        return k == 0 && rc != PYQ_EAGAIN ? (int64_t)rc : (int64_t)k;                           \
+    }
+
 /* Define prefix_twin_throughput() and prefix_twin_roundtrip() for the queue of
  * adapter table `adapter`, its operations (static functions of the same file;
  * try_write_burst may be NULL) inlined into each loop. */
 #define PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)               \
-    PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll,                     \
-                         (pyq_twin_read_fn)NULL, (pyq_twin_read_fn)NULL, flush)
+    PYQ_TWIN_DEFINE_EACH(prefix, adapter, try_write, try_write_burst, (pyq_twin_burst_fn)NULL,  \
+                         poll, (pyq_twin_read_fn)NULL, (pyq_twin_read_fn)NULL, flush)
 
-/* The same for a queue with the adapter's read_burst (its burst rows read with
- * it) and read_each (its per-message rows read with it), as the driver does;
- * either may be NULL. */
-#define PYQ_TWIN_DEFINE_READ(prefix, adapter, try_write, try_write_burst, poll, read_burst,     \
-                             read_each, flush)                                                  \
+/* The same for a queue with the adapter's write_each and read_each (its
+ * per-message rows' streaming writer and its reader use them) and read_burst
+ * (its burst rows read with it), as the driver does; each may be NULL. */
+#define PYQ_TWIN_DEFINE_EACH(prefix, adapter, try_write, try_write_burst, write_each, poll,     \
+                             read_burst, read_each, flush)                                      \
     PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \
     {                                                                                           \
-        pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, flush);         \
+        pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, write_each,     \
+                        flush);                                                                 \
         return NULL;                                                                            \
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_reader(void *arg)                                  \

@@ -6,7 +6,8 @@
  * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
  * try_write (or try_write_burst), and on a full queue spin with the relax
  * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures; paced, the
- * twins' busy-wait after each message (pyq_twin_spin).  Reader: read_each of up
+ * twins' busy-wait after each message (pyq_twin_spin); streaming, where the
+ * adapter has write_each, PYQ_BENCH_EACH_MAX messages per call.  Reader: read_each of up
  * to PYQ_BENCH_EACH_MAX messages into its own array, every sequence number
  * checked there (burst rows: read_burst of up to `burst`), where the adapter has
  * it; else poll with a callback that checks each one; relax when empty.
@@ -22,6 +23,8 @@
 #include "bench/pyq_bench.h"
 
 #define BURST_MAX 1024
+/* Messages a per-message row's write_each / read_each call takes: the twins' number. */
+#define PYQ_BENCH_EACH_MAX PYQ_TWIN_EACH_MAX
 #define A_INLINE static inline __attribute__((always_inline))
 
 /* Reader-owned, bumped per message: its own line, away from anything the
@@ -116,15 +119,16 @@ out:
     return rc;
 }
 
+/* burst: try_write_burst (size r->burst), or write_each (the per-message rows'
+ * streaming writer, size PYQ_BENCH_EACH_MAX). */
 A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *sw,
-                          const int paced)
+                          pyq_twin_burst_fn burst, uint32_t size, const int paced)
 {
-    const pyq_adapter_t *a = r->a;
     uint64_t fails = 0, waits = 0;
     int rc = 0;
 
     for (uint64_t i = 0; i < r->n && !rc;) {
-        uint32_t k = (uint32_t)(r->n - i < r->burst ? r->n - i : r->burst);
+        uint32_t k = (uint32_t)(r->n - i < size ? r->n - i : size);
         uint32_t off = 0, waited = 0;
 
         for (uint32_t j = 0; j < k; j++) {
@@ -132,7 +136,7 @@ A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w
             memcpy(buf + (size_t)j * r->len, &s, 8);
         }
         while (off < k) {
-            int64_t w = a->try_write_burst(r->h, buf + (size_t)off * r->len, k - off, r->len);
+            int64_t w = burst(r->h, buf + (size_t)off * r->len, k - off, r->len);
             if (w < 0) {
                 rc = (int)w;
                 break;
@@ -176,7 +180,10 @@ static void *a_writer(void *arg)
     pyq_twin_stream_w_init(&r->st, &sw);
     r->t0 = pyq_now_ns();
     if (r->burst)
-        rc = r->gap ? write_bursts(r, buf, &sw, 1) : write_bursts(r, buf, &sw, 0);
+        rc = r->gap ? write_bursts(r, buf, &sw, r->a->try_write_burst, r->burst, 1)
+                    : write_bursts(r, buf, &sw, r->a->try_write_burst, r->burst, 0);
+    else if (!r->gap && r->a->write_each)
+        rc = write_bursts(r, buf, &sw, r->a->write_each, PYQ_BENCH_EACH_MAX, 0);
     else
         rc = r->gap ? write_each(r, buf, &sw, 1) : write_each(r, buf, &sw, 0);
     if (rc != GAVE_UP)
@@ -201,9 +208,6 @@ A_INLINE int64_t check_burst(const uint8_t *buf, int64_t k, uint32_t len, uint64
     }
     return k;
 }
-
-/* Messages a per-message row's reader asks read_each for: the twins' number. */
-#define PYQ_BENCH_EACH_MAX PYQ_TWIN_EACH_MAX
 
 /* bulk: read (read_burst for the burst rows, read_each for the others) of up to
  * `max` messages into buf, checked there -- no callback per message; else poll

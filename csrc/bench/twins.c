@@ -89,14 +89,23 @@ PYQ_TWIN_INLINE int64_t pq_read_one(void *q, uint64_t max, pyq_message_fn fn, vo
     return rc < 0 ? rc : (int64_t)n;
 }
 
+/* The per-message rows' streaming writer, as the adapter's write_each: the
+ * public inline fast path (pyqueue_inline.h) in a loop. */
+PYQ_TWIN_INLINE int pq_try_write_inline(void *q, const void *msg, uint32_t len)
+{
+    return pyq_writer_try_write_inline(q, msg, len);
+}
+
+PYQ_TWIN_WRITE_EACH(pq, pq_try_write_inline)
+
 /* The queue's table: create / destroy / capacity and the warm-up's calls. */
 static const pyq_adapter_t pq_queue = {
     .abi = PYQ_ADAPTER_ABI, .name = "pyqueue", .create = pq_create, .destroy = pq_destroy,
     .capacity = pq_capacity, .try_write = pq_try_write, .flush = pq_flush, .poll = pq_poll,
 };
 
-PYQ_TWIN_DEFINE_READ(pq, pq_queue, pq_try_write, pq_try_write_burst, pq_poll, pq_read_burst,
-                     (pyq_twin_read_fn)NULL, pq_flush)
+PYQ_TWIN_DEFINE_EACH(pq, pq_queue, pq_try_write, pq_try_write_burst, pq_write_each, pq_poll,
+                     pq_read_burst, (pyq_twin_read_fn)NULL, pq_flush)
 PYQ_TWIN_DEFINE(pqd, pq_queue, pq_write, NULL, pq_poll, pq_flush)
 PYQ_TWIN_DEFINE(pqr, pq_queue, pq_try_write, NULL, pq_read_one, pq_flush)
 
@@ -193,12 +202,15 @@ PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *
     return (int64_t)n;
 }
 
+PYQ_TWIN_WRITE_EACH(ys, ys_try_write)
+
 static const pyq_adapter_t ys_queue = {
     .abi = PYQ_ADAPTER_ABI, .name = "yardstick", .create = ys_create, .destroy = ys_destroy,
     .capacity = ys_capacity, .try_write = ys_try_write, .flush = ys_flush, .poll = ys_poll,
+    .write_each = ys_write_each,
 };
 
-PYQ_TWIN_DEFINE(ys, ys_queue, ys_try_write, NULL, ys_poll, ys_flush)
+PYQ_TWIN_DEFINE_EACH(ys, ys_queue, ys_try_write, NULL, ys_write_each, ys_poll, NULL, NULL, ys_flush)
 
 /* The driver's row: the same table (its operations out of line, called through
  * it as every adapter's). */
@@ -210,8 +222,8 @@ const pyq_adapter_t *pyq_bench_yardstick(void)
 /* ---- the table ------------------------------------------------------------- */
 
 static const pyq_twin_t twins[] = {
-    {"pyqueue", "pyq_writer_try_write (burst: pyq_writer_write_batch, timeout 0) / "
-     "pyq_reader_poll, direct calls", PYQ_TWIN_HAS_BURST, 0, pq_twin_throughput,
+    {"pyqueue", "pyq_writer_try_write_inline, 32 a loop (paced: pyq_writer_try_write; burst: "
+     "pyq_writer_write_batch, timeout 0) / pyq_reader_poll, direct calls", PYQ_TWIN_HAS_BURST, 0, pq_twin_throughput,
      pq_twin_roundtrip},
     {"pyqueue_direct", "pyq_writer_write (waits inside: full retries are the queue's "
      "stats) / pyq_reader_poll, direct calls", 0, 0, pqd_twin_throughput, pqd_twin_roundtrip},

@@ -115,6 +115,9 @@ PYQ_PEER_OP int64_t aq_read_each(void *p, void *out, uint32_t max, uint32_t)
     });
 }
 
+// The per-message rows' streaming writer: aq_try_write in a loop (write_each).
+PYQ_TWIN_WRITE_EACH(aq, aq_try_write)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "atomic_queue",
     aq_create, aq_destroy, aq_capacity, aq_try_write,
@@ -123,6 +126,7 @@ const pyq_adapter_t adapter = {
     nullptr, // wait_readable
     nullptr, // read_burst: the library has no bulk pop
     aq_read_each,
+    aq_write_each,
 };
 
 // The optimist calls of the second twin: they wait inside the library.  poll
@@ -153,8 +157,8 @@ inline __attribute__((always_inline)) int64_t aq_pop_wait(void *p, uint64_t max,
 }
 
 // The twins: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE_READ(aq, adapter, aq_try_write, nullptr, aq_poll, nullptr, aq_read_each,
-                     aq_flush)
+PYQ_TWIN_DEFINE_EACH(aq, adapter, aq_try_write, nullptr, aq_write_each, aq_poll, nullptr,
+                     aq_read_each, aq_flush)
 PYQ_TWIN_DEFINE(aqo, adapter, aq_push_wait, nullptr, aq_pop_wait, aq_flush)
 
 const pyq_twin_t twins[] = {

@@ -138,6 +138,9 @@ PYQ_PEER_OP int64_t boost_read_burst(void *p, void *out, uint32_t max, uint32_t)
                    h->q.apply([&](auto &q) PYQ_PEER_INLINE { return q.pop(m + n, max - n); }));
 }
 
+// The per-message rows' streaming writer: boost_try_write in a loop (write_each).
+PYQ_TWIN_WRITE_EACH(boost, boost_try_write)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "boost",
     boost_create, boost_destroy, boost_capacity, boost_try_write,
@@ -146,10 +149,12 @@ const pyq_adapter_t adapter = {
     nullptr, // wait_readable
     boost_read_burst,
     nullptr, // read_each: boost_poll pops 32 per library call already
+    boost_write_each,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE_READ(boost, adapter, boost_try_write, boost_try_write_burst, boost_poll,
+PYQ_TWIN_DEFINE_EACH(boost, adapter, boost_try_write, boost_try_write_burst, boost_write_each,
+                     boost_poll,
                      boost_read_burst, nullptr, boost_flush)
 
 const pyq_twin_t twins[] = {

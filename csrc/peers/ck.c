@@ -116,6 +116,9 @@ static int64_t ck_read_each(void *h, void *out, uint32_t max, uint32_t len)
     return n;
 }
 
+/* The per-message rows' streaming writer: ck_try_write in a loop (write_each). */
+PYQ_TWIN_WRITE_EACH(ck, ck_try_write)
+
 static const pyq_adapter_t adapter = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "ck",
@@ -129,6 +132,7 @@ static const pyq_adapter_t adapter = {
     .wait_readable = NULL,
     .read_burst = NULL,
     .read_each = ck_read_each,
+    .write_each = ck_write_each,
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
@@ -137,7 +141,8 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 }
 
 /* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
-PYQ_TWIN_DEFINE_READ(ck, adapter, ck_try_write, NULL, ck_poll, NULL, ck_read_each, ck_flush)
+PYQ_TWIN_DEFINE_EACH(ck, adapter, ck_try_write, NULL, ck_write_each, ck_poll, NULL, ck_read_each,
+                     ck_flush)
 
 static const pyq_twin_t twins[] = {
     {"ck", "ck_ring_enqueue_spsc_msg32 / ck_ring_dequeue_spsc_msg32: typed, by value, one "

@@ -184,6 +184,9 @@ static int64_t dpdk_read_burst(void *h, void *out, uint32_t max, uint32_t len)
     return n + rte_ring_sc_dequeue_burst_elem(d->r, out, d->esize, max - n, NULL);
 }
 
+/* The per-message rows' streaming writer: dpdk_try_write in a loop (write_each). */
+PYQ_TWIN_WRITE_EACH(dpdk, dpdk_try_write)
+
 static const pyq_adapter_t adapter = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "dpdk",
@@ -197,6 +200,7 @@ static const pyq_adapter_t adapter = {
     .wait_readable = NULL,
     .read_burst = dpdk_read_burst,
     .read_each = NULL, /* poll dequeues 32 per library call already */
+    .write_each = dpdk_write_each,
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)
@@ -205,7 +209,8 @@ __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(voi
 }
 
 /* The twin: the operations above called directly, inlined (adapters/twin_pvt.h). */
-PYQ_TWIN_DEFINE_READ(dpdk, adapter, dpdk_try_write, dpdk_try_write_burst, dpdk_poll,
+PYQ_TWIN_DEFINE_EACH(dpdk, adapter, dpdk_try_write, dpdk_try_write_burst, dpdk_write_each,
+                     dpdk_poll,
                      dpdk_read_burst, NULL, dpdk_flush)
 
 static const pyq_twin_t twins[] = {

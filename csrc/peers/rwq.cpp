@@ -94,6 +94,9 @@ PYQ_PEER_OP int64_t rwq_read_each(void *h, void *out, uint32_t max, uint32_t)
     return n;
 }
 
+// The per-message rows' streaming writer: rwq_try_write in a loop (write_each).
+PYQ_TWIN_WRITE_EACH(rwq, rwq_try_write)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "rwq",
     rwq_create, rwq_destroy, rwq_capacity, rwq_try_write,
@@ -102,11 +105,12 @@ const pyq_adapter_t adapter = {
     nullptr, // wait_readable
     nullptr, // read_burst: the library has no bulk pop
     rwq_read_each,
+    rwq_write_each,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).
-PYQ_TWIN_DEFINE_READ(rwq, adapter, rwq_try_write, nullptr, rwq_poll, nullptr, rwq_read_each,
-                     rwq_flush)
+PYQ_TWIN_DEFINE_EACH(rwq, adapter, rwq_try_write, nullptr, rwq_write_each, rwq_poll, nullptr,
+                     rwq_read_each, rwq_flush)
 
 const pyq_twin_t twins[] = {
     {"rwq", "ReaderWriterQueue<Msg32> try_enqueue / try_dequeue, by value, one element per "

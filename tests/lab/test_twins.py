@@ -304,6 +304,48 @@ def test_per_message_rows_read_each_where_the_library_takes_one_at_a_time():
             a.destroy(h[0])
 
 
+def test_write_each_writes_in_order_and_stops_when_full():
+    """Every contender's write_each (the per-message rows' streaming writer):
+    up to n messages, FIFO with try_write's, a short count when the queue
+    fills, 0 when it is full; the driver's streaming run delivers through it."""
+    r = ffi.new("pyq_bench_result_t *")
+    names = ["pyqueue", "mutex"] + [n for n in peers.PEERS if STATUS[n] == "built"]
+    for name in names:
+        a = peers.get(name)
+        assert a.write_each != ffi.NULL, name
+        p = peers.params(32, 4096 * 6, adapter=name, hot_blocks=1, spill_blocks=1)
+        h = ffi.new("void **")
+        assert a.create(p, h) == 0
+        try:
+            cap = int(a.capacity(h[0]))
+            msgs = b"".join(i.to_bytes(8, "little") * 4 for i in range(cap + 64))
+            wrote = a.write_each(h[0], msgs, 32, 32)
+            assert wrote == 32, name
+            while True:
+                k = a.write_each(h[0], msgs[wrote * 32:], 32, 32)
+                assert 0 <= k <= 32, (name, k)
+                if k == 0:
+                    break
+                wrote += k
+            assert a.write_each(h[0], msgs[wrote * 32:], 32, 32) == 0, name   # still full
+            a.flush(h[0])
+            out = ffi.new("uint8_t[]", 32)
+            got = []
+
+            @ffi.callback("int(void *, const void *, uint32_t)")
+            def keep(ctx, msg, n):
+                got.append(int.from_bytes(ffi.buffer(msg, 8)[:], "little"))
+                return 0
+
+            while a.poll(h[0], 1 << 20, keep, ffi.NULL) > 0:
+                pass
+            assert got == list(range(wrote)) and wrote >= min(cap, 32), name
+            assert lib.pyq_bench_adapter_throughput(a, h[0], 100_003, 0, W, R, r) == 0, name
+            assert r.messages == 100_003, name
+        finally:
+            a.destroy(h[0])
+
+
 def test_bench_loops_count_their_regime():
     r = ffi.new("pyq_bench_result_t *")
     y = lib.pyq_bench_yardstick()
@@ -330,7 +372,7 @@ def test_bench_loops_count_their_regime():
 _LOOP = re.compile(r"twin_(writer|reader|echo|timed)")
 # A call left to one of a queue's own operations (pyqueue's public API excepted:
 # it lives in another translation unit, so its twins call it directly).
-_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|read_each|flush)\b")
+_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|read_each|write_each|flush)\b")
 
 
 def _calls_left(path):
