@@ -131,6 +131,8 @@ struct pyq_writer_state {
     uint8_t *base;                       /* the pool */
     uint32_t *ring;                      /* the full ring */
     uint32_t *free_slots[PYQ_TIERS];     /* the free rings */
+    const uint8_t *prefetched;           /* the block the last take prefetched as the
+                                            next one (writer_block.c, start_block) */
 };
 
 struct pyq_writer_stats {

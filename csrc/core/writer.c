@@ -158,6 +158,34 @@ static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
     }
 }
 
+/* A small payload (is_small: 8 to 64 bytes) with streaming stores and no
+ * loop: its whole words by a jump into a run of word stores (one test, then
+ * two instructions a word), and a tail of len % 8 bytes as one word taken
+ * from the payload's last eight bytes, shifted down (little-endian x86-64) so
+ * that the pad above it reads zero.  Reads no byte outside [s, s + len). */
+static inline __attribute__((always_inline)) void stream_small(uint8_t *dst, const uint8_t *s,
+                                                               uint32_t len)
+{
+    uint32_t rem = len % 8;
+
+    if (rem) {
+        unsigned long long v;
+        memcpy(&v, s + len - 8, 8);
+        _mm_stream_si64((long long *)(void *)(dst + len - rem),
+                        (long long)(v >> (8 * (8 - rem))));
+    }
+    switch (len / 8) {
+    case 8: stream_word(dst + 56, s + 56); /* fall through */
+    case 7: stream_word(dst + 48, s + 48); /* fall through */
+    case 6: stream_word(dst + 40, s + 40); /* fall through */
+    case 5: stream_word(dst + 32, s + 32); /* fall through */
+    case 4: stream_word(dst + 24, s + 24); /* fall through */
+    case 3: stream_word(dst + 16, s + 16); /* fall through */
+    case 2: stream_word(dst + 8, s + 8);   /* fall through */
+    default: stream_word(dst, s);          /* len >= 8 */
+    }
+}
+
 /* A streamed header: for a non-scanning reader only, which looks only below
  * pub_pos (fence_streamed).  The caller sets w->nt_pending. */
 static inline void stream_header(uint8_t *rec, uint32_t len)
@@ -357,9 +385,25 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_SMALL) {
         /* Strictly below the limit: this copy never fills the block, so it
          * never tests for the seal (the next path does: write_run_other). */
-        if (PYQ_UNLIKELY(next >= w->run_limit ||
-                         (pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
+        uint32_t gate;
+        if (PYQ_UNLIKELY(next >= w->run_limit))
             return 0;
+        gate = pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN;
+        if (PYQ_UNLIKELY(gate)) {
+#if PYQ_HAVE_NT
+            /* A streamed block, nothing else set: the small copy streamed,
+             * here too (under backlog most members go this way). */
+            if (gate != PYQ_GATE_NT)
+                return 0;
+            stream_small(w->blk + pos, data, len);
+            w->nt_pending = 1;
+            w->pos = next;
+            run_add(w, 1);
+            return 1;
+#else
+            return 0;
+#endif
+        }
     } else if (PYQ_UNLIKELY(next > w->run_limit ||
                             atomic_load_explicit(&q->closed, memory_order_relaxed))) {
         return 0;
@@ -377,7 +421,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
         copy_small(dst, data, len, how); /* no touch: the gate says */
     }
     w->pos = next;
-    run_set(w, w->run + 1);
+    run_add(w, 1);
     if (!(how & REC_SMALL) && PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;
@@ -504,8 +548,10 @@ static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const 
 
 /* The next message of a run first, on its own: write_record()'s paths need
  * callee-saved registers, and sharing a body with them would make this one
- * save and restore them too. */
-int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+ * save and restore them too.  Inlined into both exported writes, so that
+ * pyq_writer_try_write() is not a jump to pyq_writer_write(). */
+static inline __attribute__((always_inline)) int write_one(struct pyq_queue *q, const void *data,
+                                                           uint32_t len, int64_t timeout_ns)
 {
     if (PYQ_LIKELY(len == q->w.run_fast_len)) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
@@ -515,13 +561,21 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
     return write_record(q, data, len, timeout_ns);
 }
 
-int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    return pyq_writer_write(q, data, len, 0);
+    return write_one(q, data, len, timeout_ns);
 }
 
-int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
-                               uint32_t msg_size, int64_t timeout_ns, int *err)
+int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+{
+    return write_one(q, data, len, 0);
+}
+
+/* pyq_writer_write_batch() in general: the open run takes what fits, block by
+ * block; what does not fit, or cannot run, goes message by message. */
+static __attribute__((noinline)) int64_t write_batch_loop(struct pyq_queue *q, const void *data,
+                                                          uint64_t n, uint32_t msg_size,
+                                                          int64_t timeout_ns, int *err)
 {
     struct pyq_writer_state *w = &q->w;
     const uint8_t *src = data;
@@ -547,7 +601,7 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                 else
                     put_members(q, dst, from, k, msg_size, step, 0);
                 w->pos += (uint32_t)(k * step);
-                run_set(w, w->run + k); /* counted when the run ends */
+                run_add(w, k); /* counted when the run ends */
                 i += k;
                 if (w->pos == q->cfg.block_size)
                     pyq_w_seal_early(q); /* exactly full (no scanning reader) */
@@ -564,6 +618,31 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
         i++;
     }
     return (int64_t)i;
+}
+
+/* The common batch first: all n messages extend the open run of their size
+ * in a cached block (the gate's PYQ_GATE_RUN bits clear: not streamed, no
+ * touch, not closed), back to back (a multiple of 8 bytes), with room past
+ * them (so nothing is sealed here, as in run_extend) -- SPEC §3.1's one run:
+ * one copy of the lot and one count, no per-message work (DESIGN §3.5). */
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (PYQ_LIKELY(msg_size == w->run_len && msg_size == w->run_step && n - 1 < PYQ_RUN_MAX &&
+                   !(pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN))) {
+        uint32_t pos = w->pos;
+        uint64_t bytes = n * (uint64_t)msg_size; /* < 2^48: n <= PYQ_RUN_MAX */
+        if (PYQ_LIKELY(bytes < w->run_limit - pos)) {
+            memcpy(w->blk + pos, data, bytes);
+            w->pos = pos + (uint32_t)bytes;
+            run_add(w, n); /* counted when the run ends */
+            *err = 0;
+            return (int64_t)n;
+        }
+    }
+    return write_batch_loop(q, data, n, msg_size, timeout_ns, err);
 }
 
 int pyq_writer_flush(pyq_queue_t *q)
