@@ -567,28 +567,42 @@ static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, cons
     return write_claimed(q, data, len, timeout_ns);
 }
 
-/* Everything but the extension of a run: the plain small record inline, the
- * rest by tail calls. */
+/* The plain small record: the gate word was zero, the one test for every
+ * special case. */
+static __attribute__((noinline)) int write_plain(struct pyq_queue *q, const void *data,
+                                                 uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
+        return 0;
+    return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
+}
+
+/* Touch, bytes:N -- the small record with its tests -- and the rest. */
+static __attribute__((noinline)) int write_general(struct pyq_queue *q, const void *data,
+                                                   uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
+            return 0;
+        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
+    }
+    return write_slow(q, data, len, timeout_ns);
+}
+
+/* Everything but the extension of a run, by tail calls only: a body shared
+ * with the paths would save their callee-saved registers before choosing
+ * (under publish each, ~14 instructions a message before write_scan). */
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
     uint32_t gate = pyq_load_relaxed(&q->w.gate);
 
-    if (PYQ_LIKELY(is_small(len) && gate == 0)) {
-        /* The one test for every special case: the plain record. */
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
-            return 0;
-        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
-    }
-    if (PYQ_LIKELY(is_small(len) && !q->w.special)) { /* touch, bytes:N */
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
-            return 0;
-        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
-    }
-    if (q->scan && is_small(len) && !q->w.nt)
-        return q->xproc ? write_scan_shared(q, data, len, timeout_ns)
-                        : write_scan(q, data, len, timeout_ns);
-    return write_slow(q, data, len, timeout_ns);
+    if (PYQ_LIKELY(is_small(len) && gate == 0))
+        return write_plain(q, data, len, timeout_ns);
+    if ((gate & PYQ_GATE_SCAN) && is_small(len) && !q->w.nt)
+        return (gate & PYQ_GATE_XPROC) ? write_scan_shared(q, data, len, timeout_ns)
+                                       : write_scan(q, data, len, timeout_ns);
+    return write_general(q, data, len, timeout_ns);
 }
 
 /* The member that does not fit in the open run (its block's end or its cap;
