@@ -40,25 +40,37 @@ static int check(void *c, const void *msg, uint32_t len)
     return 0;
 }
 
+/* The loops keep the sequence number in a register (stored back once) and
+ * write it into the same 32-byte buffer each message, as the minimal ring's
+ * benchmark does: the loop's own instructions are the store of the number,
+ * the call and its test (instr_count.sh reports them apart, "loop"). */
 __attribute__((noinline)) int run_writes(const pyq_adapter_t *a, void *h, uint64_t *seq,
                                          uint32_t burst, uint8_t *buf)
 {
+    uint64_t s = *seq;
+    int rc = 0;
+
     if (!burst) {
-        for (int i = 0; i < K; i++, ++*seq) {
-            memcpy(buf, seq, 8);
-            if (a->try_write(h, buf, 32))
-                return -1;
+        for (int i = 0; i < K; i++, s++) {
+            memcpy(buf, &s, 8);
+            if (a->try_write(h, buf, 32)) {
+                rc = -1;
+                break;
+            }
         }
     } else {
         for (int i = 0; i < K; i += burst) {
-            for (uint32_t j = 0; j < burst; j++, ++*seq)
-                memcpy(buf + 32 * j, seq, 8);
-            if (a->try_write_burst(h, buf, burst, 32) != burst)
-                return -1;
+            for (uint32_t j = 0; j < burst; j++, s++)
+                memcpy(buf + 32 * j, &s, 8);
+            if (a->try_write_burst(h, buf, burst, 32) != burst) {
+                rc = -1;
+                break;
+            }
         }
     }
+    *seq = s;
     a->flush(h);
-    return 0;
+    return rc;
 }
 
 __attribute__((noinline)) int64_t run_polls(const pyq_adapter_t *a, void *h, struct ctx *c)
@@ -77,70 +89,94 @@ static int32_t instr_publish(void)
     return p && strcmp(p, "each") == 0 ? PYQ_PUBLISH_EACH : PYQ_PUBLISH_MAX;
 }
 
-#ifdef PYQUEUE_INLINE_H /* built from a tree that has pyqueue_inline.h */
-/* run_writes' loop over the inline writer (burst 0) or write_batch. */
-__attribute__((noinline)) int run_writes_inline(pyq_queue_t *q, uint64_t *seq, uint32_t burst,
-                                                uint8_t *buf)
-{
-    int err;
-
-    if (!burst) {
-        for (int i = 0; i < K; i++, ++*seq) {
-            memcpy(buf, seq, 8);
-            if (pyq_writer_try_write_inline(q, buf, 32))
-                return -1;
-        }
-    } else {
-        for (int i = 0; i < K; i += burst) {
-            for (uint32_t j = 0; j < burst; j++, ++*seq)
-                memcpy(buf + 32 * j, seq, 8);
-            if (pyq_writer_write_batch(q, buf, burst, 32, 0, &err) != burst)
-                return -1;
-        }
+/* The loops over the exported functions themselves (no adapter: "pyqueue_c"),
+ * and, where the tree has it, over pyqueue_inline.h.  WRITE is the call that
+ * writes one message, BATCH the call that writes a burst. */
+#define WRITE_LOOP(name, WRITE)                                                      \
+    __attribute__((noinline)) int name(pyq_queue_t *q, uint64_t *seq, uint32_t burst, \
+                                       uint8_t *buf)                                 \
+    {                                                                                \
+        uint64_t s = *seq;                                                           \
+        int rc = 0, err;                                                             \
+                                                                                     \
+        if (!burst) {                                                                \
+            for (int i = 0; i < K; i++, s++) {                                       \
+                memcpy(buf, &s, 8);                                                  \
+                if (WRITE(q, buf, 32)) {                                             \
+                    rc = -1;                                                         \
+                    break;                                                           \
+                }                                                                    \
+            }                                                                        \
+        } else {                                                                     \
+            for (int i = 0; i < K; i += burst) {                                     \
+                for (uint32_t j = 0; j < burst; j++, s++)                            \
+                    memcpy(buf + 32 * j, &s, 8);                                     \
+                if (pyq_writer_write_batch(q, buf, burst, 32, 0, &err) != burst) {   \
+                    rc = -1;                                                         \
+                    break;                                                           \
+                }                                                                    \
+            }                                                                        \
+        }                                                                            \
+        *seq = s;                                                                    \
+        pyq_writer_flush(q);                                                         \
+        return rc;                                                                   \
     }
-    pyq_writer_flush(q);
-    return 0;
-}
+#define POLL_LOOP(name, POLL)                                                        \
+    __attribute__((noinline)) int64_t name(pyq_queue_t *q, struct ctx *c)            \
+    {                                                                                \
+        int64_t n = 0, k;                                                            \
+                                                                                     \
+        while ((k = POLL(q, UINT64_MAX, check, c)) > 0)                              \
+            n += k;                                                                  \
+        return k < 0 ? k : n;                                                        \
+    }
 
-__attribute__((noinline)) int64_t run_polls_inline(pyq_queue_t *q, struct ctx *c)
-{
-    int64_t n = 0, k;
+WRITE_LOOP(run_writes_c, pyq_writer_try_write)
+POLL_LOOP(run_polls_c, pyq_reader_poll)
+#ifdef PYQUEUE_INLINE_H /* built from a tree that has pyqueue_inline.h */
+WRITE_LOOP(run_writes_inline, pyq_writer_try_write_inline)
+POLL_LOOP(run_polls_inline, pyq_reader_poll_inline)
+#endif
 
-    while ((k = pyq_reader_poll_inline(q, UINT64_MAX, check, c)) > 0)
-        n += k;
-    return k < 0 ? k : n;
-}
-
-static int main_inline(uint32_t burst, int rounds)
+/* pyqueue_c and pyqueue_inline: the adapter's configuration (default tiers
+ * over the same 1 MiB budget), the loops above. */
+static int main_direct(int inl, uint32_t burst, int rounds)
 {
     pyq_config_t cfg;
     pyq_queue_t *q;
     uint8_t buf[32 * 32] = {0};
     uint64_t seq = 0;
     struct ctx c = {0};
+    const char *name = inl ? "pyqueue_inline" : "pyqueue_c";
 
+#ifndef PYQUEUE_INLINE_H
+    if (inl) {
+        fprintf(stderr, "pyqueue_inline: this tree has no pyqueue_inline.h\n");
+        return 1;
+    }
+#endif
     pyq_config_init(&cfg);
     cfg.spill_blocks = (1 << 20) / 4096 - cfg.hot_blocks; /* the adapter's budget */
     cfg.publish = instr_publish();
     if (pyq_queue_create(&cfg, &q) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {
-        if (run_writes_inline(q, &seq, burst, buf) || run_polls_inline(q, &c) != K) {
-            fprintf(stderr, "pyqueue_inline: failed in round %d\n", r);
+        int bad;
+#ifdef PYQUEUE_INLINE_H
+        if (inl)
+            bad = run_writes_inline(q, &seq, burst, buf) || run_polls_inline(q, &c) != K;
+        else
+#endif
+            bad = run_writes_c(q, &seq, burst, buf) || run_polls_c(q, &c) != K;
+        if (bad) {
+            fprintf(stderr, "%s: failed in round %d\n", name, r);
             return 1;
         }
     }
-    printf("pyqueue_inline burst=%u: %llu messages\n", burst, (unsigned long long)seq);
+    printf("%s burst=%u: %llu messages\n", name, burst, (unsigned long long)seq);
     pyq_queue_destroy(q);
     return 0;
 }
-#else
-static int main_inline(uint32_t burst, int rounds)
-{
-    fprintf(stderr, "pyqueue_inline: this tree has no pyqueue_inline.h\n");
-    return 1;
-}
-#endif
 
 int main(int argc, char **argv)
 {
@@ -153,8 +189,8 @@ int main(int argc, char **argv)
     uint32_t burst = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
     int rounds = argc > 4 ? atoi(argv[4]) : 200;
 
-    if (argc >= 3 && strcmp(argv[1], "pyqueue_inline") == 0)
-        return main_inline(burst, rounds);
+    if (argc >= 3 && (strcmp(argv[1], "pyqueue_inline") == 0 || strcmp(argv[1], "pyqueue_c") == 0))
+        return main_direct(strcmp(argv[1], "pyqueue_inline") == 0, burst, rounds);
     if (argc < 3 || pyq_adapter_get(argv[1], argv[2], &a) != 0) {
         fprintf(stderr, "usage: instr_count <adapter> <peer_dir> [burst] [rounds]: %s\n",
                 pyq_adapter_error());

@@ -128,6 +128,8 @@ void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool)
 
     if (side == PYQ_SIDE_WRITER && q->w.blk && q->w.base)
         q->w.blk = pool + (q->w.blk - q->w.base);
+    if (side == PYQ_SIDE_WRITER)
+        q->w.prefetched = NULL; /* another process's address: no block of this view */
     if (side == PYQ_SIDE_READER && q->r.blk)
         q->r.blk = pool + (size_t)q->r.idx * q->cfg.block_size;
     *base = pool;

@@ -27,7 +27,8 @@
  *           writes of one length L > 0 share one record: a header
  *           PYQ_HDR_RUN | n << 48 | L, then n payloads back to back, each padded
  *           to 8 (DESIGN §3.1), so a 32-byte message costs 32 bytes of block.
- *           The writer extends the open run in place (writer_pvt.h, run_*) and
+ *           The writer extends the open run in place (writer_pvt.h, run_*; a
+ *           batch may open one with many payloads at once: writer.c, run_start) and
  *           stores its count once, when the run ends (a record of another kind
  *           or length, a claim, a publish: the reader never sees a run that can
  *           still grow, it only reads below pub_pos).  Until then the header
@@ -131,6 +132,8 @@ struct pyq_writer_state {
     uint8_t *base;                       /* the pool */
     uint32_t *ring;                      /* the full ring */
     uint32_t *free_slots[PYQ_TIERS];     /* the free rings */
+    const uint8_t *prefetched;           /* the block the last take prefetched as the
+                                            next one (writer_block.c, start_block) */
 };
 
 struct pyq_writer_stats {
@@ -178,7 +181,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 3u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 4u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.

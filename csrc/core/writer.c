@@ -136,25 +136,69 @@ static inline void stream_word(uint8_t *dst, const uint8_t *s)
     _mm_stream_si64((long long *)(void *)dst, v);
 }
 
-/* The payload with streaming stores, 8 bytes at a time, four to a step (a
- * 32-byte message is one step, not four trips of a loop), the tail
- * zero-padded: records are padded to 8. */
+/* bytes (a multiple of 8) at s to dst (8-aligned) with streaming stores: SSE2's
+ * 16-byte ones (baseline on x86-64; they need a 16-aligned destination, so a
+ * first word alone when dst is not), four to a step, then the last words: a
+ * 1 KiB run streams in ~180 instructions, where 8-byte steps took ~390. */
+static inline void stream_bulk(uint8_t *dst, const uint8_t *s, uint64_t bytes)
+{
+    if (((uintptr_t)dst & 8) && bytes) {
+        stream_word(dst, s);
+        dst += 8, s += 8, bytes -= 8;
+    }
+    for (; bytes >= 64; dst += 64, s += 64, bytes -= 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        _mm_stream_si128((__m128i *)(void *)dst, a);
+        _mm_stream_si128((__m128i *)(void *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(dst + 48), d);
+    }
+    for (; bytes >= 8; dst += 8, s += 8, bytes -= 8)
+        stream_word(dst, s);
+}
+
+/* The payload with streaming stores (stream_bulk), the tail zero-padded:
+ * records are padded to 8. */
 static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
 {
-    uint32_t words = len / 8, rem = len % 8, i = 0;
+    uint32_t words = len / 8, rem = len % 8;
 
-    for (; i + 4 <= words; i += 4) {
-        stream_word(dst + 8 * i, s + 8 * i);
-        stream_word(dst + 8 * i + 8, s + 8 * i + 8);
-        stream_word(dst + 8 * i + 16, s + 8 * i + 16);
-        stream_word(dst + 8 * i + 24, s + 8 * i + 24);
-    }
-    for (; i < words; i++)
-        stream_word(dst + 8 * i, s + 8 * i);
+    stream_bulk(dst, s, 8 * (uint64_t)words);
     if (rem) {
         long long v = 0;
         memcpy(&v, s + 8 * words, rem);
         _mm_stream_si64((long long *)(void *)(dst + 8 * words), v);
+    }
+}
+
+/* A small payload (is_small: 8 to 64 bytes) with streaming stores and no
+ * loop: its whole words by a jump into a run of word stores (one test, then
+ * two instructions a word), and a tail of len % 8 bytes as one word taken
+ * from the payload's last eight bytes, shifted down (little-endian x86-64) so
+ * that the pad above it reads zero.  Reads no byte outside [s, s + len). */
+static inline __attribute__((always_inline)) void stream_small(uint8_t *dst, const uint8_t *s,
+                                                               uint32_t len)
+{
+    uint32_t rem = len % 8;
+
+    if (rem) {
+        unsigned long long v;
+        memcpy(&v, s + len - 8, 8);
+        _mm_stream_si64((long long *)(void *)(dst + len - rem),
+                        (long long)(v >> (8 * (8 - rem))));
+    }
+    switch (len / 8) {
+    case 8: stream_word(dst + 56, s + 56); /* fall through */
+    case 7: stream_word(dst + 48, s + 48); /* fall through */
+    case 6: stream_word(dst + 40, s + 40); /* fall through */
+    case 5: stream_word(dst + 32, s + 32); /* fall through */
+    case 4: stream_word(dst + 24, s + 24); /* fall through */
+    case 3: stream_word(dst + 16, s + 16); /* fall through */
+    case 2: stream_word(dst + 8, s + 8);   /* fall through */
+    default: stream_word(dst, s);          /* len >= 8 */
     }
 }
 
@@ -321,7 +365,7 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
 #if PYQ_HAVE_NT
     if (PYQ_UNLIKELY(q->w.nt)) {
         if (len == step) /* back to back: one stream (k * len <= block_size) */
-            stream_payload(dst, from, (uint32_t)(k * len));
+            stream_bulk(dst, from, k * len);
         else
             for (uint64_t j = 0; j < k; j++)
                 stream_payload(dst + j * step, from + j * len, len);
@@ -337,6 +381,52 @@ static inline __attribute__((always_inline)) void put_members(struct pyq_queue *
     if (q->cfg.touch_after_write) /* touch_record(): len > 0 in a run */
         for (uint64_t j = 0; j < k; j++)
             (void)*(const volatile uint8_t *)(dst + j * step);
+}
+
+/* Runs only (q->batch_ok, no claim, not closed): a current block with room
+ * for a record of one member of stride step, sealing the current one and
+ * taking the next when it has none -- what claim() does there. */
+static inline int run_room(struct pyq_queue *q, uint32_t step, int64_t timeout_ns)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (PYQ_LIKELY(w->blk && q->cfg.block_size - w->pos >= PYQ_RECORD_HEADER + step))
+        return 0;
+    if (w->blk)
+        pyq_w_seal(q, PYQ_HDR_PAD);
+    return pyq_w_take_block(q, timeout_ns);
+}
+
+/* Runs only, after run_room(): k >= 1 messages of len bytes from `from` (len
+ * apart) as one new run at w->pos, k members of stride step fitting in the
+ * block and k <= PYQ_RUN_MAX: the header (COMMIT | len, a run of one until
+ * the run ends, queue_pvt.h, Runs) and one copy of the payloads -- the record
+ * and the k - 1 extensions that k writes would make, counted as they count
+ * (the first now, the rest when the run ends).  how: REC_SMALL or 0. */
+static inline __attribute__((always_inline)) void run_start(struct pyq_queue *q,
+                                                            const uint8_t *from, uint64_t k,
+                                                            uint32_t len, uint32_t step,
+                                                            unsigned how)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t at = w->pos;
+    uint8_t *rec = w->blk + at;
+
+    put_members(q, rec + PYQ_RECORD_HEADER, from, k, len, step, how);
+#if PYQ_HAVE_NT
+    if (w->nt) {
+        stream_header(rec, len);
+        w->nt_pending = 1;
+    } else
+#endif
+        commit_header(rec, len);
+    run_open(q, at, len);
+    w->pos = at + PYQ_RECORD_HEADER + (uint32_t)(k * step);
+    run_add(w, k - 1); /* counted when the run ends */
+    pyq_counter_add(&q->ws.messages, 1);
+    pyq_counter_add(&q->ws.bytes, len);
+    if (w->pos == q->cfg.block_size)
+        pyq_w_seal_early(q); /* exactly full (no scanning reader) */
 }
 
 /* One more message of the open run's length (len == w->run_len): its payload
@@ -357,9 +447,25 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_SMALL) {
         /* Strictly below the limit: this copy never fills the block, so it
          * never tests for the seal (the next path does: write_run_other). */
-        if (PYQ_UNLIKELY(next >= w->run_limit ||
-                         (pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
+        uint32_t gate;
+        if (PYQ_UNLIKELY(next >= w->run_limit))
             return 0;
+        gate = pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN;
+        if (PYQ_UNLIKELY(gate)) {
+#if PYQ_HAVE_NT
+            /* A streamed block, nothing else set: the small copy streamed,
+             * here too (under backlog most members go this way). */
+            if (gate != PYQ_GATE_NT)
+                return 0;
+            stream_small(w->blk + pos, data, len);
+            w->nt_pending = 1;
+            w->pos = next;
+            run_add(w, 1);
+            return 1;
+#else
+            return 0;
+#endif
+        }
     } else if (PYQ_UNLIKELY(next > w->run_limit ||
                             atomic_load_explicit(&q->closed, memory_order_relaxed))) {
         return 0;
@@ -377,7 +483,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
         copy_small(dst, data, len, how); /* no touch: the gate says */
     }
     w->pos = next;
-    run_set(w, w->run + 1);
+    run_add(w, 1);
     if (!(how & REC_SMALL) && PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;
@@ -461,28 +567,58 @@ static __attribute__((noinline)) int write_scan_shared(struct pyq_queue *q, cons
     return write_claimed(q, data, len, timeout_ns);
 }
 
-/* Everything but the extension of a run: the plain small record inline, the
- * rest by tail calls. */
+/* The plain small record: the gate word was zero, the one test for every
+ * special case. */
+static __attribute__((noinline)) int write_plain(struct pyq_queue *q, const void *data,
+                                                 uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
+        return 0;
+    return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
+}
+
+/* Touch, bytes:N -- the small record with its tests -- and the rest. */
+static __attribute__((noinline)) int write_general(struct pyq_queue *q, const void *data,
+                                                   uint32_t len, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(is_small(len) && !q->w.special)) {
+        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
+            return 0;
+        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
+    }
+    return write_slow(q, data, len, timeout_ns);
+}
+
+/* Everything but the extension of a run, by tail calls only: a body shared
+ * with the paths would save their callee-saved registers before choosing
+ * (under publish each, ~14 instructions a message before write_scan). */
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
     uint32_t gate = pyq_load_relaxed(&q->w.gate);
 
-    if (PYQ_LIKELY(is_small(len) && gate == 0)) {
-        /* The one test for every special case: the plain record. */
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL | REC_PLAIN)))
-            return 0;
-        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
-    }
-    if (PYQ_LIKELY(is_small(len) && !q->w.special)) { /* touch, bytes:N */
-        if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_LOCAL)))
-            return 0;
-        return write_claimed(q, data, len, timeout_ns); /* write_slow's would fail alike */
-    }
-    if (q->scan && is_small(len) && !q->w.nt)
-        return q->xproc ? write_scan_shared(q, data, len, timeout_ns)
-                        : write_scan(q, data, len, timeout_ns);
-    return write_slow(q, data, len, timeout_ns);
+    if (PYQ_LIKELY(is_small(len) && gate == 0))
+        return write_plain(q, data, len, timeout_ns);
+    if ((gate & PYQ_GATE_SCAN) && is_small(len) && !q->w.nt)
+        return (gate & PYQ_GATE_XPROC) ? write_scan_shared(q, data, len, timeout_ns)
+                                       : write_scan(q, data, len, timeout_ns);
+    return write_general(q, data, len, timeout_ns);
+}
+
+/* The member that does not fit in the open run (its block's end or its cap;
+ * a small len, q->batch_ok, no claim, not closed): it starts the next run, in
+ * the next block when this one has no room -- the record write_record()
+ * would make, without its general path. */
+static __attribute__((noinline)) int write_run_next(struct pyq_queue *q, const void *data,
+                                                    uint32_t len, int64_t timeout_ns)
+{
+    uint32_t step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+    int rc = run_room(q, step, timeout_ns);
+
+    if (PYQ_UNLIKELY(rc != 0))
+        return rc;
+    run_start(q, data, 1, len, step, REC_SMALL);
+    return 0;
 }
 
 /* The next message of the open run that pyq_writer_write()'s copy turned
@@ -499,13 +635,17 @@ static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const 
     } else if (run_extend(q, data, len, REC_MAY_NT)) {
         return 0;
     }
+    if (PYQ_LIKELY(!atomic_load_explicit(&q->closed, memory_order_relaxed)))
+        return write_run_next(q, data, len, timeout_ns);
     return write_record(q, data, len, timeout_ns);
 }
 
 /* The next message of a run first, on its own: write_record()'s paths need
  * callee-saved registers, and sharing a body with them would make this one
- * save and restore them too. */
-int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
+ * save and restore them too.  Inlined into both exported writes, so that
+ * pyq_writer_try_write() is not a jump to pyq_writer_write(). */
+static inline __attribute__((always_inline)) int write_one(struct pyq_queue *q, const void *data,
+                                                           uint32_t len, int64_t timeout_ns)
 {
     if (PYQ_LIKELY(len == q->w.run_fast_len)) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
@@ -515,13 +655,21 @@ int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t tim
     return write_record(q, data, len, timeout_ns);
 }
 
-int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+int pyq_writer_write(pyq_queue_t *q, const void *data, uint32_t len, int64_t timeout_ns)
 {
-    return pyq_writer_write(q, data, len, 0);
+    return write_one(q, data, len, timeout_ns);
 }
 
-int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
-                               uint32_t msg_size, int64_t timeout_ns, int *err)
+int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len)
+{
+    return write_one(q, data, len, 0);
+}
+
+/* pyq_writer_write_batch() in general: the open run takes what fits, block by
+ * block; what does not fit, or cannot run, goes message by message. */
+static __attribute__((noinline)) int64_t write_batch_loop(struct pyq_queue *q, const void *data,
+                                                          uint64_t n, uint32_t msg_size,
+                                                          int64_t timeout_ns, int *err)
 {
     struct pyq_writer_state *w = &q->w;
     const uint8_t *src = data;
@@ -547,15 +695,38 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                 else
                     put_members(q, dst, from, k, msg_size, step, 0);
                 w->pos += (uint32_t)(k * step);
-                run_set(w, w->run + k); /* counted when the run ends */
+                run_add(w, k); /* counted when the run ends */
                 i += k;
                 if (w->pos == q->cfg.block_size)
                     pyq_w_seal_early(q); /* exactly full (no scanning reader) */
                 continue;
             }
         }
-        /* A record of its own (it may open a run), a block change, a full
-         * queue, or a configuration without runs. */
+        /* No run to extend: the next messages start one, with one header for
+         * the lot -- in the next block when this one has no room for a member.
+         * The framing and the counts a write and its extensions make. */
+        if (q->batch_ok && msg_size && w->claim_len == PYQ_NO_CLAIM &&
+            !atomic_load_explicit(&q->closed, memory_order_relaxed)) {
+            uint32_t step = (msg_size + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+            uint64_t room, k;
+            int rc = run_room(q, step, timeout_ns);
+            if (PYQ_UNLIKELY(rc != 0)) {
+                *err = rc;
+                break;
+            }
+            room = (q->cfg.block_size - w->pos - PYQ_RECORD_HEADER) / step;
+            k = room < n - i ? room : n - i;
+            if (k > PYQ_RUN_MAX)
+                k = PYQ_RUN_MAX;
+            if (small)
+                run_start(q, src + i * msg_size, k, msg_size, step, REC_SMALL);
+            else
+                run_start(q, src + i * msg_size, k, msg_size, step, 0);
+            i += k;
+            continue;
+        }
+        /* A record of its own, a full or closed queue, a claim, a
+         * configuration without runs. */
         int rc = pyq_writer_write(q, src + i * msg_size, msg_size, timeout_ns);
         if (PYQ_UNLIKELY(rc != 0)) {
             *err = rc;
@@ -564,6 +735,31 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
         i++;
     }
     return (int64_t)i;
+}
+
+/* The common batch first: all n messages extend the open run of their size
+ * in a cached block (the gate's PYQ_GATE_RUN bits clear: not streamed, no
+ * touch, not closed), back to back (a multiple of 8 bytes), with room past
+ * them (so nothing is sealed here, as in run_extend) -- SPEC §3.1's one run:
+ * one copy of the lot and one count, no per-message work (DESIGN §3.5). */
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err)
+{
+    struct pyq_writer_state *w = &q->w;
+
+    if (PYQ_LIKELY(msg_size == w->run_len && msg_size == w->run_step && n - 1 < PYQ_RUN_MAX &&
+                   !(pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN))) {
+        uint32_t pos = w->pos;
+        uint64_t bytes = n * (uint64_t)msg_size; /* < 2^48: n <= PYQ_RUN_MAX */
+        if (PYQ_LIKELY(bytes < w->run_limit - pos)) {
+            memcpy(w->blk + pos, data, bytes);
+            w->pos = pos + (uint32_t)bytes;
+            run_add(w, n); /* counted when the run ends */
+            *err = 0;
+            return (int64_t)n;
+        }
+    }
+    return write_batch_loop(q, data, n, msg_size, timeout_ns, err);
 }
 
 int pyq_writer_flush(pyq_queue_t *q)

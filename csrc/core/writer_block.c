@@ -102,12 +102,20 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
          * ring as last seen (free_tail_cache: no read of the reader's line);
          * A4 made its slot visible.  A spill block is left alone: it is
          * usually streamed, and fetching lines a streaming store then evicts
-         * would be waste. */
+         * would be waste -- so is the block itself when it is streamed.  And it
+         * is left alone when it is the one the last take asked for (the usual
+         * hot case): its requests went out a block ago, and asking again costs
+         * 64 instructions and brings nothing. */
         uint64_t next = w->free_head[PYQ_TIER_HOT];
-        prefetch_for_write(q, blk);
-        if (next != w->free_tail_cache[PYQ_TIER_HOT])
-            prefetch_for_write(q, w->base + (size_t)pyq_free_slot(q, PYQ_TIER_HOT, next) *
-                                                q->cfg.block_size);
+        if (blk != w->prefetched && !nt)
+            prefetch_for_write(q, blk);
+        w->prefetched = NULL;
+        if (next != w->free_tail_cache[PYQ_TIER_HOT]) {
+            uint8_t *nb = w->base + (size_t)pyq_free_slot(q, PYQ_TIER_HOT, next) *
+                                        q->cfg.block_size;
+            prefetch_for_write(q, nb);
+            w->prefetched = nb;
+        }
     }
     w->ring[w->seq & q->ring_mask] = idx;
     w->seq++;

@@ -43,6 +43,13 @@ static inline void run_set(struct pyq_writer_state *w, uint64_t run)
     __atomic_store_n(&w->run, run, __ATOMIC_RELAXED);
 }
 
+/* run_set(w, w->run + k): k more members (one instruction on x86-64,
+ * pyqueue_inline.h's pyq__own_add64; the same relaxed store). */
+static inline void run_add(struct pyq_writer_state *w, uint64_t k)
+{
+    pyq__own_add64(&w->run, k);
+}
+
 /* End the open run (queue_pvt.h, Runs): no write extends it any more, and a
  * run of more than one message gets its count and its members after the first
  * counted (pyq_w_run_end, out of line: this stays small enough for the

@@ -69,13 +69,36 @@ struct pyq_reader_view {
 
 #define PYQ__VIEW(q, off, type) ((type *)(void *)((char *)(void *)(q) + (off)))
 
+/* *p += v for a word only the calling thread writes and other threads read
+ * with relaxed atomic loads (the open run's count): a relaxed atomic store of
+ * *p + v.  On x86-64 one non-locked `add` to memory -- its store is a single
+ * aligned 8-byte store, atomic for those loads -- where the builtins emit a
+ * load, an add and a store.  Elsewhere, and under ThreadSanitizer (which sees
+ * no asm), the builtins. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PYQ__TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PYQ__TSAN 1
+#endif
+static inline void pyq__own_add64(uint64_t *p, uint64_t v)
+{
+#if defined(__x86_64__) && !defined(PYQ__TSAN)
+    __asm__("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
+#else
+    __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* A message of 8 to 64 bytes by fixed-size overlapping moves, no call (the
  * writer's own copies use it too: csrc/core/writer.c). */
 static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
 {
     const uint8_t *s = (const uint8_t *)src;
 
-    if (len >= 16 && len <= 32) {
+    if (__builtin_expect(len >= 16 && len <= 32, 1)) { /* the common sizes fall through */
         memcpy(d, s, 16);
         memcpy(d + len - 16, s + len - 16, 16);
     } else if (len > 32) {
@@ -101,8 +124,8 @@ static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, 
         pyq_copy_small(w->blk + pos, data, len);
         w->pos = next;
         /* Counted in the run: the library adds it to the counters when the
-         * run ends, pyq_queue_stats() in between. */
-        __atomic_store_n(&w->run, w->run + 1, __ATOMIC_RELAXED);
+         * run ends, pyq_queue_stats() in between (relaxed). */
+        pyq__own_add64(&w->run, 1);
         return 0;
     }
     return pyq_writer_try_write(q, data, len);
