@@ -20,6 +20,7 @@ static const struct {
     {"pyq_writer_try_write", (void **)&pyext_core.writer_try_write},
     {"pyq_writer_flush", (void **)&pyext_core.writer_flush},
     {"pyq_reader_poll", (void **)&pyext_core.reader_poll},
+    {"pyq_reader_next_len", (void **)&pyext_core.reader_next_len},
     {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
     {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
 };

@@ -16,7 +16,11 @@
 #include <Python.h>
 #include <pythread.h>
 
+/* pyqueue.h without its inline fast paths for now: they are included below,
+ * once their calls into the library can be pointed at pyext_core. */
+#define PYQUEUE_INLINE_H
 #include "pyqueue.h"
+#undef PYQUEUE_INLINE_H
 
 /* The core functions this layer calls, through pointers set once by setup(). */
 typedef struct pyext_core {
@@ -24,11 +28,26 @@ typedef struct pyext_core {
     int (*writer_try_write)(pyq_queue_t *q, const void *data, uint32_t len);
     int (*writer_flush)(pyq_queue_t *q);
     int64_t (*reader_poll)(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx);
+    int64_t (*reader_next_len)(pyq_queue_t *q);
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
 } pyext_core_t;
 
 extern pyext_core_t pyext_core;
+
+/* The core's inline fast paths (DESIGN §3.12), on the one copy of the queue's
+ * state: a write that extends the open run and a poll of the block being
+ * drained run here, with no call.  Their fallbacks call the library by name,
+ * and this extension has no copy of it: for as long as the header is read,
+ * those names are the pointers above (the declarations are parsed already,
+ * and function-like macros touch only calls). */
+#define pyq_writer_try_write(q, data, len) pyext_core.writer_try_write(q, data, len)
+#define pyq_reader_poll(q, max, fn, ctx) pyext_core.reader_poll(q, max, fn, ctx)
+#define pyq_reader_next_len(q) pyext_core.reader_next_len(q)
+#include "pyqueue_inline.h"
+#undef pyq_writer_try_write
+#undef pyq_reader_poll
+#undef pyq_reader_next_len
 
 /* What Python gives setup(): the one place C codes become exceptions
  * (pyqueue._errors.error_for), the timeout and limit validators, and the
@@ -83,11 +102,15 @@ typedef struct pyext_side {
     unsigned long owner;       /* thread of the call that owns the side; 0: not a call */
     PyThread_type_lock lock;   /* held exactly while busy: what close() waits on */
     uint32_t max_message;
+    int scan;                  /* a scanning reader: the library delivers every record */
     /* Reader only: messages iteration took from the queue and no call has
      * returned yet, pending[pending_at .. pending_n); every reader call serves
      * them first, so they are delivered once and in order. */
     PyObject **pending;
     uint32_t pending_at, pending_n;
+    /* Reader only: the list the last poll(1) returned, reused once its caller
+     * has let go of it (reader.c, list_of_one); seen by the collector. */
+    PyObject *last;
 } pyext_side_t;
 
 /* Own the side (1), or find it busy (0), or fail with an exception (-1:
@@ -138,6 +161,9 @@ PyObject *pyext_side_is_closed(PyObject *self, PyObject *unused);
 PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused);
 PyObject *pyext_side_pending_count(PyObject *self, PyObject *unused);
 void pyext_side_dealloc(PyObject *self);
+/* The garbage collector's view of a side: its type and the reader's last list. */
+int pyext_side_traverse(PyObject *self, visitproc visit, void *arg);
+int pyext_side_clear(PyObject *self);
 
 #define PYEXT_SIDE_METHODS \
     {"_bind", (PyCFunction)(void (*)(void))pyext_side_bind, METH_FASTCALL, \

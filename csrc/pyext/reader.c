@@ -31,6 +31,14 @@ typedef struct collect {
 
 #define HAS_PENDING(s) ((s)->pending_at < (s)->pending_n)
 
+/* A fill's poll: the core's inline loop with fn inlined (DESIGN §3.12), or,
+ * for a scanning reader, whose records the inline loop hands to the library
+ * anyway, the library at once (one call instead of a look and a call).  A
+ * one-message read calls the library: its loop would gain nothing. */
+#define POLL(s, max, fn, ctx)                                                                 \
+    ((s)->scan ? pyext_core.reader_poll((s)->h, max, fn, ctx)                                 \
+               : pyq_reader_poll_inline((s)->h, max, fn, ctx))
+
 /* The next pending message (the reference moves to the caller). */
 static inline PyObject *pending_take(pyext_side_t *s)
 {
@@ -40,14 +48,12 @@ static inline PyObject *pending_take(pyext_side_t *s)
     return m;
 }
 
-/* One message as bytes; a big one copied without the GIL, the side owned. */
-static PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
+/* A big message as bytes, copied without the GIL, the side owned. */
+static __attribute__((noinline)) PyObject *as_bytes_big(collect_t *c, const void *msg,
+                                                        uint32_t len)
 {
-    PyObject *b;
+    PyObject *b = PyBytes_FromStringAndSize(NULL, len);
 
-    if (len < PYEXT_GIL_COPY)
-        return PyBytes_FromStringAndSize(msg, len);
-    b = PyBytes_FromStringAndSize(NULL, len);
     if (!b)
         return NULL;
     /* Owned until the core call has returned (the caller disowns), so close()
@@ -65,6 +71,14 @@ static PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
     return b;
 }
 
+/* One message as bytes. */
+static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
+{
+    if (PYEXT_LIKELY(len < PYEXT_GIL_COPY))
+        return PyBytes_FromStringAndSize(msg, len);
+    return as_bytes_big(c, msg, len);
+}
+
 static int take_one(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
@@ -76,7 +90,8 @@ static int take_one(void *ctx, const void *msg, uint32_t len)
     return 0;
 }
 
-static int take_pending(void *ctx, const void *msg, uint32_t len)
+/* A fill's callback, inlined into the inline poll's loop. */
+static inline __attribute__((always_inline)) int take_pending(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
     PyObject *b = as_bytes(c, msg, len);
@@ -115,7 +130,7 @@ static int64_t fill_pending(pyext_side_t *s, int owned)
     /* Off the side while filling: a big message is copied without the GIL,
      * and close() (which drops pending) must not free the array meanwhile. */
     s->pending = NULL;
-    n = pyext_core.reader_poll(s->h, PYEXT_PENDING, take_pending, &c);
+    n = POLL(s, PYEXT_PENDING, take_pending, &c);
     if (c.owned && !owned)
         pyext_side_disown(s);
     s->pending = c.arr;
@@ -184,9 +199,39 @@ static inline int fast_read(pyext_side_t *s, PyObject **msg)
     return 0;
 }
 
+/* poll(1)'s list of one: the list the last poll(1) returned when its caller
+ * let go of it unchanged (only this side holds it: a reference count of 1,
+ * one item), its item replaced, else a new one, kept for the next call.  A
+ * list of one costs an allocation of its item array and its release, more
+ * than the rest of the call.  The list is visible to the garbage collector
+ * through the side (tp_traverse); a big message's list is not kept. */
+static PyObject *list_of_one(pyext_side_t *s, PyObject *msg)
+{
+    PyObject *l = s->last;
+
+    if (PYEXT_LIKELY(l && Py_REFCNT(l) == 1 && PyList_Size(l) == 1)) {
+        Py_INCREF(l); /* the caller's; the old item's release may run any code */
+        PyList_SetItem(l, 0, msg); /* steals msg, releases the old item */
+        return l;
+    }
+    l = PyList_New(1);
+    if (!l) {
+        Py_DECREF(msg);
+        return NULL;
+    }
+    PyList_SetItem(l, 0, msg);
+    if (Py_SIZE(msg) < (Py_ssize_t)PYEXT_GIL_COPY) {
+        PyObject *old = s->last;
+        Py_INCREF(l);
+        s->last = l;
+        Py_XDECREF(old);
+    }
+    return l;
+}
+
 /* Hand a consumed message over: run pending signal handlers first, so a
  * KeyboardInterrupt raised by one carries the message instead of losing it. */
-static PyObject *deliver(PyObject *msg, int as_list)
+static PyObject *deliver(pyext_side_t *s, PyObject *msg, int as_list)
 {
     PyObject *list;
 
@@ -201,15 +246,7 @@ static PyObject *deliver(PyObject *msg, int as_list)
         }
         return NULL;
     }
-    if (!as_list)
-        return msg;
-    list = PyList_New(1);
-    if (!list) {
-        Py_DECREF(msg);
-        return NULL;
-    }
-    PyList_SetItem(list, 0, msg);
-    return list;
+    return as_list ? list_of_one(s, msg) : msg;
 }
 
 /* read()'s wait: own the side, wait in slices without the GIL, take the
@@ -255,13 +292,13 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
                 pyext_side_disown(s);
                 if (k < 0)
                     return NULL;
-                return HAS_PENDING(s) ? deliver(pending_take(s), 0) : pyext_side_closed(s);
+                return HAS_PENDING(s) ? deliver(s, pending_take(s), 0) : pyext_side_closed(s);
             }
         } else if (rc == 1) {
             got = poll_one(s, &c, 1);
             if (got != 0) {
                 pyext_side_disown(s);
-                return got < 0 ? NULL : deliver(c.one, 0);
+                return got < 0 ? NULL : deliver(s, c.one, 0);
             }
         }
         if (timeout_ns >= 0 && slice < PYEXT_SLICE_NS && pyext_now_ns() >= deadline) {
@@ -293,17 +330,17 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     if (PYEXT_UNLIKELY(s->busy))
         return pyext_side_in_use(s);
     if (HAS_PENDING(s))
-        return deliver(pending_take(s), 0);
+        return deliver(s, pending_take(s), 0);
     if (fill) {
         int64_t k = fill_pending(s, 0);
         if (k < 0)
             return NULL;
         if (k > 0)
-            return HAS_PENDING(s) ? deliver(pending_take(s), 0) : pyext_side_closed(s);
+            return HAS_PENDING(s) ? deliver(s, pending_take(s), 0) : pyext_side_closed(s);
     } else {
         got = poll_one(s, &c, 0);
         if (got)
-            return got < 0 ? NULL : deliver(c.one, 0);
+            return got < 0 ? NULL : deliver(s, c.one, 0);
     }
     if (tns != 0)
         return read_wait(s, tns, timeout ? timeout : Py_None, fill);
@@ -312,7 +349,7 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     if (rc == 0)
         return pyext_side_end_of_stream(s);
     if (rc == 1 && (got = poll_one(s, &c, 0)) != 0)
-        return got < 0 ? NULL : deliver(c.one, 0);
+        return got < 0 ? NULL : deliver(s, c.one, 0);
     if (nowait)
         return pyext_raise_queue(pyext_QueueEmpty, PYQ_EAGAIN, "get_nowait: no message");
     {
@@ -332,7 +369,7 @@ static PyObject *read_now_or_wait(pyext_side_t *s, int nowait)
     PyObject *m;
     int got = fast_read(s, &m);
     if (got)
-        return got < 0 ? NULL : deliver(m, 0);
+        return got < 0 ? NULL : deliver(s, m, 0);
     return do_read(s, NULL, nowait, 0);
 }
 
@@ -365,8 +402,14 @@ static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t na
     return do_read((pyext_side_t *)self, block ? a[1] : NULL, !block, 0);
 }
 
-static PyObject *reader_get_nowait(PyObject *self, PyObject *unused)
+/* METH_FASTCALL, not METH_NOARGS: CPython 3.11 specializes a call of a bound
+ * FASTCALL builtin (r.get_nowait held in a variable), not one of NOARGS. */
+static PyObject *reader_get_nowait(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (PYEXT_UNLIKELY(nargs != 0)) {
+        PyErr_Format(PyExc_TypeError, "get_nowait() takes no arguments (%zd given)", nargs);
+        return NULL;
+    }
     return read_now_or_wait((pyext_side_t *)self, 1);
 }
 
@@ -378,7 +421,13 @@ static PyObject *reader_iter(PyObject *self)
 
 static PyObject *reader_next(PyObject *self)
 {
-    PyObject *m = do_read((pyext_side_t *)self, NULL, 0, 1);
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *m;
+
+    /* What the last fill took, one per next(): no core call, no argument. */
+    if (PYEXT_LIKELY(HAS_PENDING(s) && s->h && !s->busy))
+        return deliver(s, pending_take(s), 0);
+    m = do_read(s, NULL, 0, 1);
     if (!m && PyErr_ExceptionMatches(pyext_EndOfStream))
         PyErr_Clear(); /* the end of the loop: StopIteration */
     return m;
@@ -442,7 +491,7 @@ static PyObject *poll_many(pyext_side_t *s, uint64_t max, int unlimited)
     for (int first = 1; left > 0 || (unlimited && first); first = 0) {
         uint64_t room = POLL_CHUNK - c.n;
         uint64_t want = !unlimited && left < room ? left : room;
-        n = pyext_core.reader_poll(s->h, want, take_pending, &c);
+        n = POLL(s, want, take_pending, &c);
         if (c.owned) {
             pyext_side_disown(s);
             c.owned = 0;
@@ -491,7 +540,7 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
             PyObject *m;
             int got = fast_read(s, &m);
             if (got)
-                return got < 0 ? NULL : deliver(m, 1);
+                return got < 0 ? NULL : deliver(s, m, 1);
         }
     } else if (pyext_args("poll", args, nargs, kwnames, names, 0, 1, a) < 0)
         return NULL;
@@ -520,11 +569,11 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
         collect_t c;
         int got;
         if (HAS_PENDING(s))
-            return deliver(pending_take(s), 1);
+            return deliver(s, pending_take(s), 1);
         got = poll_one(s, &c, 0);
         if (got < 0)
             return NULL;
-        return got ? deliver(c.one, 1) : PyList_New(0);
+        return got ? deliver(s, c.one, 1) : PyList_New(0);
     }
     return poll_many(s, max, unlimited);
 }
@@ -587,7 +636,7 @@ static PyMethodDef reader_methods[] = {
     {"get", (PyCFunction)(void (*)(void))reader_get, METH_FASTCALL | METH_KEYWORDS,
      "get($self, /, block=True, timeout=None)\n--\n\n"
      "queue.Queue.get: read(timeout) when block, else get_nowait()."},
-    {"get_nowait", reader_get_nowait, METH_NOARGS,
+    {"get_nowait", (PyCFunction)(void (*)(void))reader_get_nowait, METH_FASTCALL,
      "get_nowait($self, /)\n--\n\n"
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"
      "(a queue.Empty) when none is there, EndOfStream once the writer has\n"
@@ -606,12 +655,14 @@ static PyType_Slot reader_slots[] = {
     {Py_tp_iter, reader_iter},
     {Py_tp_iternext, reader_next},
     {Py_tp_dealloc, pyext_side_dealloc},
+    {Py_tp_traverse, pyext_side_traverse},
+    {Py_tp_clear, pyext_side_clear},
     {0, NULL},
 };
 
 PyType_Spec pyext_reader_spec = {
     .name = "pyqueue._pyext.ReaderCore",
     .basicsize = sizeof(pyext_side_t),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = reader_slots,
 };

@@ -198,6 +198,15 @@ void pyext_attach_messages(PyObject *messages)
 
 /* --- the methods every side has ----------------------------------------- */
 
+/* Whether the queue's reader scans (scan_current, publish 'each'): the gate
+ * bit the core sets at creation and never changes (DESIGN §3.12). */
+static int scans(pyq_queue_t *h)
+{
+    const struct pyq_writer_view *w =
+        (const struct pyq_writer_view *)(const void *)((const char *)h + PYQ_WRITER_VIEW_OFFSET);
+    return (__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_SCAN) != 0;
+}
+
 PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     pyext_side_t *s = (pyext_side_t *)self;
@@ -229,6 +238,7 @@ PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return PyErr_NoMemory();
     s->h = h;
     s->max_message = (uint32_t)max;
+    s->scan = scans(h);
     Py_RETURN_NONE;
 }
 
@@ -244,6 +254,7 @@ PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
         return NULL;
     }
     s->h = h;
+    s->scan = scans(h);
     Py_RETURN_NONE;
 }
 
@@ -272,12 +283,29 @@ void pyext_side_drop_pending(pyext_side_t *s)
     PyMem_Free(p);
 }
 
+int pyext_side_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
+    Py_VISIT(((pyext_side_t *)self)->last);
+    return 0;
+}
+
+int pyext_side_clear(PyObject *self)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *l = s->last;
+    s->last = NULL;
+    Py_XDECREF(l);
+    return 0;
+}
+
 PyObject *pyext_side_close(PyObject *self, PyObject *unused)
 {
     pyext_side_t *s = (pyext_side_t *)self;
     s->h = NULL;
     /* close() discards what nobody read: the pending messages too. */
     pyext_side_drop_pending(s);
+    pyext_side_clear(self);
     Py_RETURN_NONE;
 }
 
@@ -289,6 +317,7 @@ PyObject *pyext_side_forked(PyObject *self, PyObject *unused)
     s->busy = 0;
     s->owner = 0;
     pyext_side_drop_pending(s); /* the parent's messages: never delivered here */
+    pyext_side_clear(self);
     if (s->lock) {
         s->lock = PyThread_allocate_lock();
         if (!s->lock)
@@ -354,11 +383,13 @@ void pyext_side_dealloc(PyObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
 
+    PyObject_GC_UnTrack(self);
     /* Only an unowned lock may be freed; an owned one (a frozen daemon thread
      * at exit) is left to the process. */
     if (s->lock && !s->busy)
         PyThread_free_lock(s->lock);
     pyext_side_drop_pending(s);
+    pyext_side_clear(self);
     tp_free(self);
     Py_DECREF(tp);
 }

@@ -40,10 +40,17 @@ static inline int message(PyObject *data, Py_buffer *view, int *viewed, const ch
     return 0;
 }
 
+/* The core's try_write: inline for a queue that writes runs (DESIGN §3.12);
+ * a scanning reader's queue never has one, so its writes go to the library
+ * without the inline path's look first. */
+#define TRY_WRITE(s, p, n)                                                                    \
+    ((s)->scan ? pyext_core.writer_try_write((s)->h, p, n)                                    \
+               : pyq_writer_try_write_inline((s)->h, p, n))
+
 /* Every write spelling's hot path: exact bytes, a bound side nobody owns,
  * room now.  1: written; 0: nothing done, take the general path (which words
  * every refusal). */
-static inline int fast_write(pyext_side_t *s, PyObject *data)
+static inline __attribute__((always_inline)) int fast_write(pyext_side_t *s, PyObject *data)
 {
     Py_ssize_t n;
 
@@ -52,7 +59,7 @@ static inline int fast_write(pyext_side_t *s, PyObject *data)
     n = Py_SIZE(data);
     if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->max_message))
         return 0;
-    return pyext_core.writer_try_write(s->h, pyext_bytes_ptr(data), (uint32_t)n) == 0;
+    return TRY_WRITE(s, pyext_bytes_ptr(data), (uint32_t)n) == 0;
 }
 
 static PyObject *too_large(pyext_side_t *s, Py_ssize_t n)
@@ -126,7 +133,7 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
         pyext_side_in_use(s);
         goto out;
     }
-    rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n);
+    rc = TRY_WRITE(s, p, (uint32_t)n);
     if (PYEXT_LIKELY(rc == 0)) {
         res = Py_None;
         Py_INCREF(res);
@@ -178,7 +185,7 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
         ;
     else if (s->busy)
         pyext_side_in_use(s);
-    else if ((rc = pyext_core.writer_try_write(s->h, p, (uint32_t)n)) == 0)
+    else if ((rc = TRY_WRITE(s, p, (uint32_t)n)) == 0)
         res = Py_True;
     else if (rc == PYQ_EAGAIN)
         res = Py_False;
@@ -270,12 +277,14 @@ static PyType_Slot writer_slots[] = {
     {Py_tp_doc, "The writer side's per-message calls, in C (pyqueue.Writer derives from it)."},
     {Py_tp_methods, writer_methods},
     {Py_tp_dealloc, pyext_side_dealloc},
+    {Py_tp_traverse, pyext_side_traverse},
+    {Py_tp_clear, pyext_side_clear},
     {0, NULL},
 };
 
 PyType_Spec pyext_writer_spec = {
     .name = "pyqueue._pyext.WriterCore",
     .basicsize = sizeof(pyext_side_t),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = writer_slots,
 };

@@ -2,9 +2,11 @@
 library's conventions, poll(n) built in C, iteration, big messages, the busy
 side, docstrings.  No timings are asserted."""
 import errno
+import gc
 import queue
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -121,6 +123,46 @@ def test_poll_limits_and_arguments():
             q.reader.poll(1, 2)
         with pytest.raises(TypeError):
             q.reader.poll(limit=1)
+
+
+def test_poll_one_reuses_only_a_list_nobody_else_holds():
+    # poll(1) takes back the list it returned last once its caller let go of it
+    # (DESIGN §5.3): a list still held, or changed, is never touched.
+    with small() as q:
+        w, r = q.writer, q.reader
+        w.write(b"a")
+        first = r.poll(1)
+        w.write(b"b")
+        second = r.poll(1)
+        assert first == [b"a"] and second == [b"b"] and first is not second
+        second.append(b"x")
+        del second
+        w.write(b"c")
+        assert r.poll(1) == [b"c"] and first == [b"a"]
+        got = []
+
+        class Reenter:   # its release, as poll(1) replaces it, polls again
+            def __del__(self):
+                w.write(b"inner")
+                got.append(r.poll(1))
+        w.write(b"d")
+        lst = r.poll(1)
+        lst[0] = Reenter()
+        del lst
+        w.write(b"e")
+        assert r.poll(1) == [b"e"] and got == [[b"inner"]]
+        assert r.poll(1) == [] and q.stats()["messages_read"] == 6
+
+
+def test_a_cycle_through_the_list_poll_one_returned_is_collected():
+    q = small()
+    alive = weakref.ref(q)
+    q.writer.write(b"m")
+    lst = q.reader.poll(1)
+    lst.append(q)            # queue -> reader -> its last list -> queue
+    del lst, q
+    gc.collect()
+    assert alive() is None
 
 
 def test_write_arguments_and_buffers():

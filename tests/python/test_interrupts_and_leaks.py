@@ -11,13 +11,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from misuse_support import run_case  # noqa: E402
 
 # Ctrl-C from another process (as from a terminal) every millisecond, while
-# this one writes and reads 128 KiB messages (copied without the GIL) one by
-# one.  The handler raises only inside a reader call (a profile hook marks it);
+# this one writes and reads messages one by one: 128 KiB ones (copied without
+# the GIL), or 32-byte ones (the calls that keep the GIL throughout, poll(1)
+# reusing its list), until enough reader calls were interrupted or the time is
+# up.  The handler raises only inside a reader call (a profile hook marks it);
 # the call must then hand the message over on KeyboardInterrupt.messages.
 INTERRUPTED_READS = """
     import subprocess
     q = pq.Queue(block_size=1 << 18, hot_blocks=4, spill_blocks=4, publish="each")
-    size, n = 128 << 10, 4000
+    size, n = SIZE, 400_000
+    enough, until = 20, time.monotonic() + 2.0
     names = ("read", "poll", "get_nowait", "get", "__next__")
     armed = [False]
     def hook(frame, event, arg):
@@ -46,8 +49,11 @@ INTERRUPTED_READS = """
         except KeyboardInterrupt as e:
             interrupts += 1
             got += e.messages
+        if i % 64 == 0 and (interrupts >= enough or time.monotonic() > until):
+            break
     sys.setprofile(None)
     pester.kill(); pester.wait()
+    n = i + 1
     assert len(got) == n, (len(got), n)
     assert all(m == i.to_bytes(8, "little") * (size // 8) for i, m in enumerate(got))
     assert q.stats()["messages_read"] == n and not q.reader._is_busy()
@@ -55,8 +61,10 @@ INTERRUPTED_READS = """
 """
 
 
-def test_ctrl_c_as_a_read_returns_never_loses_the_message():
-    out = run_case("interrupted_reads", INTERRUPTED_READS, timeout=120)
+@pytest.mark.parametrize("size", [32, 128 << 10])
+def test_ctrl_c_as_a_read_returns_never_loses_the_message(size):
+    out = run_case("interrupted_reads_%d" % size,
+                   INTERRUPTED_READS.replace("SIZE", str(size)), timeout=120)
     assert int(out) > 0, "no reader call was interrupted: the case tested nothing"
 
 
