@@ -72,6 +72,10 @@ def main(argv=None):
     if not args.command:
         parser.print_help()
         return common.EXIT_USAGE
+    # numpy's OpenBLAS pool would be a third busy thread beside an experiment's two
+    # (pyqueue/_blas.py); every command runs with it set to the calling thread.
+    from . import _blas
+    _blas.single_thread()
     where = "pyqueue %s" % args.command
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):
