@@ -19,7 +19,7 @@
 
 struct qrun {
     pyq_queue_t *q;
-    uint64_t n;
+    uint64_t n, gap;                    /* gap: the twins' pace after each message (0: none) */
     uint32_t size;
     int32_t wcpu, rcpu;
     pyq_start_t start;
@@ -106,7 +106,10 @@ static void *q_writer(void *arg)
             atomic_store_explicit(&r->err, rc, memory_order_relaxed);
             break;
         }
-        pyq_twin_stream_wrote(&r->st, &sw, i + 1);
+        if (r->gap)
+            pyq_twin_spin(r->gap);
+        else
+            pyq_twin_stream_wrote(&r->st, &sw, i + 1);
     }
     pyq_writer_flush(r->q);
     r->t_wend = pyq_now_ns();
@@ -114,9 +117,9 @@ static void *q_writer(void *arg)
     return NULL;
 }
 
-static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
-                     pyq_twin_episode_t *episodes, uint32_t max_episodes, int32_t writer_cpu,
-                     int32_t reader_cpu, pyq_bench_result_t *res)
+static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
+                     uint64_t backlog, pyq_twin_episode_t *episodes, uint32_t max_episodes,
+                     int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
 {
     struct qrun r;
     int rc;
@@ -128,6 +131,7 @@ static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t bac
     pyq_twin_stream_init(&r.st, backlog, episodes, max_episodes);
     r.q = q;
     r.n = n;
+    r.gap = gap_ticks;
     r.size = msg_size;
     r.wcpu = writer_cpu;
     r.rcpu = reader_cpu;
@@ -148,7 +152,13 @@ static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t bac
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
 {
-    return queue_run(q, n, msg_size, 0, NULL, 0, writer_cpu, reader_cpu, res);
+    return queue_run(q, n, msg_size, 0, 0, NULL, 0, writer_cpu, reader_cpu, res);
+}
+
+int pyq_bench_queue_paced(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
+                          int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    return queue_run(q, n, msg_size, gap_ticks, 0, NULL, 0, writer_cpu, reader_cpu, res);
 }
 
 int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
@@ -158,8 +168,8 @@ int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64
     memset(res, 0, sizeof(*res));
     if (!backlog || !episodes || !max_episodes)
         return PYQ_EINVAL;
-    return queue_run(q, n, msg_size, backlog, episodes, max_episodes, writer_cpu, reader_cpu,
-                     res);
+    return queue_run(q, n, msg_size, 0, backlog, episodes, max_episodes, writer_cpu,
+                     reader_cpu, res);
 }
 
 /* ---- C reader for a Python writer ---------------------------------------- */

@@ -45,6 +45,13 @@ typedef struct pyq_bench_reader pyq_bench_reader_t;
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
 
+/* Any thread.  The same with the writer paced: after each message it busy-waits
+ * gap_ticks cycle-counter ticks, the twins' pace (adapters/pyq_twin.h), to put the
+ * reader in the chasing regime; gap_ticks 0 is pyq_bench_queue_throughput().
+ * @return as pyq_bench_queue_throughput(). */
+int pyq_bench_queue_paced(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
+                          int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res);
+
 /* Any thread.  The same in streaming episodes of `backlog` messages, as
  * pyq_bench_adapter_stream() (up to max_episodes records into episodes).
  * @return as pyq_bench_queue_throughput(); PYQ_EINVAL for backlog 0 or no room. */

@@ -131,9 +131,12 @@ def test_paced_writer_runs_twin_and_adapter(row):
     _check_counts(a, 50_000)
 
 
-def test_gap_is_refused_for_loops_of_their_own():
-    with pytest.raises(ValueError, match="adapter rows only"):
-        twins.adapter_throughput("pyqueue_direct", 1000, gap_ns=10)
+def test_pyqueue_direct_paces_its_own_loop_and_bad_rows_are_refused():
+    """pyqueue_direct's loop in bench.c takes the twins' pace (pyq_bench_queue_paced):
+    every message delivered, in order (the reader checks each), at the pace asked."""
+    r = twins.adapter_throughput("pyqueue_direct", 50_000, W, R, gap_ns=200)
+    assert r["messages"] == 50_000 and r["gap_ticks"] == twins.gap_ticks(200) > 0
+    assert r["elapsed_ns"] >= 50_000 * 200 * 0.5   # the writer waited between messages
     with pytest.raises(ValueError, match="no adapter row"):
         twins.adapter_throughput("pyqueue_read_one", 1000)
     with pytest.raises(ValueError, match="gap_ns"):

@@ -104,10 +104,9 @@ NO_TWIN = {
     "py_batch": "no twin: Python-driven (write_batch from the interpreter), no C loop to inline",
     "pingpong": "no twin: it is already the minimal loop (two lines, no queue)",
 }
-# Rows whose adapter-side loop lives in bench.c and takes no pace.
-UNPACED = {
-    "pyqueue_direct": "no paced row: its loop lives in bench.c (pyq_bench_queue_throughput)",
-}
+# Rows whose adapter-side loop takes no pace, and why (none today: pyqueue_direct's
+# loop in bench.c paces itself, pyq_bench_queue_paced).
+UNPACED = {}
 
 
 def bench_rows(table, peers_status=None):
@@ -383,7 +382,8 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
     """Run bench row ``row`` once through the bench's own driver, on the same
     queue as its twin (built fresh and warmed the same way), and report the same
     counts and regime (no windows: the driver keeps totals only).  ``gap_ns``
-    paces the writer through ``pyq_bench_adapter_paced`` (adapter rows only);
+    paces the writer through ``pyq_bench_adapter_paced`` (``pyq_bench_queue_paced`` for
+    ``pyqueue_direct``);
     ``backlog`` runs the twins' streaming episodes (``pyq_bench_adapter_stream``,
     ``pyq_bench_queue_stream``)."""
     spec, _ = _lookup(row, THROUGHPUT, peer_dir)
@@ -398,15 +398,13 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
     if eps.backlog and gap:
         raise ValueError("backlog builds the streaming regime: it takes no gap_ns")
     if spec.adapter == "direct":
-        if gap:
-            raise ValueError("gap_ns paces adapter rows only; %r is a loop of its own" % row)
         q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
         try:
             if eps.backlog:
                 rc = lib.pyq_bench_queue_stream(q.c_handle, messages, MSG, eps.backlog, eps.c,
                                                 eps.n, w, rd, r)
             else:
-                rc = lib.pyq_bench_queue_throughput(q.c_handle, messages, MSG, w, rd, r)
+                rc = lib.pyq_bench_queue_paced(q.c_handle, messages, MSG, gap, w, rd, r)
             check(rc, row)
         finally:
             q.close()

@@ -431,7 +431,8 @@ def format_summary(summary, params):
     lines += ["", "Streaming pass: up to %s messages a slice in episodes; chasing pass: %s "
               "messages a slice, every writer paced to one message per %g ns.  Not paced: %s."
               % (params.get("messages"), params.get("chasing_messages"), params.get("gap_ns", 0),
-                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items()))),
+                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items()))
+                 or "none"),
               PASS_LEGEND + "."]
     lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
               "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n):",
