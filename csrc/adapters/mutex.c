@@ -151,6 +151,9 @@ static int mq_wait_readable(void *h, int64_t timeout_ns)
 /* The per-message rows' streaming writer: mq_try_write in a loop (write_each). */
 PYQ_TWIN_WRITE_EACH(mq, mq_try_write)
 
+/* The round trip's receive: mq_poll(max 1) spun on in this file (read_spin). */
+PYQ_TWIN_READ_SPIN(mq, mq_poll)
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "mutex",
@@ -163,6 +166,7 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex = {
     .poll = mq_poll,
     .wait_readable = mq_wait_readable,
     .write_each = mq_write_each,
+    .read_spin = mq_read_spin,
 };
 
 /* The twin: the same operations called directly (adapters/twin_pvt.h). */

@@ -36,7 +36,7 @@
 
 /* Bumped when pyq_adapter_t or pyq_adapter_params_t change; a peer built against
  * another version is refused by pyq_adapter_get(). */
-#define PYQ_ADAPTER_ABI 3
+#define PYQ_ADAPTER_ABI 4
 
 /* The message size every adapter supports; ck, rwq and boost carry exactly this
  * (a 32-byte struct by value), the others any size (dpdk: a multiple of 4). */
@@ -136,6 +136,16 @@ typedef struct pyq_adapter {
      * driver's writer pays one indirect call per n messages, as its twin.
      * @return the count written, 0..n (0 when full).  Never waits. */
     int64_t (*write_each)(void *h, const void *msgs, uint32_t n, uint32_t len);
+    /* Reader thread only; NULL: the driver spins on poll itself.  The round
+     * trip's receive: spin, without relax, on the library's one-message read
+     * (what poll(max 1) takes) in a loop compiled with that read inlined, until
+     * one message arrives -- copied, len bytes, to out -- or *stop (read
+     * relaxed: a flag, nothing is published through it) is nonzero.  So a
+     * driver pays one indirect call per message received, not one per empty
+     * poll: for ck_ring a call per spin iteration cost ~160 ns a round trip
+     * that its own loop does not pay (DESIGN §8.3).
+     * @return 1, 0 (stopped, nothing taken), or a negative code. */
+    int64_t (*read_spin)(void *h, void *out, uint32_t len, const int *stop);
 } pyq_adapter_t;
 
 /* The function each peer shared object exports. */

@@ -99,6 +99,9 @@ static inline int pq_try_write_inline(void *h, const void *msg, uint32_t len)
 
 PYQ_TWIN_WRITE_EACH(pq, pq_try_write_inline)
 
+/* The round trip's receive: pq_poll(max 1) spun on in this file (read_spin). */
+PYQ_TWIN_READ_SPIN(pq, pq_poll)
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "pyqueue",
@@ -112,4 +115,5 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .wait_readable = NULL,
     .read_burst = pq_read_burst,
     .write_each = pq_write_each,
+    .read_spin = pq_read_spin,
 };

@@ -26,6 +26,7 @@
 #include "common/atomic.h"
 #include "common/private.h"
 #include "adapters/pyq_adapter.h"
+#include "adapters/twin_pvt.h"
 
 struct rf_slot {
     _Atomic uint64_t seq;                /* RF-P1 / RF-C1: message seq - 1 is in pay */
@@ -138,6 +139,9 @@ static int64_t rf_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return rc < 0 ? rc : (int64_t)n;
 }
 
+/* The round trip's receive: rf_poll(max 1) spun on in this file (read_spin). */
+PYQ_TWIN_READ_SPIN(rf, rf_poll)
+
 PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "ring_floor",
@@ -149,11 +153,10 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor = {
     .flush = rf_flush,
     .poll = rf_poll,
     .wait_readable = NULL,
+    .read_spin = rf_read_spin,
 };
 
 /* The twin: the same operations called directly (adapters/twin_pvt.h). */
-#include "adapters/twin_pvt.h"
-
 PYQ_TWIN_DEFINE(rf, pyq_adapter_ring_floor, rf_try_write, NULL, rf_poll, rf_flush)
 
 static const pyq_twin_t rf_twins[] = {

@@ -710,6 +710,37 @@ out:
         return k == 0 && rc != PYQ_EAGAIN ? (int64_t)rc : (int64_t)k;                           \
     }
 
+/* read_spin's callback: the one message, copied to the caller's buffer. */
+struct pyq_twin_copy {
+    void *out;
+    uint32_t len;
+};
+
+static inline int pyq_twin_copy_one(void *ctx, const void *msg, uint32_t len)
+{
+    struct pyq_twin_copy *c = (struct pyq_twin_copy *)ctx;
+
+    memcpy(c->out, msg, len < c->len ? len : c->len);
+    return 0;
+}
+
+/* Define prefix_read_spin(), an adapter's read_spin (pyq_adapter.h): its own
+ * poll(max 1) spun on until one message arrives or *stop is set, compiled in
+ * the adapter's translation unit with poll and the copy inlined -- the twins'
+ * receive (pyq_twin_recv) but for where the message lands. */
+#define PYQ_TWIN_READ_SPIN(prefix, poll)                                                        \
+    PYQ_TWIN_FLAT static int64_t prefix##_read_spin(void *h, void *out, uint32_t len,           \
+                                                    const int *stop)                            \
+    {                                                                                           \
+        struct pyq_twin_copy c = {out, len};                                                    \
+        int64_t k;                                                                              \
+                                                                                                \
+        while ((k = poll(h, 1, pyq_twin_copy_one, &c)) == 0)                                    \
+            if (pyq_twin_failed(stop))                                                          \
+                return 0;                                                                       \
+        return k;                                                                               \
+    }
+
 /* Define prefix_twin_throughput() and prefix_twin_roundtrip() for the queue of
  * adapter table `adapter`, its operations (static functions of the same file;
  * try_write_burst may be NULL) inlined into each loop. */

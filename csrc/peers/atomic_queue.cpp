@@ -118,6 +118,9 @@ PYQ_PEER_OP int64_t aq_read_each(void *p, void *out, uint32_t max, uint32_t)
 // The per-message rows' streaming writer: aq_try_write in a loop (write_each).
 PYQ_TWIN_WRITE_EACH(aq, aq_try_write)
 
+// The round trip's receive: aq_poll(max 1) spun on in this file (read_spin).
+PYQ_TWIN_READ_SPIN(aq, aq_poll)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "atomic_queue",
     aq_create, aq_destroy, aq_capacity, aq_try_write,
@@ -127,6 +130,7 @@ const pyq_adapter_t adapter = {
     nullptr, // read_burst: the library has no bulk pop
     aq_read_each,
     aq_write_each,
+    aq_read_spin,
 };
 
 // The optimist calls of the second twin: they wait inside the library.  poll

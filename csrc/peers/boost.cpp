@@ -141,6 +141,9 @@ PYQ_PEER_OP int64_t boost_read_burst(void *p, void *out, uint32_t max, uint32_t)
 // The per-message rows' streaming writer: boost_try_write in a loop (write_each).
 PYQ_TWIN_WRITE_EACH(boost, boost_try_write)
 
+// The round trip's receive: boost_poll(max 1) spun on in this file (read_spin).
+PYQ_TWIN_READ_SPIN(boost, boost_poll)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "boost",
     boost_create, boost_destroy, boost_capacity, boost_try_write,
@@ -150,6 +153,7 @@ const pyq_adapter_t adapter = {
     boost_read_burst,
     nullptr, // read_each: boost_poll pops 32 per library call already
     boost_write_each,
+    boost_read_spin,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).

@@ -119,6 +119,9 @@ static int64_t ck_read_each(void *h, void *out, uint32_t max, uint32_t len)
 /* The per-message rows' streaming writer: ck_try_write in a loop (write_each). */
 PYQ_TWIN_WRITE_EACH(ck, ck_try_write)
 
+/* The round trip's receive: ck_poll(max 1) spun on in this file (read_spin). */
+PYQ_TWIN_READ_SPIN(ck, ck_poll)
+
 static const pyq_adapter_t adapter = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "ck",
@@ -133,6 +136,7 @@ static const pyq_adapter_t adapter = {
     .read_burst = NULL,
     .read_each = ck_read_each,
     .write_each = ck_write_each,
+    .read_spin = ck_read_spin,
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)

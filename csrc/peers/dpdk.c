@@ -187,6 +187,9 @@ static int64_t dpdk_read_burst(void *h, void *out, uint32_t max, uint32_t len)
 /* The per-message rows' streaming writer: dpdk_try_write in a loop (write_each). */
 PYQ_TWIN_WRITE_EACH(dpdk, dpdk_try_write)
 
+/* The round trip's receive: dpdk_poll(max 1) spun on in this file (read_spin). */
+PYQ_TWIN_READ_SPIN(dpdk, dpdk_poll)
+
 static const pyq_adapter_t adapter = {
     .abi = PYQ_ADAPTER_ABI,
     .name = "dpdk",
@@ -201,6 +204,7 @@ static const pyq_adapter_t adapter = {
     .read_burst = dpdk_read_burst,
     .read_each = NULL, /* poll dequeues 32 per library call already */
     .write_each = dpdk_write_each,
+    .read_spin = dpdk_read_spin,
 };
 
 __attribute__((visibility("default"))) const pyq_adapter_t *pyq_peer_adapter(void)

@@ -97,6 +97,9 @@ PYQ_PEER_OP int64_t rwq_read_each(void *h, void *out, uint32_t max, uint32_t)
 // The per-message rows' streaming writer: rwq_try_write in a loop (write_each).
 PYQ_TWIN_WRITE_EACH(rwq, rwq_try_write)
 
+// The round trip's receive: rwq_poll(max 1) spun on in this file (read_spin).
+PYQ_TWIN_READ_SPIN(rwq, rwq_poll)
+
 const pyq_adapter_t adapter = {
     PYQ_ADAPTER_ABI, 0, "rwq",
     rwq_create, rwq_destroy, rwq_capacity, rwq_try_write,
@@ -106,6 +109,7 @@ const pyq_adapter_t adapter = {
     nullptr, // read_burst: the library has no bulk pop
     rwq_read_each,
     rwq_write_each,
+    rwq_read_spin,
 };
 
 // The twin: the operations above called directly, inlined (adapters/twin_pvt.h).

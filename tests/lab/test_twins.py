@@ -349,6 +349,47 @@ def test_write_each_writes_in_order_and_stops_when_full():
             a.destroy(h[0])
 
 
+@ffi.callback("int(void *, const void *, uint32_t)")
+def _discard(ctx, msg, n):
+    return 0
+
+
+def test_read_spin_takes_one_message_or_stops():
+    """Every contender's read_spin (the round trip's receive, spun in the
+    adapter's own file): one message, FIFO with poll, every byte into the
+    caller's buffer, 1 each; on an empty queue it returns 0 once the stop word
+    is set, taking nothing; and the driver's round trip goes through it."""
+    names = ["pyqueue", "mutex", "ring_floor"] + [n for n in peers.PEERS if STATUS[n] == "built"]
+    for name in names:
+        a = peers.get(name)
+        assert a.read_spin != ffi.NULL, name
+        p = peers.params(32, 1 << 16, adapter=name)
+        h = ffi.new("void **")
+        assert a.create(p, h) == 0
+        try:
+            msgs = [bytes([k, 255 - k]) * 16 for k in range(5)]
+            for m in msgs:
+                assert a.try_write(h[0], m, 32) == 0
+            a.flush(h[0])
+            out = ffi.new("uint8_t[]", 32)
+            stop = ffi.new("int *", 0)
+            got = []
+            for _ in msgs:
+                assert a.read_spin(h[0], out, 32, stop) == 1, name
+                got.append(bytes(ffi.buffer(out, 32)))
+            assert got == msgs, name
+            stop[0] = 1
+            assert a.read_spin(h[0], out, 32, stop) == 0, name   # empty: stopped, not stuck
+            assert a.poll(h[0], 10, _discard, ffi.NULL) == 0, name
+        finally:
+            a.destroy(h[0])
+    for row in ("ck", "ring_floor"):   # the driver's round trip, through read_spin
+        if row in peers.PEERS and STATUS[row] != "built":
+            continue
+        r = twins.adapter_roundtrip(row, trips=200, cpu_a=W, cpu_b=R)
+        assert len(r["samples_ns"]) == 200 and min(r["samples_ns"]) > 0, row
+
+
 def test_bench_loops_count_their_regime():
     r = ffi.new("pyq_bench_result_t *")
     y = lib.pyq_bench_yardstick()
@@ -375,7 +416,7 @@ def test_bench_loops_count_their_regime():
 _LOOP = re.compile(r"twin_(writer|reader|echo|timed)")
 # A call left to one of a queue's own operations (pyqueue's public API excepted:
 # it lives in another translation unit, so its twins call it directly).
-_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|read_each|write_each|flush)\b")
+_OP = re.compile(r"<(?:\(anonymous namespace\)::)?(?!pyq_)\w+_(try_write|try_write_burst|poll|read_burst|read_each|write_each|read_spin|flush)\b")
 
 
 def _calls_left(path):
