@@ -6,6 +6,7 @@ does; no indirect call is left in a twin's loops.  No timings.
 Set PYQ_REQUIRE_PEERS=1 to make a peer that is not built a failure.
 """
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -516,3 +517,18 @@ def test_backlog_runs_refuse_a_pace_and_no_room():
         assert ep[0].go_written == 256 and ep[0].start_read == 0
     finally:
         y.destroy(h[0])
+
+
+@pytest.mark.skipif(not TWO_CPUS or not shutil.which("cc") or platform.machine() != "x86_64"
+                    or STATUS.get("ck") != "built", reason="needs ck, cc, x86-64 and CPUs 0, 1")
+def test_ck_spin_variants_diagnostic_builds_and_runs(tmp_path):
+    """benchmarks/twins/ck_spin_variants.c (BENCHMARKS cites its figures) still
+    builds against the installed ck and prints one p50 line per variant."""
+    src = os.path.join(support.ROOT, "benchmarks", "twins", "ck_spin_variants.c")
+    exe = str(tmp_path / "ck_spin")
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", exe, src, "-lck", "-lpthread"],
+                   check=True, timeout=120)
+    out = subprocess.run([exe, "1"], capture_output=True, text=True, timeout=60, check=True).stdout
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["inline", "send-ptr", "poll-ptr", "spin-ptr", "inline-chead"]
+    assert all(float(r[3]) > 0 for r in rows)
