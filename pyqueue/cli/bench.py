@@ -31,6 +31,10 @@ def add_arguments(p):
                    help="run every slice SCHED_FIFO at this priority, so that other jobs "
                         "cannot preempt it on a shared host (0, the default: SCHED_OTHER; "
                         "needs root or CAP_SYS_NICE)")
+    p.add_argument("--only", metavar="ROWS", default=None,
+                   help="run only these rows, comma-separated (e.g. ck,rwq,pingpong: each in "
+                        "every group that has it); the targets of the others read "
+                        "'not measured'")
     add_cpu_options(p)
     add_run_options(p, quick="2 rounds of small slices")
 
@@ -45,7 +49,7 @@ def run(args):
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
                 overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
-                fifo_priority=args.fifo)
+                fifo_priority=args.fifo, only=args.only)
     if emit_json(args, res):
         return exit_code(res.status)
     print(res.table())

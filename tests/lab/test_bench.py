@@ -464,3 +464,18 @@ def test_slices_text_lists_each_runs_evidence():
     assert "twin" in lines[3] and "catch-ups" not in lines[3]
     assert "chasing 95%" in lines[3] and "mixed 5%" in lines[3]
     assert "summary" not in report.format_slices([])
+
+
+@pytest.mark.two_cpus
+def test_only_runs_the_named_rows_in_every_group_that_has_them():
+    """bench(only=...) runs the named rows and nothing else, each in every group
+    that has it (ck: streaming, chasing, round trip); the other targets are not
+    measured; an unknown name is refused with the list of rows."""
+    res = B.bench(CPUS[0], CPUS[1], only="ck,py_write_poll", **TINY)
+    assert res.status == "complete"
+    got = {(s.extra["kind"], s.contender) for s in res.slices}
+    assert got == {("throughput", "ck"), ("chasing", "ck"), ("roundtrip", "ck"),
+                   ("python", "py_write_poll")}
+    assert res.params["only"] == ["ck", "py_write_poll"]
+    with pytest.raises(ValueError, match=r"unknown row\(s\) nope; the rows are: .*\bck\b"):
+        B.bench(CPUS[0], CPUS[1], only="ck,nope", **TINY)

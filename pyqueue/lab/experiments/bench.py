@@ -524,10 +524,44 @@ class _RoundTrip:
         return a["p50_ns"], extra
 
 
+class _Some:
+    """One group of rows, only the chosen ones run (bench's ``only``)."""
+
+    def __init__(self, group, names):
+        self.group, self.names = group, names
+
+    def contenders(self):
+        return [n for n in self.group.contenders() if n in self.names]
+
+    def warm_up(self):
+        return [n for n in self.group.warm_up() if n in self.names]
+
+    def run(self, name):
+        return self.group.run(name)
+
+    def close(self):
+        self.group.close()
+
+
+def _only(groups, only):
+    """The groups reduced to the rows named in ``only`` (a string "a,b" or a
+    collection of names); groups left with no row are dropped."""
+    names = set(only.split(",") if isinstance(only, str) else only)
+    names.discard("")
+    known = {n for _, g in groups for n in g.contenders()}
+    if not names or names - known:
+        raise ValueError("only=%r: unknown row(s) %s; the rows are: %s"
+                         % (only, ", ".join(sorted(names - known)) or "(none given)",
+                            ", ".join(sorted(known))))
+    kept = [(kind, _Some(g, names)) for kind, g in groups]
+    return [(kind, g) for kind, g in kept if g.contenders()]
+
+
 def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
           split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, overwrite=False,
-          config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0):
+          config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0,
+          only=None):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
@@ -541,7 +575,11 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     calling thread) runs SCHED_FIFO at that priority, so that other jobs on a
     shared host cannot preempt it; PermissionError at once when the OS refuses.
     out: the output folder; a non-empty one is refused before anything runs unless
-    overwrite=True (and then only a pyqueue output folder is replaced)."""
+    overwrite=True (and then only a pyqueue output folder is replaced).
+    only: row names to run (in every group that has them, e.g. "ck" runs its
+    throughput, chasing and round-trip rows); None runs every row.  An unknown
+    name is a ValueError before anything runs; the targets of rows left out read
+    "not measured"."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -606,6 +644,9 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         for kind, make in _EXTRA_GROUPS.items():
             groups.append((kind, make(ctx)))
             extra.append(groups[-1][1])
+        if only is not None:
+            groups = _only(groups, only)
+            params["only"] = sorted({n for _, g in groups for n in g.contenders()})
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
                      overwrite=overwrite, progress=progress,
