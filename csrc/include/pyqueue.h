@@ -59,6 +59,8 @@
 #define PYQ_MIN_BLOCK_SIZE 64
 #define PYQ_MAX_BLOCK_SIZE 16777216
 #define PYQ_MAX_BLOCKS 1073741824
+/* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
+#define PYQ_NT_BACKLOG_KIB 4096
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
@@ -104,6 +106,11 @@ typedef struct pyq_config {
                                    study -- the payload then bypasses the writer's
                                    caches whatever its tier; touch_after_write skips
                                    streamed blocks */
+    uint32_t nontemporal_backlog_kib; /* spill_nontemporal streams a spill block only
+                                   when the backlog, as the writer takes the block, is
+                                   at least this many KiB (0: every spill block); a
+                                   block that close behind the reader is read while
+                                   it is still cached; default 4096 (DESIGN §3.10) */
 } pyq_config_t;
 
 /* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */

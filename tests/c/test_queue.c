@@ -324,6 +324,7 @@ static void test_inline_paths(void)
         cfg.hot_blocks = 1;
         cfg.spill_blocks = 40;
         cfg.spill_nontemporal = mode == 0;
+        cfg.nontemporal_backlog_kib = 0; /* every spill block streamed */
         cfg.touch_after_write = mode == 2;
         cfg.publish = mode == 3 ? PYQ_PUBLISH_EACH : mode == 4 ? PYQ_PUBLISH_BYTES : PYQ_PUBLISH_MAX;
         cfg.publish_bytes = 100;
@@ -505,6 +506,7 @@ static void test_streamed_runs(void)
     cfg.block_size = 512;
     cfg.hot_blocks = 1;
     cfg.spill_blocks = 80;
+    cfg.nontemporal_backlog_kib = 0; /* every spill block streamed */
     if (pyq_queue_create(&cfg, &q) != 0) /* spill_nontemporal refused: cached spill */
         CHECK(0);
     for (uint32_t len = 8; len <= 64; len++) {
