@@ -110,9 +110,10 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
          * taken after this one, so that its transfers have the whole of this
          * block's writing to arrive in.  That block is the head of the hot free
          * ring as last seen (free_tail_cache: no read of the reader's line);
-         * A4 made its slot visible.  A spill block is left alone: it is
-         * usually streamed, and fetching lines a streaming store then evicts
-         * would be waste -- so is the block itself when it is streamed.  And it
+         * A4 made its slot visible.  A spill block is left alone: under
+         * a deep backlog it is streamed, and fetching lines a streaming store
+         * then evicts would be waste -- so is the block itself when it is
+         * streamed.  And it
          * is left alone when it is the one the last take asked for (the usual
          * hot case): its requests went out a block ago, and asking again costs
          * 64 instructions and brings nothing. */

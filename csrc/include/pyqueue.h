@@ -95,9 +95,10 @@ typedef struct pyq_config {
     int32_t prefault;           /* touch every page of the pool at creation */
     int32_t mlock;              /* mlock() the pool; failure is PYQ_EPERM/PYQ_ENOMEM */
     int32_t spill_nontemporal;  /* write tier-2 blocks with streaming stores (x86-64 only;
-                                   default 1 there): spill blocks are written under
-                                   backlog and read much later, so they bypass the
-                                   writer's caches; touch_after_write skips them */
+                                   default 1 there) when taken under a backlog of at
+                                   least nontemporal_backlog_kib: such blocks are read
+                                   much later, so they bypass the writer's caches;
+                                   touch_after_write skips them */
     int32_t prefetch;           /* writer prefetches a block for writing when it takes
                                    it, reader prefetches the published part of a block
                                    when it starts it; default 1 */
