@@ -89,6 +89,20 @@ static int32_t instr_publish(void)
     return p && strcmp(p, "each") == 0 ? PYQ_PUBLISH_EACH : PYQ_PUBLISH_MAX;
 }
 
+/* PYQ_INSTR_NT_BACKLOG_KIB=N: pyqueue's nontemporal_backlog_kib (0: every
+ * spill block streamed, as before that field; else the default, under which
+ * this loop's 16 KiB backlog never streams). */
+static void instr_nt_backlog(pyq_config_t *cfg)
+{
+#ifdef PYQ_NT_BACKLOG_KIB /* a tree that has the field */
+    const char *p = getenv("PYQ_INSTR_NT_BACKLOG_KIB");
+    if (p && *p)
+        cfg->nontemporal_backlog_kib = (uint32_t)strtoul(p, NULL, 10);
+#else
+    (void)cfg;
+#endif
+}
+
 /* The loops over the exported functions themselves (no adapter: "pyqueue_c"),
  * and, where the tree has it, over pyqueue_inline.h.  WRITE is the call that
  * writes one message, BATCH the call that writes a burst. */
@@ -158,6 +172,7 @@ static int main_direct(int inl, uint32_t burst, int rounds)
     pyq_config_init(&cfg);
     cfg.spill_blocks = (1 << 20) / 4096 - cfg.hot_blocks; /* the adapter's budget */
     cfg.publish = instr_publish();
+    instr_nt_backlog(&cfg);
     if (pyq_queue_create(&cfg, &q) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {
@@ -200,6 +215,7 @@ int main(int argc, char **argv)
     p.capacity_bytes = 1 << 20;              /* the bench's budget */
     p.queue.spill_blocks = (1 << 20) / 4096 - p.queue.hot_blocks;
     p.queue.publish = instr_publish();
+    instr_nt_backlog(&p.queue);
     if (a->create(&p, &h) != 0)
         return 1;
     for (int r = 0; r < rounds; r++) {

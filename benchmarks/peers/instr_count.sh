@@ -4,6 +4,8 @@
 # Usage: benchmarks/peers/instr_count.sh [peer_dir]   (from anywhere, after the build)
 # PYQ_INSTR_QUEUES="pyqueue:0 pyqueue:32" counts only those adapter:burst pairs;
 # PYQ_INSTR_PUBLISH=each counts pyqueue's queues under publish each (default max);
+# PYQ_INSTR_NT_BACKLOG_KIB=0 streams every spill block (nontemporal_backlog_kib;
+# by default the loop's small backlog leaves them cached, DESIGN §3.10);
 # PYQ_INSTR_SRC=DIR builds the queue from DIR's csrc/ instead (e.g. a
 # `git archive main csrc | tar -x -C DIR` of the base of a change): an A/B of
 # instruction counts with the same loops.

@@ -27,6 +27,7 @@ void pyq_config_init(pyq_config_t *cfg)
      * keeps the writer's own working set in its caches (the burst-tail study). */
     cfg->spill_nontemporal = 1;
 #endif
+    cfg->nontemporal_backlog_kib = PYQ_NT_BACKLOG_KIB;
 }
 
 /* Every flag field is 0 or 1: a 7 or a -3 is a caller's bug, not a "yes". */

@@ -455,7 +455,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
 #if PYQ_HAVE_NT
             /* A streamed block, nothing else set: the small copy streamed,
              * here too (under backlog most members go this way). */
-            if (gate != PYQ_GATE_NT)
+            if (gate != PYQ_GATE_NT || !is_small(len)) /* UINT32_MAX: no run */
                 return 0;
             stream_small(w->blk + pos, data, len);
             w->nt_pending = 1;
@@ -479,8 +479,8 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
 #endif
     if (how & REC_MAY_NT) {
         put_members(q, dst, data, 1, len, w->run_step, 0);
-    } else {
-        copy_small(dst, data, len, how); /* no touch: the gate says */
+    } else if (PYQ_UNLIKELY(!pyq__copy_member(dst, data, len))) {
+        return 0; /* len is run_fast_len's "no run" (UINT32_MAX), not a member */
     }
     w->pos = next;
     run_add(w, 1);
@@ -539,7 +539,8 @@ static __attribute__((noinline)) int write_claimed(struct pyq_queue *q, const vo
 static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
-    if (len == q->w.run_len && run_extend(q, data, len, REC_MAY_NT))
+    /* run_len is PYQ_NO_RUN (UINT32_MAX, a len too) when no run is open. */
+    if (len == q->w.run_len && len <= q->max_message && run_extend(q, data, len, REC_MAY_NT))
         return 0;
     if (q->scan ? write_fast(q, data, len, REC_SCAN) : write_fast(q, data, len, REC_MAY_NT))
         return 0;
@@ -629,6 +630,8 @@ static __attribute__((noinline)) int write_run_next(struct pyq_queue *q, const v
 static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const void *data,
                                                      uint32_t len, int64_t timeout_ns)
 {
+    if (PYQ_UNLIKELY(!is_small(len))) /* UINT32_MAX, run_fast_len's "no run" */
+        return write_record(q, data, len, timeout_ns);
     if (PYQ_LIKELY(q->w.nt)) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_NT)))
             return 0;

@@ -73,14 +73,24 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
 {
     struct pyq_writer_state *w = &q->w;
     uint8_t *blk = w->base + (size_t)idx * q->cfg.block_size;
-    uint64_t rd, wr;
+    /* The backlog, sampled once per block: a read of the reader's counter
+     * line (a seal or a claim ended the run before this take: ws is exact). */
+    uint64_t rd = pyq_load_relaxed(&q->rs.bytes), wr = pyq_load_relaxed(&q->ws.bytes);
+    uint64_t backlog = wr > rd ? wr - rd : 0;
     int nt;
 
     w->blk = blk;
     w->pos = 0;
     w->tier = tier;
-    nt = PYQ_HAVE_NT && (tier == PYQ_TIER_SPILL ? q->cfg.spill_nontemporal
-                                                 : q->cfg.hot_nontemporal);
+    /* A spill block is streamed only when the reader is far behind: one it
+     * reads within nontemporal_backlog_kib is still in the caches then, and
+     * streaming it costs the writer (streaming stores run at less than half
+     * the rate of cached ones here) and the reader (a read from memory)
+     * -- DESIGN §3.10. */
+    nt = PYQ_HAVE_NT && (tier == PYQ_TIER_SPILL
+                             ? q->cfg.spill_nontemporal &&
+                                   backlog >= (uint64_t)q->cfg.nontemporal_backlog_kib << 10
+                             : q->cfg.hot_nontemporal);
     if (nt != w->nt) { /* atomic: pyq_queue_close() may set CLOSED meanwhile */
         if (nt)
             atomic_fetch_or_explicit(&w->gate, PYQ_GATE_NT, memory_order_relaxed);
@@ -100,9 +110,10 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
          * taken after this one, so that its transfers have the whole of this
          * block's writing to arrive in.  That block is the head of the hot free
          * ring as last seen (free_tail_cache: no read of the reader's line);
-         * A4 made its slot visible.  A spill block is left alone: it is
-         * usually streamed, and fetching lines a streaming store then evicts
-         * would be waste -- so is the block itself when it is streamed.  And it
+         * A4 made its slot visible.  A spill block is left alone: under
+         * a deep backlog it is streamed, and fetching lines a streaming store
+         * then evicts would be waste -- so is the block itself when it is
+         * streamed.  And it
          * is left alone when it is the one the last take asked for (the usual
          * hot case): its requests went out a block ago, and asking again costs
          * 64 instructions and brings nothing. */
@@ -122,12 +133,8 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
     pyq_store_release(&q->ring_tail, w->seq);
     pyq_counter_add(&q->ws.takes[tier], 1);
-
-    /* Peak backlog, sampled once per block: a read of the reader's counter line. */
-    rd = pyq_load_relaxed(&q->rs.bytes);
-    wr = pyq_load_relaxed(&q->ws.bytes);
-    if (wr > rd && wr - rd > pyq_load_relaxed(&q->ws.peak_backlog))
-        pyq_store_relaxed(&q->ws.peak_backlog, wr - rd);
+    if (backlog > pyq_load_relaxed(&q->ws.peak_backlog))
+        pyq_store_relaxed(&q->ws.peak_backlog, backlog);
 }
 
 /* Pop a free block of tier t without waiting: its index, or -1 if none. */

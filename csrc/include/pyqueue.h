@@ -59,6 +59,8 @@
 #define PYQ_MIN_BLOCK_SIZE 64
 #define PYQ_MAX_BLOCK_SIZE 16777216
 #define PYQ_MAX_BLOCKS 1073741824
+/* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
+#define PYQ_NT_BACKLOG_KIB 4096
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
@@ -93,9 +95,10 @@ typedef struct pyq_config {
     int32_t prefault;           /* touch every page of the pool at creation */
     int32_t mlock;              /* mlock() the pool; failure is PYQ_EPERM/PYQ_ENOMEM */
     int32_t spill_nontemporal;  /* write tier-2 blocks with streaming stores (x86-64 only;
-                                   default 1 there): spill blocks are written under
-                                   backlog and read much later, so they bypass the
-                                   writer's caches; touch_after_write skips them */
+                                   default 1 there) when taken under a backlog of at
+                                   least nontemporal_backlog_kib: such blocks are read
+                                   much later, so they bypass the writer's caches;
+                                   touch_after_write skips them */
     int32_t prefetch;           /* writer prefetches a block for writing when it takes
                                    it, reader prefetches the published part of a block
                                    when it starts it; default 1 */
@@ -104,6 +107,11 @@ typedef struct pyq_config {
                                    study -- the payload then bypasses the writer's
                                    caches whatever its tier; touch_after_write skips
                                    streamed blocks */
+    uint32_t nontemporal_backlog_kib; /* spill_nontemporal streams a spill block only
+                                   when the backlog, as the writer takes the block, is
+                                   at least this many KiB (0: every spill block); a
+                                   block that close behind the reader is read while
+                                   it is still cached; default 4096 (DESIGN §3.10) */
 } pyq_config_t;
 
 /* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */

@@ -110,18 +110,45 @@ static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
     }
 }
 
+/* pyq_copy_small() for a run member: 0, and nothing copied, when len is not
+ * 8 to 64 -- the run_fast_len of no run (UINT32_MAX) is a len too, so the
+ * test the fast paths make on len alone cannot tell it apart.  The common
+ * sizes cost what pyq_copy_small() costs; the others one compare more. */
+static inline int pyq__copy_member(uint8_t *d, const void *src, uint32_t len)
+{
+    const uint8_t *s = (const uint8_t *)src;
+
+    if (__builtin_expect(len - 16 <= 16, 1)) {
+        memcpy(d, s, 16);
+        memcpy(d + len - 16, s + len - 16, 16);
+    } else if (len - 33 <= 31) {
+        memcpy(d, s, 32);
+        memcpy(d + len - 32, s + len - 32, 32);
+    } else if (len - 8 <= 7) {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 /* Writer thread only.  pyq_writer_try_write(), same results; the next member
  * of the open run of this length is written here (it never ends the block nor
  * the run: the library does that), anything else by the library. */
 static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, uint32_t len)
 {
     struct pyq_writer_view *w = PYQ__VIEW(q, PYQ_WRITER_VIEW_OFFSET, struct pyq_writer_view);
-    uint32_t pos = w->pos, next = pos + w->run_step;
+    /* The stride from len, not w->run_step: equal whenever len is the run's
+     * (both set together), and a constant where len is one -- a load less. */
+    uint32_t pos = w->pos,
+             next = pos + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
 
     if (__builtin_expect(len == w->run_fast_len && next < w->run_limit &&
                              !(__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_RUN),
                          1)) {
-        pyq_copy_small(w->blk + pos, data, len);
+        if (__builtin_expect(!pyq__copy_member(w->blk + pos, data, len), 0))
+            return pyq_writer_try_write(q, data, len);
         w->pos = next;
         /* Counted in the run: the library adds it to the counters when the
          * run ends, pyq_queue_stats() in between (relaxed). */

@@ -143,6 +143,39 @@ static void test_sizes(void)
     pyq_queue_destroy(q);
 }
 
+/* A len of UINT32_MAX is also the writer's "no run" mark (PYQ_NO_RUN): with
+ * no run open, after a small run and after a run of a length the fast paths
+ * do not take, every write path refuses it (it once matched the mark and
+ * copied 4 GiB). */
+static void test_len_of_no_run(void)
+{
+    static uint8_t buf[256];
+    struct collect c;
+    pyq_config_t cfg;
+    pyq_queue_t *q = NULL;
+    const uint32_t huge = UINT32_MAX;
+
+    pyq_config_init(&cfg);
+    cfg.spill_blocks = 4;
+    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    CHECK_EQ(pyq_writer_try_write(q, buf, huge), PYQ_ETOOBIG); /* before any block */
+    for (uint32_t len = 32; len <= 100; len += 68) {
+        CHECK_EQ(pyq_writer_try_write(q, buf, len), 0);
+        CHECK_EQ(pyq_writer_try_write(q, buf, len), 0); /* an open run of len */
+        CHECK_EQ(pyq_writer_try_write(q, buf, huge), PYQ_ETOOBIG);
+        CHECK_EQ(pyq_writer_try_write_inline(q, buf, huge), PYQ_ETOOBIG);
+        CHECK_EQ(pyq_writer_write(q, buf, huge, 0), PYQ_ETOOBIG);
+        CHECK_EQ(pyq_writer_flush(q), 0); /* no run open */
+        CHECK_EQ(pyq_writer_try_write(q, buf, huge), PYQ_ETOOBIG);
+        CHECK_EQ(pyq_writer_try_write_inline(q, buf, huge), PYQ_ETOOBIG);
+        CHECK_EQ(pyq_writer_write(q, buf, huge, 0), PYQ_ETOOBIG);
+    }
+    CHECK_EQ(drain(q, &c), 4); /* the four real messages, nothing else */
+    CHECK_EQ(c.lens[0], 32);
+    CHECK_EQ(c.lens[3], 100);
+    pyq_queue_destroy(q);
+}
+
 static void test_full_and_tiers(void)
 {
     struct collect c;
@@ -324,6 +357,7 @@ static void test_inline_paths(void)
         cfg.hot_blocks = 1;
         cfg.spill_blocks = 40;
         cfg.spill_nontemporal = mode == 0;
+        cfg.nontemporal_backlog_kib = 0; /* every spill block streamed */
         cfg.touch_after_write = mode == 2;
         cfg.publish = mode == 3 ? PYQ_PUBLISH_EACH : mode == 4 ? PYQ_PUBLISH_BYTES : PYQ_PUBLISH_MAX;
         cfg.publish_bytes = 100;
@@ -505,6 +539,7 @@ static void test_streamed_runs(void)
     cfg.block_size = 512;
     cfg.hot_blocks = 1;
     cfg.spill_blocks = 80;
+    cfg.nontemporal_backlog_kib = 0; /* every spill block streamed */
     if (pyq_queue_create(&cfg, &q) != 0) /* spill_nontemporal refused: cached spill */
         CHECK(0);
     for (uint32_t len = 8; len <= 64; len++) {
@@ -547,6 +582,7 @@ int main(void)
     test_config();
     test_publish_policies();
     test_sizes();
+    test_len_of_no_run();
     test_full_and_tiers();
     test_claim();
     test_close_and_fixed();

@@ -26,6 +26,7 @@ static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint3
     cfg.retry_yield_every = 16;
 #if defined(__x86_64__)
     cfg.spill_nontemporal = nt;
+    cfg.nontemporal_backlog_kib = 0; /* every spill block streamed */
 #else
     (void)nt;
 #endif

@@ -116,7 +116,7 @@ def test_write_batch_every_row_is_one_message(size, spill_nontemporal):
     # Rows of any width, empty ones included, through the hot and the streamed
     # spill blocks (1 hot block: most rows land in spill).
     with pq.Queue(block_size=4096, hot_blocks=1, spill_blocks=8, publish="max",
-                  spill_nontemporal=spill_nontemporal) as q:
+                  spill_nontemporal=spill_nontemporal, nontemporal_backlog_kib=0) as q:
         rows = np.random.default_rng(size).integers(0, 256, size=(700, size), dtype=np.uint8)
         got = []
         for part in np.array_split(rows, 7):
@@ -133,7 +133,7 @@ def test_runs_single_writes_and_batches_mixed(spill_nontemporal):
     # and stops at a message of another size; every byte comes back in order.
     rng = np.random.default_rng(7)
     with pq.Queue(block_size=1024, hot_blocks=1, spill_blocks=8, publish="max",
-                  spill_nontemporal=spill_nontemporal) as q:
+                  spill_nontemporal=spill_nontemporal, nontemporal_backlog_kib=0) as q:
         sent, total = [], 0
         for step in range(40):
             size = (24, 24, 24, 13, 0)[step % 5]

@@ -53,7 +53,7 @@ def test_fixed_sizes_run_across_threads(size, nt):
     # Runs (DESIGN §3.1): one size under publish max, so nearly every message
     # is a run member; flushes end runs mid-block, pauses spill into tier 2.
     with pq.Queue(block_size=1024, hot_blocks=4, spill_blocks=512, publish="max",
-                  spill_nontemporal=nt) as q:
+                  spill_nontemporal=nt, nontemporal_backlog_kib=0) as q:
         st = stress(q, 1_000_000, pause_every=250_000, pause_us=20_000, flush_every=777,
                     min_len=size, max_len=size)
         assert st["messages_read"] == 1_000_000
@@ -66,7 +66,7 @@ def test_fixed_sizes_run_across_threads(size, nt):
 def test_default_blocks_random_sizes(publish, scan, nt):
     # nt: spill blocks written with streaming stores (the x86-64 default) or cached.
     with pq.Queue(spill_blocks=512, publish=publish, scan_current=scan,
-                  spill_nontemporal=nt) as q:
+                  spill_nontemporal=nt, nontemporal_backlog_kib=0) as q:
         st = stress(q, 300_000, pause_every=100_000, pause_us=20_000)
         assert st["takes_spill"] > 0
 

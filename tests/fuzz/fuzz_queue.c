@@ -543,6 +543,9 @@ static void configure(struct input *in)
     m.cfg.scan_current = (c >> 2) & 1;
 #if defined(__x86_64__) && defined(__SSE2__)
     m.cfg.spill_nontemporal = (c >> 3) & 1;
+    /* A spill block streamed whatever the backlog, or only 1 KiB behind the
+     * reader: both kinds of spill block in one run. */
+    m.cfg.nontemporal_backlog_kib = (c >> 7) & 1;
 #endif
     m.cfg.touch_after_write = (c >> 4) & 1;
     m.cfg.prefetch = (c >> 5) & 1;
