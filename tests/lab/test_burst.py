@@ -384,3 +384,15 @@ def test_an_interrupted_table_averages_over_the_rounds_run():
     asked = dict(res.params, rounds=3)      # as if 2 of 3 rounds never ran
     text = report.table(res.summary, asked)
     assert "averaged over 1 round (the rounds run, of 3 asked" in text
+
+
+def test_nt_class_streams_every_spill_block_whatever_the_backlog():
+    """yieldN-nt means every spill block streamed: spill_nontemporal on and the
+    backlog threshold 0; yieldN-cached turns streaming off; no suffix keeps the
+    configuration's own fields."""
+    from pyqueue.lab.experiments.burst_tail import _pyqueue_class
+    assert _pyqueue_class("yield16-nt") == {"retry_yield_every": 16, "spill_nontemporal": True,
+                                            "nontemporal_backlog_kib": 0}
+    assert _pyqueue_class("yield16-cached") == {"retry_yield_every": 16,
+                                                "spill_nontemporal": False}
+    assert _pyqueue_class("yield16") == {"retry_yield_every": 16}

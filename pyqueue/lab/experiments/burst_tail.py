@@ -32,9 +32,10 @@ from ..results import ToPandas
 from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that
-# overrides how spill (tier-2) blocks are written: "-nt" streaming stores,
-# "-cached" ordinary stores (the original study's plain write).  Without a suffix the
-# configuration's spill_nontemporal is used.
+# overrides how spill (tier-2) blocks are written: "-nt" streaming stores, every
+# spill block whatever the backlog (nontemporal_backlog_kib=0), "-cached" ordinary
+# stores (the original study's plain write).  Without a suffix the configuration's
+# spill_nontemporal and nontemporal_backlog_kib are used.
 _SPILL_SUFFIX = {"": None, "-nt": True, "-cached": False}
 # The study's classes (DESIGN §6.1): three retry strategies, every peer, no send.
 STRATEGIES = ("yield1024", "yield0", "yield65536")
@@ -222,6 +223,8 @@ def _pyqueue_class(name):
     out = {"retry_yield_every": int(rest)}
     if nt is not None:
         out["spill_nontemporal"] = nt
+        if nt:
+            out["nontemporal_backlog_kib"] = 0
     for lever in levers:
         field, eq, value = lever.partition("=")
         kind = _QUEUE_FIELDS.get(field)

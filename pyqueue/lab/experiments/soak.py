@@ -116,6 +116,9 @@ def random_config(rng):
                        scan_current=rng.random() < 0.5,
                        retry_yield_every=rng.choice([0, 1, 16, 1024]),
                        spill_nontemporal=rng.random() < 0.3 and _nontemporal_supported(),
+                       # 0: every spill block streamed; 64 KiB: the small pools' backlogs
+                       # cross it, so blocks switch between streamed and cached.
+                       nontemporal_backlog_kib=rng.choice([0, 64, 4096]),
                        touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7)
 
 
