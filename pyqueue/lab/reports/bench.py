@@ -48,6 +48,9 @@ TARGETS = (
 EXTRA_RATIOS = [
     ("pyqueue (adapter) / pyqueue_direct", "throughput", "pyqueue", "pyqueue_direct"),
     ("pyqueue_direct / yardstick", "throughput", "pyqueue_direct", "yardstick"),
+    # The per-message rows against the minimal ring (the same write_each loop shape).
+    ("pyqueue / yardstick", "throughput", "pyqueue", "yardstick"),
+    ("pyqueue_stream / yardstick", "throughput", "pyqueue_stream", "yardstick"),
     ("pyqueue_stream / pyqueue", "throughput", "pyqueue_stream", "pyqueue"),
     # The round-trip decomposition: a fresh line per message (any ring), then pyqueue.
     ("ring_floor / ping-pong floor, round-trip p50", "roundtrip", "ring_floor", "pingpong"),
