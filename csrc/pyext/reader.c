@@ -75,7 +75,7 @@ static __attribute__((noinline)) PyObject *as_bytes_big(collect_t *c, const void
 static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
 {
     if (PYEXT_LIKELY(len < PYEXT_GIL_COPY))
-        return PyBytes_FromStringAndSize(msg, len);
+        return pyext_bytes_new(msg, len);
     return as_bytes_big(c, msg, len);
 }
 
@@ -436,17 +436,11 @@ static PyObject *reader_next(PyObject *self)
 /* Move arr[0 .. k) (references) to the end of *list, made on first use. */
 static int to_list(PyObject **list, PyObject **arr, uint32_t k)
 {
-    PyObject *part = PyList_New(k);
-    uint32_t i;
-    int rc = 0;
+    PyObject *part = pyext_list_of(arr, k);
+    int rc;
 
-    if (!part) {
-        for (i = 0; i < k; i++)
-            Py_DECREF(arr[i]);
+    if (!part)
         return -1;
-    }
-    for (i = 0; i < k; i++)
-        PyList_SetItem(part, i, arr[i]); /* steals */
     if (!*list) {
         *list = part;
         return 0;
