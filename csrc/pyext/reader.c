@@ -209,9 +209,16 @@ static PyObject *list_of_one(pyext_side_t *s, PyObject *msg)
 {
     PyObject *l = s->last;
 
-    if (PYEXT_LIKELY(l && Py_REFCNT(l) == 1 && PyList_Size(l) == 1)) {
+    if (PYEXT_LIKELY(l && Py_REFCNT(l) == 1 && Py_SIZE(l) == 1)) {
         Py_INCREF(l); /* the caller's; the old item's release may run any code */
-        PyList_SetItem(l, 0, msg); /* steals msg, releases the old item */
+        if (PYEXT_LIKELY(pyext_list_items)) {
+            PyObject **item = *(PyObject ***)(void *)((char *)l + PYEXT_LIST_ITEMS_AT);
+            PyObject *old = *item;
+            *item = msg;
+            Py_XDECREF(old); /* last: the list is whole when its release runs */
+        } else {
+            PyList_SetItem(l, 0, msg); /* steals msg, releases the old item */
+        }
         return l;
     }
     l = PyList_New(1);
