@@ -7,6 +7,7 @@
 
 pyext_core_t pyext_core;
 Py_ssize_t pyext_bytes_data;
+int pyext_bytes_direct, pyext_list_items;
 PyObject *pyext_one;
 PyObject *pyext_error_for, *pyext_timeout_ns, *pyext_max_messages;
 PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_EndOfStream;
@@ -97,21 +98,77 @@ static struct PyModuleDef module_def = {
 
 /* The offset of a bytes object's data, the same for two objects of different
  * sizes (a fixed header, then the data), or 0: use PyBytes_AsString. */
-static Py_ssize_t bytes_data_offset(void)
+static Py_ssize_t bytes_data_offset(PyObject *a, PyObject *b)
 {
-    PyObject *a = PyBytes_FromStringAndSize("pyqueue", 7);
-    PyObject *b = PyBytes_FromStringAndSize(NULL, 1000);
-    Py_ssize_t off = 0;
+    Py_ssize_t oa = PyBytes_AsString(a) - (char *)a, ob = PyBytes_AsString(b) - (char *)b;
+    return oa == ob && oa > 0 ? oa : 0;
+}
 
-    if (a && b) {
-        Py_ssize_t oa = PyBytes_AsString(a) - (char *)a, ob = PyBytes_AsString(b) - (char *)b;
-        if (oa == ob && oa > 0 && Py_SIZE(a) == 7 && Py_SIZE(b) == 1000)
-            off = oa;
+/* A type attribute as a C integer, -1 if it is not one. */
+static long type_long(PyTypeObject *tp, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString((PyObject *)tp, name);
+    long r = v && PyLong_Check(v) ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    return r;
+}
+
+/* Whether a bytes object is laid out as layout_pvt.h builds it: the data at
+ * PYEXT_BYTES_DATA_AT, its NUL, the hash slot -1 until hash() fills it, the
+ * sizes the type states, and PyObject_Free as what releases it. */
+static int bytes_as_built(PyObject *a, Py_ssize_t len)
+{
+    const char *o = (const char *)a;
+    Py_hash_t *slot = (Py_hash_t *)(void *)(o + PYEXT_BYTES_HASH_AT);
+    Py_hash_t h;
+
+    if (pyext_bytes_data != PYEXT_BYTES_DATA_AT || Py_SIZE(a) != len ||
+        o[PYEXT_BYTES_DATA_AT + len] != '\0' || *slot != -1)
+        return 0;
+    h = PyObject_Hash(a);
+    return h != -1 && *slot == h && type_long(&PyBytes_Type, "__basicsize__") ==
+        PYEXT_BYTES_DATA_AT + 1 && type_long(&PyBytes_Type, "__itemsize__") == 1 &&
+        PyType_GetSlot(&PyBytes_Type, Py_tp_free) == (void *)PyObject_Free;
+}
+
+/* Whether a list's item array is a pointer at PYEXT_LIST_ITEMS_AT. */
+static int list_as_filled(PyObject *a, PyObject *b)
+{
+    PyObject *l = PyList_New(2), **items;
+    int ok = 0;
+
+    if (!l)
+        return 0;
+    Py_INCREF(a);
+    Py_INCREF(b);
+    PyList_SetItem(l, 0, a);
+    PyList_SetItem(l, 1, b);
+    items = *(PyObject ***)(void *)((char *)l + PYEXT_LIST_ITEMS_AT);
+    ok = items && items[0] == a && items[1] == b && Py_SIZE(l) == 2 &&
+         type_long(&PyList_Type, "__basicsize__") ==
+             (long)(sizeof(PyVarObject) + sizeof(PyObject **) + sizeof(Py_ssize_t));
+    Py_DECREF(l);
+    return ok;
+}
+
+void pyext_layout_probe(void)
+{
+    static const char text[] = "pyqueue layout";
+    PyObject *a = PyBytes_FromStringAndSize(text, sizeof(text) - 1);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, 1000);
+    /* The versions whose objects layout_pvt.h describes; the checks below
+     * catch a build that differs (a debug build's extra header fields). */
+    int known = Py_Version >= 0x030B0000 && Py_Version < 0x030F0000;
+
+    pyext_bytes_data = pyext_bytes_direct = pyext_list_items = 0;
+    if (a && b && Py_SIZE(a) == (Py_ssize_t)sizeof(text) - 1 && Py_SIZE(b) == 1000) {
+        pyext_bytes_data = bytes_data_offset(a, b);
+        pyext_bytes_direct = known && bytes_as_built(a, sizeof(text) - 1);
+        pyext_list_items = known && list_as_filled(a, b);
     }
     Py_XDECREF(a);
     Py_XDECREF(b);
     PyErr_Clear();
-    return off;
 }
 
 PyMODINIT_FUNC PyInit__pyext(void)
@@ -122,7 +179,7 @@ PyMODINIT_FUNC PyInit__pyext(void)
 
     if (!m)
         return NULL;
-    pyext_bytes_data = bytes_data_offset();
+    pyext_layout_probe();
     if (!pyext_one && !(pyext_one = PyLong_FromLong(1)))
         goto fail;
     names = PyTuple_New(N_CORE);
@@ -151,7 +208,9 @@ PyMODINIT_FUNC PyInit__pyext(void)
         goto fail;
     }
     if (PyModule_AddIntConstant(m, "GIL_COPY", PYEXT_GIL_COPY) < 0 ||
-        PyModule_AddIntConstant(m, "SLICE_NS", (long)PYEXT_SLICE_NS) < 0)
+        PyModule_AddIntConstant(m, "SLICE_NS", (long)PYEXT_SLICE_NS) < 0 ||
+        PyModule_AddIntConstant(m, "BYTES_DIRECT", pyext_bytes_direct) < 0 ||
+        PyModule_AddIntConstant(m, "LIST_DIRECT", pyext_list_items) < 0)
         goto fail;
     return m;
 fail:

@@ -76,6 +76,8 @@ extern PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_E
  * (the limited API has no PyBytes_AS_STRING); 0 when the two samples did not
  * agree, and PyBytes_AsString is called instead. */
 extern Py_ssize_t pyext_bytes_data;
+#include "pyext/layout_pvt.h"
+
 /* The int 1, for poll(1)'s identity test (a small int: one object). */
 extern PyObject *pyext_one;
 

@@ -75,7 +75,7 @@ static __attribute__((noinline)) PyObject *as_bytes_big(collect_t *c, const void
 static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
 {
     if (PYEXT_LIKELY(len < PYEXT_GIL_COPY))
-        return PyBytes_FromStringAndSize(msg, len);
+        return pyext_bytes_new(msg, len);
     return as_bytes_big(c, msg, len);
 }
 
@@ -209,9 +209,16 @@ static PyObject *list_of_one(pyext_side_t *s, PyObject *msg)
 {
     PyObject *l = s->last;
 
-    if (PYEXT_LIKELY(l && Py_REFCNT(l) == 1 && PyList_Size(l) == 1)) {
+    if (PYEXT_LIKELY(l && Py_REFCNT(l) == 1 && Py_SIZE(l) == 1)) {
         Py_INCREF(l); /* the caller's; the old item's release may run any code */
-        PyList_SetItem(l, 0, msg); /* steals msg, releases the old item */
+        if (PYEXT_LIKELY(pyext_list_items)) {
+            PyObject **item = *(PyObject ***)(void *)((char *)l + PYEXT_LIST_ITEMS_AT);
+            PyObject *old = *item;
+            *item = msg;
+            Py_XDECREF(old); /* last: the list is whole when its release runs */
+        } else {
+            PyList_SetItem(l, 0, msg); /* steals msg, releases the old item */
+        }
         return l;
     }
     l = PyList_New(1);
@@ -436,17 +443,11 @@ static PyObject *reader_next(PyObject *self)
 /* Move arr[0 .. k) (references) to the end of *list, made on first use. */
 static int to_list(PyObject **list, PyObject **arr, uint32_t k)
 {
-    PyObject *part = PyList_New(k);
-    uint32_t i;
-    int rc = 0;
+    PyObject *part = pyext_list_of(arr, k);
+    int rc;
 
-    if (!part) {
-        for (i = 0; i < k; i++)
-            Py_DECREF(arr[i]);
+    if (!part)
         return -1;
-    }
-    for (i = 0; i < k; i++)
-        PyList_SetItem(part, i, arr[i]); /* steals */
     if (!*list) {
         *list = part;
         return 0;

@@ -1,8 +1,11 @@
 """The per-message calls as C methods (DESIGN §5.3): put/get and the standard
 library's conventions, poll(n) built in C, iteration, big messages, the busy
 side, docstrings.  No timings are asserted."""
+import ctypes
 import errno
 import gc
+import pickle
+import sys
 import queue
 import threading
 import time
@@ -185,6 +188,49 @@ def test_write_arguments_and_buffers():
             q.writer.put_nowait(bytes(4089))
         with pytest.raises(TypeError, match="unexpected keyword"):
             q.writer.write(b"x", wait=1)
+
+
+READ_SPELLINGS = {
+    "poll": lambda r, n: r.poll(),
+    "poll_n": lambda r, n: r.poll(n),
+    "poll_1": lambda r, n: [r.poll(1)[0] for _ in range(n)],
+    "read": lambda r, n: [r.read() for _ in range(n)],
+    "get_nowait": lambda r, n: [r.get_nowait() for _ in range(n)],
+    "iteration": lambda r, n: [m for _, m in zip(range(n), r)],   # range first: no wait after
+}
+
+
+def test_the_bytes_objects_are_built_in_place_on_the_cpython_versions_it_knows():
+    # DESIGN §5.3: the layout is checked on live objects at import.
+    known = (3, 11) <= sys.version_info[:2] <= (3, 14) and not hasattr(sys, "gettotalrefcount")
+    if known:
+        assert _pyext.BYTES_DIRECT == 1 and _pyext.LIST_DIRECT == 1
+    assert _pyext.BYTES_DIRECT in (0, 1) and _pyext.LIST_DIRECT in (0, 1)
+
+
+@pytest.mark.parametrize("publish", ["each", "max"])
+@pytest.mark.parametrize("spelling", sorted(READ_SPELLINGS))
+def test_messages_come_back_as_real_bytes_of_every_size_and_byte(publish, spelling):
+    # Every byte value at every offset, the sizes CPython caches (0, 1), those
+    # around the inline copy's steps and a page; each message a bytes object in
+    # every respect: type, equality, hash, pickling, size, the trailing NUL.
+    sizes = [0, 1, 2, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 255, 256, 4096]
+    sent = [bytes((i * 7 + n) & 0xFF for i in range(n)) for n in sizes]
+    sent += [bytes(range(256)), bytes(range(255, -1, -1))]
+    with pq.Queue(block_size=8192, hot_blocks=4, spill_blocks=4, publish=publish) as q:
+        for m in sent:
+            q.writer.write(m)
+        q.writer.flush()
+        got = READ_SPELLINGS[spelling](q.reader, len(sent))
+        assert got == sent
+        for g, m in zip(got, sent):
+            assert type(g) is bytes and len(g) == len(m)
+            assert hash(g) == hash(bytes(bytearray(m))) and hash(g) == hash(g)
+            assert pickle.loads(pickle.dumps(g)) == m and sys.getsizeof(g) == sys.getsizeof(m)
+            assert g + b"!" == m + b"!" and g[::-1] == m[::-1] and bytes.fromhex(g.hex()) == m
+            assert ctypes.string_at(ctypes.c_char_p(g), len(g) + 1)[-1:] == b"\0"
+            assert {g: 1}[m] == 1
+        assert q.reader.poll() == []
 
 
 @pytest.mark.parametrize("size", [16383, 16384, 100_000])

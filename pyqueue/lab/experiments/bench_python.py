@@ -25,6 +25,14 @@ not):
                       streaming stores are fenced per message: the writer slows)
   simplequeue_threads, queue_threads   SimpleQueue / queue.Queue put / get
   py_threads_1k, simplequeue_threads_1k   the same with 1 KiB messages
+The two-thread rows' floor under the GIL, which runs one Python thread at a
+time: each side's loop alone, on a queue that holds every message (publish
+'max', the rest of py_threads' queue), timed alone:
+  py_produce_alone    py_threads' producer loop (write(m) per message), no reader
+  py_consume_alone    py_threads' consumer (_consume of ``q.reader``) over a queue
+                      filled and detached beforehand (untimed)
+  py_threads_floor    the two in one slice, their times added: the rate two
+                      threads could reach if the hand-over cost nothing
 """
 import collections
 import operator
@@ -56,6 +64,13 @@ RATIOS = [
     ("two threads, publish 'each' / SimpleQueue", "py_threads_each", "simplequeue_threads", None),
     ("two threads / queue.Queue", "py_threads", "queue_threads", None),
     ("two threads 1 KiB / SimpleQueue", "py_threads_1k", "simplequeue_threads_1k", None),
+    ("two threads' floor under the GIL / SimpleQueue", "py_threads_floor",
+     "simplequeue_threads", None),
+    ("producer loop alone / SimpleQueue two threads", "py_produce_alone",
+     "simplequeue_threads", None),
+    ("consumer loop alone / SimpleQueue two threads", "py_consume_alone",
+     "simplequeue_threads", None),
+    ("two threads / their floor under the GIL", "py_threads", "py_threads_floor", None),
     ("write_batch+poll_into / SimpleQueue", "py_batch_local", "simplequeue", 4.0),
 ]
 
@@ -77,6 +92,9 @@ class PythonAPI:
         each, batch = twins.ROUNDTRIP["pyqueue_each"], twins.THROUGHPUT["pyqueue"]
         self.each_kw = twins._queue_kw(each, budget_bytes, _bench._row_queue(each, base))
         self.max_kw = twins._queue_kw(batch, budget_bytes, _bench._row_queue(batch, base))
+        # py_threads' queue with room for every message (records of 8 + 32 bytes).
+        per_block = (self.max_kw["block_size"] - 8) // 40
+        self.all_kw = dict(self.max_kw, spill_blocks=n // per_block + 2)
         self.q1 = _queue.Queue(**self.each_kw)
         self.qb = _queue.Queue(**self.max_kw)
         # One 4 KiB block of 32-byte messages ('max': published when full).
@@ -90,7 +108,8 @@ class PythonAPI:
                 "py_write_poll_1k", "py_put_get_1k", "simplequeue_1k",
                 "py_poll_block", "simplequeue_get_block",
                 "py_threads", "py_threads_each", "simplequeue_threads", "queue_threads",
-                "py_threads_1k", "simplequeue_threads_1k"]
+                "py_threads_1k", "simplequeue_threads_1k",
+                "py_produce_alone", "py_consume_alone", "py_threads_floor"]
 
     def warm_up(self):
         return self.contenders()
@@ -208,6 +227,35 @@ class PythonAPI:
 
     def _py_threads_each(self, msgs):
         return self._py_threads(msgs, self.each_kw)
+
+    # --- the two-thread rows' floor: each side alone -------------------------
+    def _alone(self, msgs):
+        """py_threads' producer loop, then its consumer, each alone and timed on
+        its CPU: (messages back intact, producer ns, consumer ns)."""
+        with _queue.Queue(**self.all_kw) as q:
+            write = q.writer.write
+            t0 = time.perf_counter_ns()
+            for m in msgs:
+                write(m)
+            tp = time.perf_counter_ns() - t0
+            q.writer.detach()
+            with _bench._Pinned(self.rcpu):
+                t0 = time.perf_counter_ns()
+                ok = _consume(q.reader, msgs)
+                tc = time.perf_counter_ns() - t0
+        return ok, tp, tc
+
+    def _py_produce_alone(self, msgs):
+        ok, tp, _ = self._alone(msgs)
+        return ok, tp
+
+    def _py_consume_alone(self, msgs):
+        ok, _, tc = self._alone(msgs)
+        return ok, tc
+
+    def _py_threads_floor(self, msgs):
+        ok, tp, tc = self._alone(msgs)
+        return ok, tp + tc
 
     def _simplequeue_threads(self, msgs, q=None):
         q = q if q is not None else _stdqueue.SimpleQueue()
