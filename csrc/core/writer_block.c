@@ -53,10 +53,14 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
     w->fast_limit = 0;
 }
 
-/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
+/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW):
+ * unrolled for the usual block of 4 KiB or more, the loop for a smaller one. */
 static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
 {
-    pyq_prefetch_span(blk, q->cfg.block_size < 4096 ? q->cfg.block_size : 4096, 1);
+    if (PYQ_LIKELY(q->cfg.block_size >= 4096))
+        pyq_prefetch_write_4k(blk);
+    else
+        pyq_prefetch_span(blk, q->cfg.block_size, 1);
 }
 
 /* A block the writer takes, for a scanning reader: headers left from its last
