@@ -117,10 +117,13 @@ static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
 static inline int pyq__copy_member(uint8_t *d, const void *src, uint32_t len)
 {
     const uint8_t *s = (const uint8_t *)src;
+    /* The tail's offset is the compare's len - 16 (a 32-bit result, already
+     * zero-extended): no widening of len. */
+    uint32_t tail = len - 16;
 
-    if (__builtin_expect(len - 16 <= 16, 1)) {
+    if (__builtin_expect(tail <= 16, 1)) {
         memcpy(d, s, 16);
-        memcpy(d + len - 16, s + len - 16, 16);
+        memcpy(d + tail, s + tail, 16);
     } else if (len - 33 <= 31) {
         memcpy(d, s, 32);
         memcpy(d + len - 32, s + len - 32, 32);
