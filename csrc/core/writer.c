@@ -447,11 +447,12 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_SMALL) {
         /* Strictly below the limit: this copy never fills the block, so it
          * never tests for the seal (the next path does: write_run_other). */
-        uint32_t gate;
         if (PYQ_UNLIKELY(next >= w->run_limit))
             return 0;
-        gate = pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN;
-        if (PYQ_UNLIKELY(gate)) {
+        /* One test of the word in memory (pyq__any_bits); its value is loaded
+         * only on the rare path that needs it. */
+        if (PYQ_UNLIKELY(pyq__any_bits((const uint32_t *)(const void *)&w->gate, PYQ_GATE_RUN))) {
+            uint32_t gate = pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN;
 #if PYQ_HAVE_NT
             /* A streamed block, nothing else set: the small copy streamed,
              * here too (under backlog most members go this way). */
