@@ -811,6 +811,52 @@ static __attribute__((noinline)) int64_t write_batch_loop(struct pyq_queue *q, c
     return (int64_t)i;
 }
 
+/* A batch of n >= 1 messages of msg_size bytes (a multiple of 8, at most
+ * max_message) that runs (q->batch_ok) in cached blocks (the gate's
+ * PYQ_GATE_RUN bits clear: not streamed, no touch, not closed), no claim: the
+ * open run takes what fits, then each next block gets one run of what fits
+ * there -- write_batch_loop's framing and counts without its per-step tests of
+ * the cases this batch is not (a block change, or the first batch after a
+ * publish, every few batches). */
+static __attribute__((noinline)) int64_t write_batch_runs(struct pyq_queue *q, const uint8_t *src,
+                                                          uint64_t n, uint32_t msg_size,
+                                                          int64_t timeout_ns, int *err)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint64_t i = 0;
+
+    if (msg_size == w->run_len) {
+        uint64_t k = (w->run_limit - w->pos) / msg_size;
+        if (k > n)
+            k = n;
+        copy_run(w->blk + w->pos, src, k * msg_size, 0);
+        w->pos += (uint32_t)(k * msg_size);
+        run_add(w, k); /* counted when the run ends */
+        i = k;
+        if (w->pos == q->cfg.block_size)
+            pyq_w_seal_early(q); /* exactly full (no scanning reader) */
+    }
+    while (i < n) {
+        uint64_t k;
+        int rc = PYQ_UNLIKELY(atomic_load_explicit(&q->closed, memory_order_relaxed))
+                     ? PYQ_ECLOSED /* closed meanwhile: what write() would say */
+                     : run_room(q, msg_size, timeout_ns);
+        if (PYQ_UNLIKELY(rc != 0)) {
+            *err = rc;
+            return (int64_t)i;
+        }
+        k = (q->cfg.block_size - w->pos - PYQ_RECORD_HEADER) / msg_size;
+        if (k > n - i)
+            k = n - i;
+        if (k > PYQ_RUN_MAX)
+            k = PYQ_RUN_MAX;
+        run_start(q, src + i * msg_size, k, msg_size, msg_size, 0);
+        i += k;
+    }
+    *err = 0;
+    return (int64_t)n;
+}
+
 /* The common batch first: all n messages extend the open run of their size
  * in a cached block (the gate's PYQ_GATE_RUN bits clear: not streamed, no
  * touch, not closed), back to back (a multiple of 8 bytes), with room past
@@ -834,6 +880,10 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
             return copy_run(w->blk + pos, data, bytes, (int64_t)n);
         }
     }
+    if (PYQ_LIKELY(q->batch_ok && n && msg_size && !(msg_size % PYQ_RECORD_ALIGN) &&
+                   msg_size <= q->max_message && w->claim_len == PYQ_NO_CLAIM &&
+                   !(pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
+        return write_batch_runs(q, data, n, msg_size, timeout_ns, err);
     return write_batch_loop(q, data, n, msg_size, timeout_ns, err);
 }
 
