@@ -89,6 +89,18 @@ static inline __attribute__((always_inline)) void pyq_prefetch_span(const void *
     }
 }
 
+/* Prefetch for writing the 4 KiB at p, one PREFETCHW a line and nothing else:
+ * fully unrolled, the floor for touching every line (pyq_prefetch_span's loop
+ * of four a step costs 144 instructions for the same 64 requests). */
+static inline __attribute__((always_inline)) void pyq_prefetch_write_4k(const void *p)
+{
+    const char *c = (const char *)p;
+
+#pragma GCC unroll 64
+    for (int k = 0; k < 4096 / PYQ_CACHELINE; k++)
+        pyq_prefetch_write(c + k * PYQ_CACHELINE);
+}
+
 #define PYQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PYQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

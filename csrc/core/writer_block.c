@@ -53,10 +53,14 @@ void pyq_w_seal(struct pyq_queue *q, uint64_t pad)
     w->fast_limit = 0;
 }
 
-/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW). */
+/* The first 4 KiB of a block, every line in exclusive state (PREFETCHW):
+ * unrolled for the usual block of 4 KiB or more, the loop for a smaller one. */
 static inline void prefetch_for_write(const struct pyq_queue *q, uint8_t *blk)
 {
-    pyq_prefetch_span(blk, q->cfg.block_size < 4096 ? q->cfg.block_size : 4096, 1);
+    if (PYQ_LIKELY(q->cfg.block_size >= 4096))
+        pyq_prefetch_write_4k(blk);
+    else
+        pyq_prefetch_span(blk, q->cfg.block_size, 1);
 }
 
 /* A block the writer takes, for a scanning reader: headers left from its last
@@ -98,11 +102,13 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
             atomic_fetch_and_explicit(&w->gate, ~PYQ_GATE_NT, memory_order_relaxed);
         w->nt = nt;
     }
-    w->special = w->nt || q->scan || q->xproc;
-    w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
+    w->special = w->nt | q->scan | q->xproc; /* no branches: one take a block */
     w->fast_limit = fast_limit(q);
-    if (q->scan && !zeroed)
-        clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
+    if (q->scan) { /* zeroed is read under q->scan only (writer_pvt.h, zero_ahead) */
+        w->zeroed = q->cfg.block_size < PYQ_ZERO_AHEAD ? q->cfg.block_size : PYQ_ZERO_AHEAD;
+        if (!zeroed)
+            clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
+    }
     if (q->cfg.prefetch) {
         /* Ask for every line of the block in exclusive state now, so the
          * ownership transfers from the reader's cache overlap instead of

@@ -92,6 +92,21 @@ static inline void pyq__own_add64(uint64_t *p, uint64_t v)
 #endif
 }
 
+/* (*p & mask) != 0 for a word other threads change with atomic RMWs (the
+ * gate): a relaxed atomic load and test.  On x86-64 one `test` of memory, where
+ * the builtins emit a load, an `and` and the branch; elsewhere, and under
+ * ThreadSanitizer, the builtins. */
+static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
+{
+#if defined(__x86_64__) && !defined(PYQ__TSAN) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+    int any;
+    __asm__ __volatile__("testl %2, %1" : "=@ccnz"(any) : "m"(*p), "ri"(mask));
+    return any;
+#else
+    return (__atomic_load_n(p, __ATOMIC_RELAXED) & mask) != 0;
+#endif
+}
+
 /* A message of 8 to 64 bytes by fixed-size overlapping moves, no call (the
  * writer's own copies use it too: csrc/core/writer.c). */
 static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
@@ -117,10 +132,13 @@ static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
 static inline int pyq__copy_member(uint8_t *d, const void *src, uint32_t len)
 {
     const uint8_t *s = (const uint8_t *)src;
+    /* The tail's offset is the compare's len - 16 (a 32-bit result, already
+     * zero-extended): no widening of len. */
+    uint32_t tail = len - 16;
 
-    if (__builtin_expect(len - 16 <= 16, 1)) {
+    if (__builtin_expect(tail <= 16, 1)) {
         memcpy(d, s, 16);
-        memcpy(d + len - 16, s + len - 16, 16);
+        memcpy(d + tail, s + tail, 16);
     } else if (len - 33 <= 31) {
         memcpy(d, s, 32);
         memcpy(d + len - 32, s + len - 32, 32);
@@ -145,7 +163,7 @@ static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, 
              next = pos + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
 
     if (__builtin_expect(len == w->run_fast_len && next < w->run_limit &&
-                             !(__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_RUN),
+                             !pyq__any_bits(&w->gate, PYQ_GATE_RUN),
                          1)) {
         if (__builtin_expect(!pyq__copy_member(w->blk + pos, data, len), 0))
             return pyq_writer_try_write(q, data, len);

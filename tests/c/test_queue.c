@@ -577,6 +577,60 @@ static void test_streamed_runs(void)
     pyq_queue_destroy(q);
 }
 
+/* write_batch's run batches (writer.c, write_batch_runs, and the AVX copy of
+ * their payloads): the first batch after a publish (no run open), batches that
+ * fill the open run's tail and go on for several blocks in one call, sizes
+ * that make every piece of the copy (8 to 520 bytes, multiples of 8) -- byte
+ * for byte, in order, the counters exact after each call.  Then a batch that
+ * meets a full queue stops with EAGAIN at the member that finds no block,
+ * everything before it delivered, and one on a closed queue writes nothing. */
+static void test_batch_runs(void)
+{
+    static uint8_t batch[300 * 520];
+    static const uint32_t sizes[] = {8, 32, 40, 96, 168, 520};
+    static const uint64_t counts[] = {3, 300, 17, 1};
+    pyq_stats_t st;
+    int err;
+
+    for (unsigned z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        uint32_t size = sizes[z];
+        uint64_t w = 0, r = 0;
+        pyq_queue_t *q = make(4096, 4, 60, PYQ_PUBLISH_MAX, 0, 0);
+        for (unsigned c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            uint64_t n = counts[c];
+            for (uint64_t i = 0; i < n; i++)
+                pyq_pattern_fill(batch + size * i, size, w + i);
+            CHECK_EQ(pyq_writer_write_batch(q, batch, n, size, 0, &err), n);
+            CHECK_EQ(err, 0);
+            w += n;
+            pyq_queue_stats(q, &st);
+            CHECK_EQ(st.messages_written, w);
+            CHECK_EQ(st.bytes_written, w * size);
+            if (c == 1)
+                pyq_writer_flush(q); /* the next batch finds no run open */
+        }
+        pyq_writer_flush(q);
+        CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), w);
+        CHECK_EQ(r, w);
+        pyq_queue_destroy(q);
+    }
+
+    pyq_queue_t *q = make(512, 1, 1, PYQ_PUBLISH_MAX, 0, 0); /* 15 members a block */
+    uint64_t r = 0;
+    for (uint64_t i = 0; i < 100; i++)
+        pyq_pattern_fill(batch + 32 * i, 32, i);
+    CHECK_EQ(pyq_writer_write_batch(q, batch, 100, 32, 0, &err), 30);
+    CHECK_EQ(err, PYQ_EAGAIN);
+    pyq_writer_flush(q);
+    CHECK_EQ(pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r), 30);
+    pyq_queue_close(q);
+    CHECK_EQ(pyq_writer_write_batch(q, batch, 4, 32, 0, &err), 0);
+    CHECK_EQ(err, PYQ_ECLOSED);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.messages_written, 30);
+    pyq_queue_destroy(q);
+}
+
 int main(void)
 {
     test_config();
@@ -591,5 +645,6 @@ int main(void)
     test_runs();
     test_inline_paths();
     test_streamed_runs();
+    test_batch_runs();
     CHECK_DONE("test_queue");
 }
