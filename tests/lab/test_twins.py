@@ -266,10 +266,10 @@ def test_burst_rows_read_in_bursts_where_the_adapter_can():
 
 def test_per_message_rows_read_each_where_the_library_takes_one_at_a_time():
     """read_each exists for the queues whose library hands out one message per
-    call (ck, rwq, atomic_queue): up to max messages into the caller's array,
+    call (ck, rwq, atomic_queue, the mutex queue): up to max messages into the caller's array,
     FIFO, every byte, 0 when empty, in order with poll; and the driver's
     per-message rows deliver every message through it, checked."""
-    has = {"pyqueue": False, "mutex": False, "ring_floor": False}
+    has = {"pyqueue": False, "mutex": True, "ring_floor": False}
     has.update({"boost": False, "dpdk": False, "ck": True, "rwq": True, "atomic_queue": True})
     r = ffi.new("pyq_bench_result_t *")
     got = []
