@@ -10,8 +10,10 @@ import textwrap
 from .. import validate
 from .._errors import UnsupportedError
 from ..lab.common import status as _status
+from ..lab.common.watchdog import EXIT_HUNG
 
-__all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_CODES",
+__all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_HUNG", "EXIT_INTERRUPTED",
+           "EXIT_CODES",
            "USAGE_ERRORS", "WRITE_ERRNOS", "exit_code", "epilog", "command_line", "parse_duration",
            "add_queue_arguments", "queue_config"]
 
@@ -24,6 +26,8 @@ EXIT_CODES = {
     EXIT_CHECK_FAILED: "a check failed (a message lost or damaged, checksums that differ, "
                        "an error found by the run)",
     EXIT_USAGE: "bad usage (an argument, a CPU, an output folder)",
+    EXIT_HUNG: "a slice hung (bench: still running after --slice-limit; its name and the "
+               "Python stacks are on stderr, the partial output folder says which)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM: the first finishes the current slice "
                       "and keeps a valid partial output folder; a second aborts)",
 }

@@ -479,3 +479,49 @@ def test_only_runs_the_named_rows_in_every_group_that_has_them():
     assert res.params["only"] == ["ck", "py_write_poll"]
     with pytest.raises(ValueError, match=r"unknown row\(s\) nope; the rows are: .*\bck\b"):
         B.bench(CPUS[0], CPUS[1], only="ck,nope", **TINY)
+
+
+_HANGS = r"""
+import ctypes, sys
+from pyqueue.lab.experiments import bench as B
+
+class Hang:
+    def __init__(self, ctx): pass
+    def contenders(self): return ["fine", "hangs"]
+    def warm_up(self): return []
+    def run(self, name):
+        if name == "hangs":          # a C call that never comes back, GIL released
+            ctypes.CDLL(None).sleep(600)
+        return 1.0, {}
+    def close(self): pass
+
+B.add_group("hanging", Hang)
+B.bench(0, int(sys.argv[2]), rounds=2, progress=False, out=sys.argv[1],
+        only=["fine", "hangs"], slice_limit_s=1.5)
+print("returned")
+"""
+
+
+def test_a_slice_that_never_returns_ends_the_run_with_its_partial_output(tmp_path):
+    """The slice watchdog: a slice stuck in C (where neither Ctrl-C nor a stop
+    flag reaches it) past the slice limit names itself and the Python stacks on
+    stderr, leaves a valid output folder whose status says which slice hung and
+    keeps the slices measured before it, and ends the process with exit 3."""
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-c", _HANGS, str(out), str(CPUS[-1])],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=120, env=support.subprocess_env())
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "returned" not in p.stdout
+    assert "slice hanging hangs, round 1 ran past the slice limit of 1.5 s" in p.stderr
+    assert "Thread" in p.stderr and "run" in p.stderr          # the Python stacks
+    assert _output.verify(out) == []
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"].startswith("failed: slice hanging hangs, round 1 ran past")
+    kept = json.loads((out / "slices.json").read_text())["data"]
+    assert [s["contender"] for s in kept] == ["fine"]
+
+
+def test_slice_limit_is_checked_before_anything_runs():
+    with pytest.raises(ValueError, match="slice_limit_s"):
+        B.bench(CPUS[0], CPUS[-1], slice_limit_s=-1, **TINY)

@@ -54,6 +54,7 @@ from ..common import regime as _regime
 from ..common import status as _status
 from ..common import twins
 from ..common.session import Session
+from ..common.watchdog import SliceHung, SliceWatchdog
 from ..results import ToPandas
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
@@ -66,6 +67,9 @@ MSG = 32
 # slower than that streams anyway, and its slices say so (they are tagged with
 # the regime measured, not the one intended).
 DEFAULT_GAP_NS = 100
+# No slice of the default run takes more than a few seconds (a streaming slice is
+# capped near STREAM_SECONDS); one that runs this long has hung (common/watchdog.py).
+DEFAULT_SLICE_LIMIT_S = 300
 KINDS = ("throughput", "chasing", "roundtrip", "python")
 # Groups of rows other modules add to every run (add_group): kind -> make(ctx).
 _EXTRA_GROUPS = {}
@@ -561,7 +565,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
           split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, overwrite=False,
           config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0,
-          only=None):
+          only=None, slice_limit_s=DEFAULT_SLICE_LIMIT_S):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
@@ -579,7 +583,11 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     only: row names to run (in every group that has them, e.g. "ck" runs its
     throughput, chasing and round-trip rows); None runs every row.  An unknown
     name is a ValueError before anything runs; the targets of rows left out read
-    "not measured"."""
+    "not measured".
+    slice_limit_s: a slice (or probe) still running after this many seconds has
+    hung: its name and the Python stacks go to stderr, the partial output is
+    written (status "failed: slice ... ran past the slice limit"), and the process
+    exits with code 3 (common/watchdog.py); 0 or None: no limit."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -589,6 +597,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
     chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
     gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
+    slice_limit_s = validate.number("slice_limit_s", slice_limit_s or 0, 0, float("inf"))
     fifo = _Fifo(validate.priority("fifo_priority", fifo_priority))
     with fifo:   # refused here, before anything runs, when the OS does not allow it
         pass
@@ -597,14 +606,23 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
                   chasing_messages=chasing_messages, gap_ns=gap_ns, fifo_priority=fifo_priority,
-                  timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
+                  slice_limit_s=slice_limit_s, timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
                   timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
     tp = ch = rt = py = None
     extra = []           # groups added by other modules (add_group)
     slices = {}
-    probe = lambda: fifo.call(probe_one_way_ns, writer_cpu, reader_cpu)
+    watchdog = SliceWatchdog(slice_limit_s, on_hang=lambda why: session.finish(SliceHung(why)))
+    probe = lambda: watchdog.run("probe (%s)" % where[0], fifo.call, probe_one_way_ns,
+                                 writer_cpu, reader_cpu)
+    where = ["before the first slice"]   # what the probe brackets, for the watchdog
+
+    def watched(kind, g, r):
+        def run(name):
+            where[0] = "%s %s, round %d" % (kind, name, r + 1)
+            return watchdog.run(where[0], fifo.call, g.run, name)
+        return run
 
     def record(folder, status, final):
         res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
@@ -652,23 +670,25 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                      overwrite=overwrite, progress=progress,
                      bar_total=rounds * sum(len(g.contenders()) for _, g in groups),
                      bar_unit="slices",
-                     pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
+                     pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session, \
+                watchdog:
             for kind, g in groups:       # untimed warm-up: fault in every kept queue's pages
                 for name in g.warm_up():
-                    g.run(name)
+                    watchdog.run("%s %s, warm-up" % (kind, name), g.run, name)
             rt.samples.clear()
             for r in range(rounds):      # one round of every group, then the next round
                 ran = 0
                 for kind, g in groups:
-                    got = pl.interleave(g.contenders(), 1, lambda n, g=g: fifo.call(g.run, n),
+                    # Each slice is kept as soon as it ends, so that a later one that
+                    # hangs (the watchdog writes the output then) leaves it in.
+                    def keep(s, kind=kind):
+                        s.extra["kind"] = kind
+                        slices.setdefault(kind, []).append(s)
+                        session.advance(1, "%s %.4g" % (s.contender, s.value))
+                    got = pl.interleave(g.contenders(), 1, watched(kind, g, r),
                                         probe, split_ns,
                                         should_stop=lambda: session.stopping,
-                                        on_slice=lambda s: session.advance(
-                                            1, "%s %.4g" % (s.contender, s.value)),
-                                        first_round=r)
-                    for s in got:
-                        s.extra["kind"] = kind
-                    slices.setdefault(kind, []).extend(got)
+                                        on_slice=keep, first_round=r)
                     ran += len(got) == len(g.contenders())
                 if ran < len(groups):
                     break

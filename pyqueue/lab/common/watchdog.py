@@ -1,0 +1,129 @@
+"""A limit on how long one slice may run (DESIGN §6.6).
+
+A slice is a C call that releases the GIL and spins until its messages are
+through.  Should one never come back (a lost wake-up, a peer library's bug, a
+driver waiting on a side that already failed), nothing in the interpreter can
+end it: Ctrl-C is only handled when the call returns, and its threads, possibly
+SCHED_FIFO, keep both CPUs.  So a run that watches its slices gets, after
+``limit_s`` of one slice, the slice's name and every Python thread's stack on
+stderr, its partial output written (the run's status says which slice hung),
+and the process ends with EXIT_HUNG -- the one way to stop threads that never
+look at a stop flag.
+
+    wd = SliceWatchdog(limit_s, on_hang=lambda why: session.finish(SliceHung(why)))
+    with wd:
+        value = wd.run("throughput mutex round 3", run_slice, "mutex")
+
+The watching thread sleeps on an event between slices and wakes once at the
+deadline of the slice in flight, so a slice that returns in time never meets it.
+"""
+import faulthandler
+import os
+import sys
+import threading
+import time
+
+__all__ = ["EXIT_HUNG", "SliceHung", "SliceWatchdog"]
+
+EXIT_HUNG = 3
+
+
+class SliceHung(RuntimeError):
+    """A slice ran past the run's slice limit (the run's partial output keeps
+    everything measured before it)."""
+
+
+class SliceWatchdog:
+    """See the module doc.  ``limit_s`` None or 0: nothing is watched.
+    ``on_hang(why)`` runs in the watching thread while the slice is still stuck
+    (write the partial output there); then the process exits with ``exit_code``
+    (None: it does not, for tests that only want the report)."""
+
+    def __init__(self, limit_s, on_hang=None, stream=None, exit_code=EXIT_HUNG):
+        if limit_s is not None and not limit_s >= 0:
+            raise ValueError("slice limit must be >= 0 seconds (0: no limit), got %r"
+                             % (limit_s,))
+        self.limit_s = limit_s or None
+        self.on_hang = on_hang
+        self.stream = stream
+        self.exit_code = exit_code
+        self.hung = None            # the report of the slice that hung
+        self._cv = threading.Condition()
+        self._slice = None          # (label, deadline) of the slice in flight
+        self._closed = False
+        self._hanging = False
+        self._thread = None
+
+    def __enter__(self):
+        if self.limit_s:
+            self._thread = threading.Thread(target=self._watch, name="pyqueue-slice-watchdog",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join()
+        return False
+
+    def run(self, label, fn, *args):
+        """fn(*args), watched as the slice ``label``."""
+        if not self.limit_s:
+            return fn(*args)
+        with self._cv:
+            self._slice = (label, time.monotonic() + self.limit_s)
+            self._cv.notify()
+        try:
+            return fn(*args)
+        finally:
+            with self._cv:
+                # Back just as the limit struck: the watching thread is writing the
+                # partial output and ending the process; nothing may change under it.
+                while self._hanging:
+                    self._cv.wait()
+                self._slice = None
+                self._cv.notify()
+
+    def _watch(self):
+        with self._cv:
+            while not self._closed:
+                if self._slice is None:
+                    self._cv.wait()
+                    continue
+                label, deadline = self._slice
+                left = deadline - time.monotonic()
+                if left > 0:
+                    self._cv.wait(left)
+                    continue
+                self._hanging = True
+                break
+            else:
+                return
+        self._hang(label)
+
+    def _hang(self, label):
+        stream = self.stream if self.stream is not None else sys.stderr
+        why = ("slice %s ran past the slice limit of %g s and never returned (hung?)"
+               % (label, self.limit_s))
+        self.hung = why
+        try:
+            stream.write("\npyqueue: %s; the Python threads' stacks:\n" % why)
+            stream.flush()
+            faulthandler.dump_traceback(file=stream, all_threads=True)
+        except (OSError, ValueError, AttributeError):
+            pass                    # no usable stream: the status still says it
+        try:
+            if self.on_hang is not None:
+                self.on_hang(why)
+        finally:
+            if self.exit_code is not None:
+                try:
+                    stream.write("pyqueue: ending the process (exit %d): its C threads "
+                                 "cannot be stopped otherwise\n" % self.exit_code)
+                    stream.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+                os._exit(self.exit_code)
