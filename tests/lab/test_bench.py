@@ -525,3 +525,20 @@ def test_a_slice_that_never_returns_ends_the_run_with_its_partial_output(tmp_pat
 def test_slice_limit_is_checked_before_anything_runs():
     with pytest.raises(ValueError, match="slice_limit_s"):
         B.bench(CPUS[0], CPUS[-1], slice_limit_s=-1, **TINY)
+
+
+def test_median_interval_is_the_order_statistics_of_its_coverage():
+    assert report.median_ci([1.0] * 5) is None                # n < 6: no 95 % interval
+    ci = report.median_ci([float(k) for k in range(10, 0, -1)])
+    assert (ci["lo"], ci["hi"]) == (2.0, 9.0) and abs(ci["level"] - 0.9785) < 1e-3
+    ci = report.median_ci(list(range(6)))
+    assert (ci["lo"], ci["hi"]) == (0, 5) and abs(ci["level"] - 0.96875) < 1e-9
+
+
+def test_twin_flag_says_when_the_spread_leaves_it_unsettled():
+    wide = report.median_ci([0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8])
+    assert report.twin_flag(1.35, "far", wide).startswith("outside 0.85-1.15, not settled")
+    assert "1.00-1.70" in report.twin_flag(1.35, "far", wide)
+    tight = report.median_ci([1.3, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37, 1.38, 1.39])
+    assert report.twin_flag(1.35, "far", tight).startswith("DRIVER DEFECT")
+    assert report.twin_flag(1.0, "far", wide) == "ok"
