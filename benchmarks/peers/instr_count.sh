@@ -32,14 +32,23 @@ msgs=$((rounds * 512))
 # pyqueue_inline (pyqueue_inline.h, no adapter): the queue is inlined into the
 # loop, so only the whole loop is counted ("-"): its loop is pyqueue_c's, the
 # same source, whose "loop" columns are the nearest estimate of that share.
-printf '%-14s %12s %12s %12s %12s %10s %10s\n' queue "write Ir/msg" "read Ir/msg" "write own" \
+printf '%-16s %12s %12s %12s %12s %10s %10s\n' queue "write Ir/msg" "read Ir/msg" "write own" \
     "read own" "loop w" "loop r"
-for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32 pyqueue_c:0 pyqueue_c:32 pyqueue_inline:0 pyqueue_inline:32}; do
+# A spec ending in :each counts that row under publish each (a scanning
+# reader, one message a write and a read: the path a round trip and the Python
+# one-thread pair pay, DESIGN §3.3); its label ends in /each.  Proposed targets
+# for pyqueue_c/0/each (measured 144.3 write own, 47.5 read own on h-fastc6's
+# base): write <= 40 Ir own, read <= 25 -- a minimal ring's ~10-15 a side plus
+# what each needs beyond it: the header word zeroed ahead for the scanning reader
+# and the publish store.
+for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32 pyqueue_c:0 pyqueue_c:32 pyqueue_inline:0 pyqueue_inline:32 pyqueue_c:0:each pyqueue_inline:0:each}; do
+    pub=${PYQ_INSTR_PUBLISH:-max}; tag=
+    case $spec in *:*:each) spec=${spec%:each}; pub=each; tag=/each ;; esac
     name=${spec%:*}; burst=${spec#*:}
-    cg="$out/cg.$name.$burst"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$cg" \
+    cg="$out/cg.$name.$burst$(echo "$tag" | tr / .)"
+    if ! PYQ_INSTR_PUBLISH=$pub valgrind --tool=callgrind --callgrind-out-file="$cg" \
          "$out/instr_count" "$name" "$peers" "$burst" "$rounds" >/dev/null 2>&1; then
-        printf '%-14s %s\n' "$name/$burst" "not installed or failed"; continue
+        printf '%-16s %s\n' "$name/$burst$tag" "not installed or failed"; continue
     fi
     ir() { # ir inclusive|self FUNCTION: its Ir in the profile, 0 when absent
         callgrind_annotate --inclusive=$1 "$cg" 2>/dev/null |
@@ -49,7 +58,7 @@ for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boos
     case $name in
         pyqueue_inline)
             w=$(ir yes run_writes_inline); r=$(ir yes run_polls_inline)
-            printf '%-14s %12.1f %12.1f %12s %12s %10s %10s\n' "inline/$burst" "$(per "$w")" \
+            printf '%-16s %12.1f %12.1f %12s %12s %10s %10s\n' "inline/$burst$tag" "$(per "$w")" \
                 "$(per "$r")" - - - -
             continue ;;
         pyqueue_c) fw=run_writes_c; fr=run_polls_c ;;
@@ -57,6 +66,6 @@ for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boos
     esac
     w=$(ir yes $fw); r=$(ir yes $fr)
     lw=$(ir no $fw); lr=$(echo "$(ir no $fr) + $(ir yes check)" | bc)
-    printf '%-14s %12.1f %12.1f %12.1f %12.1f %10.1f %10.1f\n' "$name/$burst" "$(per "$w")" \
+    printf '%-16s %12.1f %12.1f %12.1f %12.1f %10.1f %10.1f\n' "$name/$burst$tag" "$(per "$w")" \
         "$(per "$r")" "$(per "$w - $lw")" "$(per "$r - $lr")" "$(per "$lw")" "$(per "$lr")"
 done

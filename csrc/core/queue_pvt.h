@@ -28,7 +28,7 @@
  *           PYQ_HDR_RUN | n << 48 | L, then n payloads back to back, each padded
  *           to 8 (DESIGN §3.1), so a 32-byte message costs 32 bytes of block.
  *           The writer extends the open run in place (writer_pvt.h, run_*; a
- *           batch may open one with many payloads at once: writer.c, run_start) and
+ *           batch may open one with many payloads at once: writer_run_pvt.h, run_start) and
  *           stores its count once, when the run ends (a record of another kind
  *           or length, a claim, a publish: the reader never sees a run that can
  *           still grow, it only reads below pub_pos).  Until then the header

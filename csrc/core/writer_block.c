@@ -2,7 +2,7 @@
  * writer_block.c - the writer's blocks: taking one from a tier's free ring
  * (waiting while the queue is full, DESIGN §3.6), sealing one with a PAD or a
  * linked PAD, and the early seal for scanning readers.  Writer thread only.
- * The records inside a block are writer.c's.
+ * The records inside a block are writer.c's and writer_batch.c's.
  */
 #define _GNU_SOURCE
 #include <sched.h>

@@ -1,5 +1,6 @@
 /*
- * writer_pvt.h - what writer.c (records) and writer_block.c (blocks) share.
+ * writer_pvt.h - what the records (writer.c, writer_batch.c) and the blocks
+ * (writer_block.c) share.
  * Private, never installed.  Writer thread only.
  */
 #ifndef PYQ_WRITER_PVT_H

@@ -108,7 +108,7 @@ static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
 }
 
 /* A message of 8 to 64 bytes by fixed-size overlapping moves, no call (the
- * writer's own copies use it too: csrc/core/writer.c). */
+ * writer's own copies use it too: csrc/core/writer_run_pvt.h). */
 static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
 {
     const uint8_t *s = (const uint8_t *)src;

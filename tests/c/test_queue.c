@@ -577,7 +577,7 @@ static void test_streamed_runs(void)
     pyq_queue_destroy(q);
 }
 
-/* write_batch's run batches (writer.c, write_batch_runs, and the AVX copy of
+/* write_batch's run batches (writer_batch.c, write_batch_runs, and the AVX copy of
  * their payloads): the first batch after a publish (no run open), batches that
  * fill the open run's tail and go on for several blocks in one call, sizes
  * that make every piece of the copy (8 to 520 bytes, multiples of 8) -- byte
