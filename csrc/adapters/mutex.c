@@ -98,6 +98,21 @@ static void mq_flush(void *h)
     (void)h; /* every write is visible when its lock is released */
 }
 
+/* One message out under the lock into dst: 1, or 0 when the ring is empty. */
+static inline int mq_take(struct mutex_queue *m, void *dst)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->count == 0) {
+        pthread_mutex_unlock(&m->lock);
+        return 0;
+    }
+    memcpy(dst, m->slots + m->head * m->msg_size, m->msg_size);
+    m->head = m->head + 1 == m->nslots ? 0 : m->head + 1;
+    m->count--;
+    pthread_mutex_unlock(&m->lock);
+    return 1;
+}
+
 /* One lock round per message, callback outside the lock: the classic
  * lock-pop-unlock-process consumer. */
 static int64_t mq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
@@ -106,16 +121,7 @@ static int64_t mq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     uint8_t msg[m->msg_size];
     uint64_t n = 0;
 
-    while (n < max) {
-        pthread_mutex_lock(&m->lock);
-        if (m->count == 0) {
-            pthread_mutex_unlock(&m->lock);
-            break;
-        }
-        memcpy(msg, m->slots + m->head * m->msg_size, m->msg_size);
-        m->head = m->head + 1 == m->nslots ? 0 : m->head + 1;
-        m->count--;
-        pthread_mutex_unlock(&m->lock);
+    while (n < max && mq_take(m, msg)) {
         n++;
         int rc = fn(ctx, msg, m->msg_size);
         if (rc != 0)
@@ -124,7 +130,7 @@ static int64_t mq_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
     return (int64_t)n;
 }
 
-/* The per-message rows' reader: mq_poll's lock-copy-unlock per message, straight
+/* The per-message rows' reader: mq_poll's mq_take per message, straight
  * into the reader's array (read_each; no callback per message), so the driver's
  * reader and the twin's run the same loop. */
 static int64_t mq_read_each(void *h, void *out, uint32_t max, uint32_t len)
@@ -135,18 +141,8 @@ static int64_t mq_read_each(void *h, void *out, uint32_t max, uint32_t len)
 
     if (len < m->msg_size)
         return PYQ_EINVAL;
-    while (n < max) {
-        pthread_mutex_lock(&m->lock);
-        if (m->count == 0) {
-            pthread_mutex_unlock(&m->lock);
-            break;
-        }
-        memcpy(o + (size_t)n * len, m->slots + m->head * m->msg_size, m->msg_size);
-        m->head = m->head + 1 == m->nslots ? 0 : m->head + 1;
-        m->count--;
-        pthread_mutex_unlock(&m->lock);
+    while (n < max && mq_take(m, o + (size_t)n * len))
         n++;
-    }
     return n;
 }
 
