@@ -106,7 +106,7 @@ class SliceWatchdog:
 
     def _hang(self, label):
         stream = self.stream if self.stream is not None else sys.stderr
-        why = ("slice %s ran past the slice limit of %g s and never returned (hung?)"
+        why = ("slice %s ran past the slice limit of %g s without returning (hung?)"
                % (label, self.limit_s))
         self.hung = why
         try:
