@@ -35,18 +35,13 @@ def add_arguments(p):
                    help="run only these rows, comma-separated (e.g. ck,rwq,pingpong: each in "
                         "every group that has it); the targets of the others read "
                         "'not measured'")
-    p.add_argument("--slice-limit", type=float, default=None, metavar="S",
+    from ..lab.common.watchdog import DEFAULT_SLICE_LIMIT_S
+    p.add_argument("--slice-limit", type=float, default=DEFAULT_SLICE_LIMIT_S, metavar="S",
                    help="a slice still running after S seconds has hung: its name and the "
                         "Python stacks are printed, the partial output written, and the "
-                        "process exits with code 3 (default %g; 0: no limit)"
-                        % _slice_limit())
+                        "process exits with code 3 (default %(default)g; 0: no limit)")
     add_cpu_options(p)
     add_run_options(p, quick="2 rounds of small slices")
-
-
-def _slice_limit():
-    from ..lab.experiments.bench import DEFAULT_SLICE_LIMIT_S
-    return DEFAULT_SLICE_LIMIT_S
 
 
 def run(args):
@@ -60,7 +55,7 @@ def run(args):
                 overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
                 fifo_priority=args.fifo, only=args.only,
-                slice_limit_s=_slice_limit() if args.slice_limit is None else args.slice_limit)
+                slice_limit_s=args.slice_limit)
     if emit_json(args, res):
         return exit_code(res.status)
     print(res.table())

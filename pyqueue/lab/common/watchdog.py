@@ -23,9 +23,12 @@ import sys
 import threading
 import time
 
-__all__ = ["EXIT_HUNG", "SliceHung", "SliceWatchdog"]
+__all__ = ["DEFAULT_SLICE_LIMIT_S", "EXIT_HUNG", "SliceHung", "SliceWatchdog"]
 
 EXIT_HUNG = 3
+# No slice of the default bench takes more than a few seconds (a streaming slice
+# is capped near STREAM_SECONDS); one still running after this long has hung.
+DEFAULT_SLICE_LIMIT_S = 300
 
 
 class SliceHung(RuntimeError):

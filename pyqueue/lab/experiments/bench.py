@@ -54,7 +54,7 @@ from ..common import regime as _regime
 from ..common import status as _status
 from ..common import twins
 from ..common.session import Session
-from ..common.watchdog import SliceHung, SliceWatchdog
+from ..common.watchdog import DEFAULT_SLICE_LIMIT_S, SliceHung, SliceWatchdog
 from ..results import ToPandas
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
@@ -67,9 +67,6 @@ MSG = 32
 # slower than that streams anyway, and its slices say so (they are tagged with
 # the regime measured, not the one intended).
 DEFAULT_GAP_NS = 100
-# No slice of the default run takes more than a few seconds (a streaming slice is
-# capped near STREAM_SECONDS); one that runs this long has hung (common/watchdog.py).
-DEFAULT_SLICE_LIMIT_S = 300
 KINDS = ("throughput", "chasing", "roundtrip", "python")
 # Groups of rows other modules add to every run (add_group): kind -> make(ctx).
 _EXTRA_GROUPS = {}
