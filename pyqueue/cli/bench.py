@@ -40,6 +40,10 @@ def add_arguments(p):
                    help="a slice still running after S seconds has hung: its name and the "
                         "Python stacks are printed, the partial output written, and the "
                         "process exits with code 3 (default %(default)g; 0: no limit)")
+    p.add_argument("--settle-rounds", type=int, default=None, metavar="N",
+                   help="after the rounds, the rows whose twin verdict the slices left "
+                        "open ('not settled') run N more rounds, then the verdict is final "
+                        "(default: as many as --rounds; 0: no settle pass)")
     add_cpu_options(p)
     add_run_options(p, quick="2 rounds of small slices")
 
@@ -55,7 +59,7 @@ def run(args):
                 overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
                 fifo_priority=args.fifo, only=args.only,
-                slice_limit_s=args.slice_limit)
+                slice_limit_s=args.slice_limit, settle_rounds=args.settle_rounds)
     if emit_json(args, res):
         return exit_code(res.status)
     print(res.table())

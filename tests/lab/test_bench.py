@@ -310,9 +310,11 @@ def test_streaming_and_chasing_never_share_a_cell():
     assert st["ratio"]["n"] == 1 and st["regime_differs"] == 1 and st["flag"] == "ok"
     assert ch["adapter"]["max"] == 10.0 and ch["twin"]["max"] == 12.0
     assert ch["ratio"]["n"] == 1
-    # The far slice is its own cell, and its ratio 2.0 is a driver defect.
+    # The far slice is its own cell; its ratio 2.0, one slice, shows no defect yet.
     far = cells["streaming"]["far"]["ck"]
-    assert far["adapter"]["n"] == 1 and far["flag"].startswith("DRIVER DEFECT")
+    assert far["adapter"]["n"] == 1
+    assert far["flag"] == ("outside 0.85-1.15, not settled: 1 slice, too few for the "
+                           "median's interval")
     # The tables print one regime and one placement at a time.
     keys = [(reg, place) for reg, place, row, c in report._tput_rows({"throughput": cells})]
     assert keys == [("streaming", "near"), ("streaming", "far"), ("chasing", "near")]
@@ -467,16 +469,27 @@ def test_slices_text_lists_each_runs_evidence():
 
 
 @pytest.mark.two_cpus
-def test_only_runs_the_named_rows_in_every_group_that_has_them():
+def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
     """bench(only=...) runs the named rows and nothing else, each in every group
     that has it (ck: streaming, chasing, round trip); the other targets are not
     measured; an unknown name is refused with the list of rows."""
-    res = B.bench(CPUS[0], CPUS[1], only="ck,py_write_poll", **TINY)
+    # The settle pass, forced on one row: two more rounds of it, numbered on.
+    monkeypatch.setattr(B, "unsettled", lambda slices: [("roundtrip", "ck")])
+    res = B.bench(CPUS[0], CPUS[1], only="ck,py_write_poll", settle_rounds=2, **TINY)
     assert res.status == "complete"
     got = {(s.extra["kind"], s.contender) for s in res.slices}
     assert got == {("throughput", "ck"), ("chasing", "ck"), ("roundtrip", "ck"),
                    ("python", "py_write_poll")}
     assert res.params["only"] == ["ck", "py_write_poll"]
+    settled = [(s.extra["kind"], s.contender, s.round) for s in res.slices
+               if s.extra.get("settle")]
+    assert settled == [("roundtrip", "ck", 1), ("roundtrip", "ck", 2)]
+    assert res.summary["settle"] == {"rows": [["roundtrip", "ck"]], "rounds_done": 2,
+                                     "rounds": 2}
+    assert sum(c["ratio"]["n"] for c in res.summary["roundtrip_twins"].values()
+               for c in [c["ck"]]) == 3
+    assert sum(d["ck"]["slices"] for d in res.summary["roundtrip_ns"].values()) == 1
+    assert "Settle pass: roundtrip ck had an open twin verdict" in res.table()
     with pytest.raises(ValueError, match=r"unknown row\(s\) nope; the rows are: .*\bck\b"):
         B.bench(CPUS[0], CPUS[1], only="ck,nope", **TINY)
 
@@ -542,3 +555,30 @@ def test_twin_flag_says_when_the_spread_leaves_it_unsettled():
     tight = report.median_ci([1.3, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37, 1.38, 1.39])
     assert report.twin_flag(1.35, "far", tight).startswith("DRIVER DEFECT")
     assert report.twin_flag(1.0, "far", wide) == "ok"
+    assert "not settled: 5 slices, too few" in report.twin_flag(1.35, "far", None, 5)
+    assert report.twin_flag(1.35, "far", None, 6).startswith("DRIVER DEFECT")
+
+
+def test_settle_pass_takes_the_open_verdicts_and_stays_out_of_the_targets():
+    """unsettled() names the rows whose interval reaches back inside the band
+    (not a shown defect, not a cell too small for an interval); the settle
+    pass's slices count in the twin verdicts and in no median or target."""
+    wide = [0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8]
+    sl = {"throughput": [_slice("ck", 10.0 * x, "streaming", 10.0, "streaming", r=r)
+                         for r, x in enumerate(wide)]
+                        + [_slice("rwq", 13.0, "streaming", 10.0, "streaming", r=r)
+                           for r in range(10)]                     # shown: 1.3 every slice
+                        + [_slice("boost", 20.0, "streaming", 10.0, "streaming", "far")],
+          "roundtrip": []}
+    assert report.unsettled(sl) == [("throughput", "ck")]
+    extra = [_slice("ck", 10.0, "streaming", 10.0, "streaming", r=10 + r) for r in range(10)]
+    for s in extra:
+        s.extra["settle"] = True
+    sl["throughput"] += extra
+    summ = report.summarize(sl, {})
+    assert summ["throughput"]["streaming"]["near"]["ck"]["flag"] == "ok"
+    assert summ["throughput"]["streaming"]["near"]["ck"]["ratio"]["n"] == 20
+    by = {t["label"]: t for t in summ["targets"]}
+    rounds = by["pyqueue / best per-message peer, 32 B throughput [streaming]"]
+    assert rounds["by_placement"] == {}                             # no pyqueue slice at all
+    assert report.unsettled(sl) == []

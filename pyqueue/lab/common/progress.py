@@ -115,6 +115,16 @@ class Progress:
                 self._bar.set_postfix_str(self.status, refresh=False)
             self._bar.update(step)
 
+    def extend(self, n):
+        """``n`` more units of work than the total said (a pass decided on the way,
+        e.g. bench's settle pass): the bar's total and its ETA grow by them."""
+        if self.total is None or n <= 0:
+            return
+        self.total += n
+        if self._bar is not None:
+            self._bar.total = self.total
+            self._bar.refresh()
+
     def close(self, status=None):
         """Draw the final state (always) and end the line.  Idempotent."""
         if self._closed:

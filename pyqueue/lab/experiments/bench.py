@@ -58,7 +58,8 @@ from ..common.watchdog import DEFAULT_SLICE_LIMIT_S, SliceHung, SliceWatchdog
 from ..results import ToPandas
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
-                           format_markdown, format_slices, format_summary, summarize)
+                           format_markdown, format_slices, format_summary, summarize,
+                           unsettled)
 from ..common.stats import nearest_rank
 
 MSG = 32
@@ -525,6 +526,26 @@ class _RoundTrip:
         return a["p50_ns"], extra
 
 
+def _settle(groups, slices, settle, settle_rounds, rounds, session, run_round):
+    """bench's settle pass: the rows whose twin verdict is open after the rounds
+    (reports.bench.unsettled) run ``settle_rounds`` more rounds, numbered on from
+    ``rounds``; ``settle`` records which rows and how many rounds ran."""
+    settle["rows"] = unsettled(slices)
+    by_kind = {}
+    for kind, row in settle["rows"]:
+        by_kind.setdefault(kind, set()).add(row)
+    todo = [(kind, _Some(g, by_kind[kind])) for kind, g in groups if kind in by_kind]
+    todo = [(kind, g) for kind, g in todo if g.contenders()]
+    if not todo:
+        return
+    session.bar.extend(settle_rounds * sum(len(g.contenders()) for _, g in todo))
+    for i in range(settle_rounds):
+        for kind, g in todo:
+            if len(run_round(kind, g, rounds + i)) < len(g.contenders()):
+                return
+        settle["rounds"] = i + 1
+
+
 class _Some:
     """One group of rows, only the chosen ones run (bench's ``only``)."""
 
@@ -562,7 +583,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
           py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
           split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, overwrite=False,
           config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0,
-          only=None, slice_limit_s=DEFAULT_SLICE_LIMIT_S):
+          only=None, slice_limit_s=DEFAULT_SLICE_LIMIT_S, settle_rounds=None):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
     peer_dir: where to look for peer libraries (default: the package's); a peer
@@ -584,7 +605,14 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     slice_limit_s: a slice (or probe) still running after this many seconds has
     hung: its name and the Python stacks go to stderr, the partial output is
     written (status "failed: slice ... ran past the slice limit"), and the process
-    exits with code 3 (common/watchdog.py); 0 or None: no limit."""
+    exits with code 3 (common/watchdog.py); 0 or None: no limit.
+    settle_rounds: after the rounds, every row whose twin verdict the slices
+    left open (a ratio median outside the band whose 95 % interval reaches back
+    inside: reports.bench.unsettled) runs this many more rounds, alone with its
+    twin as before -- a second stage fixed in advance, decided once, not a
+    stop-when-it-looks-good loop; its slices carry extra["settle"], count in the
+    twin verdicts and stay out of the medians and targets (summary["settle"]
+    says which rows ran it).  None: as many as ``rounds``; 0: no settle pass."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -595,6 +623,8 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
     gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
     slice_limit_s = validate.number("slice_limit_s", slice_limit_s or 0, 0, float("inf"))
+    settle_rounds = (rounds if settle_rounds is None
+                     else validate.integer("settle_rounds", settle_rounds, 0, None))
     fifo = _Fifo(validate.priority("fifo_priority", fifo_priority))
     with fifo:   # refused here, before anything runs, when the OS does not allow it
         pass
@@ -603,13 +633,14 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                   messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
                   budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
                   chasing_messages=chasing_messages, gap_ns=gap_ns, fifo_priority=fifo_priority,
-                  slice_limit_s=slice_limit_s, timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
+                  slice_limit_s=slice_limit_s, settle_rounds=settle_rounds, timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
                   timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
     tp = ch = rt = py = None
     extra = []           # groups added by other modules (add_group)
     slices = {}
+    settle = {"rows": [], "rounds": 0}   # the settle pass, once decided
     watchdog = SliceWatchdog(slice_limit_s, on_hang=lambda why: session.finish(SliceHung(why)))
     probe = lambda: watchdog.run("probe (%s)" % where[0], fifo.call, probe_one_way_ns,
                                  writer_cpu, reader_cpu)
@@ -621,6 +652,15 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             return watchdog.run(where[0], fifo.call, g.run, name)
         return run
 
+    def keep_slice(kind, s, settle=False):
+        # Each slice is kept as soon as it ends, so that a later one that hangs
+        # (the watchdog writes the output then) leaves it in.
+        s.extra["kind"] = kind
+        if settle:
+            s.extra["settle"] = True
+        slices.setdefault(kind, []).append(s)
+        session.advance(1, "%s %.4g" % (s.contender, s.value))
+
     def record(folder, status, final):
         res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
                       for s in slices.get(kind, [])]
@@ -630,6 +670,8 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                    for place, d in pl.medians_by_placement(slices.get(kind, [])).items()}
             for kind in _EXTRA_GROUPS}
         res.summary["rounds_done"] = session.done
+        res.summary["settle"] = {"rows": [list(kr) for kr in settle["rows"]],
+                                 "rounds_done": settle["rounds"], "rounds": settle_rounds}
         res.summary["interrupted"] = bool(session.stop.requested)
         res.status = status
         res.samples = {name: {"roundtrip_ns": np.concatenate(arrs)}
@@ -676,22 +718,23 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             for r in range(rounds):      # one round of every group, then the next round
                 ran = 0
                 for kind, g in groups:
-                    # Each slice is kept as soon as it ends, so that a later one that
-                    # hangs (the watchdog writes the output then) leaves it in.
-                    def keep(s, kind=kind):
-                        s.extra["kind"] = kind
-                        slices.setdefault(kind, []).append(s)
-                        session.advance(1, "%s %.4g" % (s.contender, s.value))
                     got = pl.interleave(g.contenders(), 1, watched(kind, g, r),
                                         probe, split_ns,
                                         should_stop=lambda: session.stopping,
-                                        on_slice=keep, first_round=r)
+                                        on_slice=lambda s, kind=kind: keep_slice(kind, s),
+                                        first_round=r)
                     ran += len(got) == len(g.contenders())
                 if ran < len(groups):
                     break
                 session.done = r + 1
                 if session.stopping:
                     break
+            if session.done == rounds and settle_rounds and not session.stopping:
+                _settle(groups, slices, settle, settle_rounds, rounds, session,
+                        lambda kind, g, r: pl.interleave(
+                            g.contenders(), 1, watched("settle " + kind, g, r), probe,
+                            split_ns, should_stop=lambda: session.stopping,
+                            on_slice=lambda s: keep_slice(kind, s, settle=True), first_round=r))
     finally:
         for g in [tp, ch, rt, py] + extra:
             if g is not None:

@@ -15,6 +15,9 @@ from ..common.table import render
 # An adapter row and its inline twin, same slice and placement, must agree
 # within this band; outside it the driver has a defect (DESIGN §8.3).
 TWIN_BAND = (0.85, 1.15)
+# The words of a twin verdict that the slices leave open (twin_flag): bench's
+# settle pass gives those rows more slices (unsettled()).
+NOT_SETTLED = "not settled"
 # Which pass measures which regime on purpose (experiments/bench.py).
 PASSES = (("throughput", _regime.STREAMING), ("chasing", _regime.CHASING))
 
@@ -100,13 +103,14 @@ def median_ci(values, level=0.95):
     return best
 
 
-def twin_flag(ratio_p50, placement=None, ci=None):
+def twin_flag(ratio_p50, placement=None, ci=None, n=None):
     """'ok' inside TWIN_BAND, else the words that say the driver has a defect --
     or, when the median's confidence interval (median_ci of the per-slice
     ratios) reaches back inside the band, that the slices do not settle it
-    either way (their spread: more slices would); no verdict for 'moved' slices
-    (the placement changed inside them: their adapter and twin ran on different
-    hand-off costs)."""
+    either way (their spread: more slices would), as it does for a median
+    outside from ``n`` slices too few for any interval; no verdict for 'moved'
+    slices (the placement changed inside them: their adapter and twin ran on
+    different hand-off costs)."""
     if ratio_p50 is None:
         return "no ratio"
     if placement == "moved":
@@ -114,10 +118,15 @@ def twin_flag(ratio_p50, placement=None, ci=None):
     lo, hi = TWIN_BAND
     if lo <= ratio_p50 <= hi:
         return "ok"
+    if ci is None and n is not None and median_ci([1.0] * n) is None:
+        # Too few slices for any interval: one slice outside is not a shown defect
+        # (a bimodal row's single slice in a rare placement lands anywhere).
+        return ("outside %.2f-%.2f, %s: %d slice%s, too few for the median's interval"
+                % (lo, hi, NOT_SETTLED, n, "" if n == 1 else "s"))
     if ci is not None and ci["lo"] <= hi and ci["hi"] >= lo:
-        return ("outside %.2f-%.2f, not settled: the median's %.0f%% interval %.2f-%.2f "
-                "reaches inside (the slices' spread)" % (lo, hi, 100 * ci["level"],
-                                                         ci["lo"], ci["hi"]))
+        return ("outside %.2f-%.2f, %s: the median's %.0f%% interval %.2f-%.2f reaches "
+                "inside (the slices' spread)" % (lo, hi, NOT_SETTLED, 100 * ci["level"],
+                                                 ci["lo"], ci["hi"]))
     return "DRIVER DEFECT (outside %.2f-%.2f)" % (lo, hi)
 
 
@@ -160,7 +169,8 @@ def regime_cells(slices):
                 c["ratio_ci"] = median_ci(c["ratio"])
                 for k in ("adapter", "twin", "ratio"):
                     c[k] = spread(c[k])
-                c["flag"] = twin_flag(c["ratio"] and c["ratio"]["p50"], place, c["ratio_ci"])
+                c["flag"] = twin_flag(c["ratio"] and c["ratio"]["p50"], place, c["ratio_ci"],
+                                      c["ratio"] and c["ratio"]["n"])
                 c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
                 c["passes"] = sorted(c["passes"])
     return cells
@@ -191,9 +201,42 @@ def roundtrip_twins(slices):
                 c[k] = spread(c[k])
             c["flag"] = ("no twin" if "no_twin" in c
                          else "twin only: no adapter row" if c.get("twin_only")
-                         else twin_flag(c["ratio"] and c["ratio"]["p50"], place, c["ratio_ci"]))
+                         else twin_flag(c["ratio"] and c["ratio"]["p50"], place, c["ratio_ci"],
+                                        c["ratio"] and c["ratio"]["n"]))
             c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
     return out
+
+
+def unsettled(slices):
+    """The rows whose twin verdict the slices so far leave open: a ratio median
+    outside TWIN_BAND whose interval reaches back inside (twin_flag), in any
+    placement and regime.  A cell of too few slices for an interval is left out:
+    it is a placement the host seldom gave, and more slices of the row would
+    mostly land in the common one.  ``slices``: {kind: [Slice]}.  Returns sorted
+    (kind, row) pairs, the kind being each pass the row's cell was measured in
+    (throughput, chasing, roundtrip): what bench's settle pass runs again."""
+    def left_open(c):
+        return NOT_SETTLED in c["flag"] and c["ratio_ci"] is not None
+
+    todo = set()
+    tput = slices.get("throughput", []) + slices.get("chasing", [])
+    for by_place in regime_cells(tput).values():
+        for rows in by_place.values():
+            for row, c in rows.items():
+                if left_open(c):
+                    todo.update((kind, row) for kind in c["passes"])
+    for rows in roundtrip_twins(slices.get("roundtrip", [])).values():
+        for row, c in rows.items():
+            if left_open(c):
+                todo.add(("roundtrip", row))
+    return sorted(todo)
+
+
+def main_slices(slices):
+    """The slices of the rounds proper: without the settle pass's (extra
+    'settle'), which ran for some rows only and so would pair rows of unequal
+    rounds in a target's per-round ratios.  They count in the twin verdicts."""
+    return [s for s in slices if not s.extra.get("settle")]
 
 
 def slice_floor_ratios(slices, num):
@@ -239,11 +282,14 @@ def python_ratios(py):
 
 def summarize(slices, status):
     """Spreads per regime and placement, medians per placement, the per-round ratios."""
-    lat, py = (slices.get(k, []) for k in ("roundtrip", "python"))
     tput_all = slices.get("throughput", []) + slices.get("chasing", [])
     summ = {"peers": status, "throughput": regime_cells(tput_all), "roundtrip_ns": {},
-            "roundtrip_twins": roundtrip_twins(lat), "python_mmsg_s": {},
+            "roundtrip_twins": roundtrip_twins(slices.get("roundtrip", [])),
+            "python_mmsg_s": {},
             "targets": [], "ratios": {}}
+    # The twin verdicts above take every slice; the medians and targets below,
+    # the rounds proper only (main_slices).
+    lat, py = (main_slices(slices.get(k, [])) for k in ("roundtrip", "python"))
     for place, d in pl.medians_by_placement(py).items():
         summ["python_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     summ["python_ratios"] = python_ratios(py)
@@ -255,7 +301,7 @@ def summarize(slices, status):
     # Throughput ratios: within one pass, and only between slices measured in
     # the regime that pass is for.
     by_kind = {"roundtrip": [("", lat)], "python": [("", py)],
-               "throughput": [(" [%s]" % reg, [s for s in slices.get(kind, [])
+               "throughput": [(" [%s]" % reg, [s for s in main_slices(slices.get(kind, []))
                                                if s.extra.get("regime") == reg])
                               for kind, reg in PASSES]}
     for label0, kind, num, den, key, best, target, higher in TARGETS:
@@ -454,6 +500,21 @@ def _ratios_table(summary):
         for label, d in summary["ratios"].items()]
 
 
+def settle_note(summary, params):
+    """One sentence on bench's settle pass: which rows ran it and for how many
+    rounds, or that none needed it (or that it was off)."""
+    st = summary.get("settle") or {}
+    if not params.get("settle_rounds"):
+        return "Settle pass: off (rows left 'not settled' stay so)."
+    if not st.get("rows"):
+        return ("Settle pass: no row's twin verdict was left open after the rounds (up to %d "
+                "more rounds each would have run)." % params["settle_rounds"])
+    return ("Settle pass: %s had an open twin verdict after the rounds and ran %d of %d more "
+            "rounds (their slices count in the twin ratios, not in the medians or targets)."
+            % (", ".join("%s %s" % tuple(kr) for kr in st["rows"]), st.get("rounds_done", 0),
+               params["settle_rounds"]))
+
+
 def format_summary(summary, params):
     """Plain-text report: medians per placement, then the targets; the peers not
     installed, and why, on their own lines under the first table."""
@@ -473,7 +534,7 @@ def format_summary(summary, params):
     lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
               "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n) "
               "[the median's distribution-free 95 % interval, order statistics, n >= 6]:",
-              render(*_throughput_table(summary), notes=missing)]
+              render(*_throughput_table(summary), notes=missing), settle_note(summary, params)]
     lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
               "ring_floor is %s:" % _ring_floor_note(params), render(*_roundtrip_table(summary))]
     lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:",
@@ -501,6 +562,7 @@ def format_markdown(summary, params):
            "pass the figures came from: " + PASS_LEGEND, ""]
     out += md(_throughput_table(summary),
               [[n, "", "", "", "", "not installed"] for n in sorted(missing)])
+    out += ["", settle_note(summary, params)]
     out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices; "
             "ratio as above", ""]
     out += md(_roundtrip_twin_table(summary))
