@@ -334,6 +334,16 @@ def test_targets_take_only_slices_of_their_pass_regime():
     assert st["by_placement"]["near"]["median"] == 5.0
     assert st["by_placement"]["near"]["against"] == [("ck", 1)]
     assert ch["by_placement"]["near"]["median"] == 0.5
+    # Python's batch writer is taken in its own regime (it chases: it is the slower
+    # side) against the C writer's streaming slices only.
+    sl = {"throughput": [_slice("py_batch", 30.0, "chasing", 30.0, "chasing", r=0),
+                         _slice("pyqueue_direct", 60.0, "streaming", 60.0, "streaming", r=0),
+                         _slice("py_batch", 30.0, "chasing", 30.0, "chasing", r=1),
+                         _slice("pyqueue_direct", 20.0, "chasing", 20.0, "chasing", r=1)]}
+    by = {t["label"]: t for t in report.summarize(sl, {})["targets"]}
+    py = by["Python write_batch / C writer, throughput [Python writer in any regime / "
+            "C writer streaming]"]["by_placement"]["near"]
+    assert (py["median"], py["rounds"]) == (0.5, 1)
 
 
 def test_twin_flag_band():
