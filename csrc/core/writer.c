@@ -25,7 +25,7 @@
  * (round trip 1.37x -> 1.80x the same-line floor in a minimal ring, 'near'). */
 static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint32_t limit)
 {
-    if (next < limit && next + PYQ_RECORD_HEADER > w->zeroed)
+    if (next + PYQ_RECORD_HEADER > w->zeroed && next < limit) /* the first test fails */
         pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
 }
 
@@ -36,12 +36,27 @@ static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint
 static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t limit)
 {
     struct pyq_writer_state *w = &q->w;
-    uint32_t to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+    uint32_t zeroed = w->zeroed, to;
 
+    /* zeroed and limit are multiples of a line (block takes, and every span
+     * below ends at one), so the end of the line after next's,
+     * (next & ~63) + 128, passes zeroed exactly when next + 64 >= zeroed:
+     * one test for the commits of a line but the one that reaches it. */
+    if (PYQ_LIKELY(next + (PYQ_ZERO_AHEAD - PYQ_CACHELINE) < zeroed))
+        return;
+    /* The commit that reaches the last zeroed line, short of it and of the
+     * block's end (every small record but the one ending on a line's start):
+     * the end of the line after next's is zeroed + 64 -- that one line. */
+    if (PYQ_LIKELY(next < zeroed && zeroed < limit && !q->line_headers)) {
+        zero_line(w->blk + zeroed);
+        w->zeroed = zeroed + PYQ_CACHELINE;
+        return;
+    }
+    to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
     if (to > limit)
         to = limit;
-    if (to > w->zeroed) {
-        zero_ahead(q, w->blk, next > w->zeroed ? next : w->zeroed, to);
+    if (to > zeroed) {
+        zero_ahead(q, w->blk, next > zeroed ? next : zeroed, to);
         w->zeroed = to;
     }
 }

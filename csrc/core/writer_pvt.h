@@ -110,6 +110,22 @@ static inline uint32_t fast_limit(const struct pyq_queue *q)
  * them). */
 #define PYQ_ZERO_AHEAD 128u /* zeroed up to the end of the line after next's */
 
+/* The eight header words of the line at p (line-aligned), written out: the
+ * compiler does not unroll a loop of atomic stores, and a loop step a word
+ * cost four instructions a word. */
+static inline void zero_line(uint8_t *p)
+{
+    _Static_assert(PYQ_CACHELINE == 8 * PYQ_RECORD_ALIGN, "eight header words a line");
+    pyq_store_relaxed(pyq_hdr(p, 0), 0);
+    pyq_store_relaxed(pyq_hdr(p, 8), 0);
+    pyq_store_relaxed(pyq_hdr(p, 16), 0);
+    pyq_store_relaxed(pyq_hdr(p, 24), 0);
+    pyq_store_relaxed(pyq_hdr(p, 32), 0);
+    pyq_store_relaxed(pyq_hdr(p, 40), 0);
+    pyq_store_relaxed(pyq_hdr(p, 48), 0);
+    pyq_store_relaxed(pyq_hdr(p, 56), 0);
+}
+
 static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t from, uint32_t to)
 {
     if (q->line_headers) {
@@ -117,8 +133,16 @@ static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t 
              o += PYQ_CACHELINE)
             pyq_store_relaxed(pyq_hdr(blk, o), 0);
     } else {
-        for (uint32_t o = from; o < to; o += PYQ_RECORD_ALIGN)
-            pyq_store_relaxed(pyq_hdr(blk, o), 0);
+        /* blk is line-aligned (the pool is page-aligned, block_size a multiple
+         * of a line), so p's line offset is the block offset's. */
+        uint8_t *p = blk + from, *end = blk + to;
+
+        for (; p < end && ((uintptr_t)p & (PYQ_CACHELINE - 1)); p += PYQ_RECORD_ALIGN)
+            pyq_store_relaxed(pyq_hdr(p, 0), 0);
+        for (; p < end && end - p >= PYQ_CACHELINE; p += PYQ_CACHELINE)
+            zero_line(p);
+        for (; p < end; p += PYQ_RECORD_ALIGN)
+            pyq_store_relaxed(pyq_hdr(p, 0), 0);
     }
 }
 
