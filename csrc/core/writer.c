@@ -100,10 +100,12 @@ static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned h
     if (!(how & REC_LOCAL) && q->cfg.publish == PYQ_PUBLISH_MAX)
         pyq_shm_wake_reader(q); /* shared scan_current: the commit is the hand-over */
     else if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes) {
-        if (how & REC_LOCAL)
-            publish_local(q, at);
+        if (how & REC_SCAN) /* no run is open under q->scan (publish_store) */
+            publish_store(q, at);
         else
-            publish(q, at);
+            publish_local(q, at);
+        if (!(how & REC_LOCAL) && q->xproc)
+            pyq_shm_wake_reader(q);
     }
 }
 

@@ -67,13 +67,14 @@ static inline void run_close(struct pyq_queue *q)
         run_set(w, 0);
 }
 
-/* Make everything committed up to pos visible to a non-scanning reader.
- * publish_local: an in-process queue's (no reader asleep on a futex). */
-static inline void publish_local(struct pyq_queue *q, uint64_t pos)
+/* Make everything committed up to pos visible to a non-scanning reader, no
+ * run being open: publish_local() without its run_close().  Under q->scan no
+ * run is ever open (runs need q->batch_ok: publish max, no scanning reader),
+ * so the per-commit publish of each and bytes:N there skips that close. */
+static inline void publish_store(struct pyq_queue *q, uint64_t pos)
 {
     struct pyq_writer_state *w = &q->w;
 
-    run_close(q); /* a published run never grows: the reader may have read it */
     if (pos == w->last_pub)
         return;
     fence_streamed(w);
@@ -81,6 +82,14 @@ static inline void publish_local(struct pyq_queue *q, uint64_t pos)
     /* W2: every record below pos is complete; pairs with A2 in reader.c. */
     pyq_store_release(&q->pub_pos, pos);
     pyq_counter_add(&q->ws.publishes, 1);
+}
+
+/* Make everything committed up to pos visible to a non-scanning reader.
+ * publish_local: an in-process queue's (no reader asleep on a futex). */
+static inline void publish_local(struct pyq_queue *q, uint64_t pos)
+{
+    run_close(q); /* a published run never grows: the reader may have read it */
+    publish_store(q, pos);
 }
 
 static inline void publish(struct pyq_queue *q, uint64_t pos)
