@@ -304,6 +304,15 @@ static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
     return (PYQ_RECORD_HEADER + (uint64_t)len + rec_mask) & ~(uint64_t)rec_mask;
 }
 
+/* A counter of ws or rs bumped on the per-message paths by its one writer
+ * (pyq_counter_add's relaxed load and store of the sum, which stats() reads
+ * relaxed): pyqueue_inline.h's pyq__own_add64, one add to memory on x86-64
+ * where the builtins emit a load, an add and a store. */
+static inline void pyq_count(_Atomic uint64_t *c, uint64_t v)
+{
+    pyq__own_add64((uint64_t *)(void *)c, v);
+}
+
 /* The open run's members after its first, not yet in ws (writer_pvt.h,
  * run_close): *bytes their payload.  Any thread; after A6's loads of ws. */
 static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)

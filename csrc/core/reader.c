@@ -239,8 +239,8 @@ static inline void consumed_run(struct pyq_reader_state *r, uint32_t k)
  * poll returns (the writer's peak-backlog sample may lag by one poll). */
 static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
 {
-    pyq_counter_add(&q->rs.messages, n);
-    pyq_counter_add(&q->rs.bytes, bytes);
+    pyq_count(&q->rs.messages, n);
+    pyq_count(&q->rs.bytes, bytes);
 }
 
 /* After the last message of a block, hand the block back at once rather than

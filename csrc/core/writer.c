@@ -158,8 +158,8 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
     else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
         run_open(q, next - size, len);
     w->pos = next;
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
+    pyq_count(&q->ws.messages, 1);
+    pyq_count(&q->ws.bytes, len);
     if (!(how & REC_PLAIN) && q->commit_hook)
         publish_policy(q, next, how);
     if (PYQ_UNLIKELY(limit - next < size))

@@ -81,7 +81,7 @@ static inline void publish_store(struct pyq_queue *q, uint64_t pos)
     w->last_pub = pos;
     /* W2: every record below pos is complete; pairs with A2 in reader.c. */
     pyq_store_release(&q->pub_pos, pos);
-    pyq_counter_add(&q->ws.publishes, 1);
+    pyq_count(&q->ws.publishes, 1);
 }
 
 /* Make everything committed up to pos visible to a non-scanning reader.

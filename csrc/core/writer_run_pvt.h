@@ -261,8 +261,8 @@ static inline __attribute__((always_inline)) void run_start(struct pyq_queue *q,
     run_open(q, at, len);
     w->pos = at + PYQ_RECORD_HEADER + (uint32_t)(k * step);
     run_add(w, k - 1); /* counted when the run ends */
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
+    pyq_count(&q->ws.messages, 1);
+    pyq_count(&q->ws.bytes, len);
     if (w->pos == q->cfg.block_size)
         pyq_w_seal_early(q); /* exactly full (no scanning reader) */
 }
