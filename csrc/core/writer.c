@@ -150,7 +150,7 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
 #endif
     {
         commit_header(rec, len);
-        if (!(how & REC_PLAIN) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
+        if (!(how & (REC_PLAIN | REC_GATED)) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
     if (how & REC_SCAN)
@@ -301,7 +301,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     int nt;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
-                     (!(how & REC_PLAIN) &&
+                     (!(how & (REC_PLAIN | REC_GATED)) &&
                       atomic_load_explicit(&q->closed, memory_order_relaxed))))
         return 0;
     rec = w->blk + pos;
@@ -345,13 +345,15 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
 }
 
 /* The small-message fast path for a scanning reader (publish each or
- * scan_current), apart: its header zeroing would otherwise cost every other
- * configuration's fast path two callee-saved registers.  Reached by a tail
- * call; when it fails, so would write_slow()'s. */
+ * scan_current) of an in-process queue, apart: its header zeroing would
+ * otherwise cost every other configuration's fast path two callee-saved
+ * registers.  Reached by a tail call from write_record(), which found the gate
+ * word SCAN and at most HOOK: not closed, no touch, a cached block, no reader
+ * to wake (REC_GATED, REC_LOCAL); when it fails, so would write_slow()'s. */
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL)))
+    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL | REC_GATED)))
         return 0;
     return write_claimed(q, data, len, timeout_ns);
 }
@@ -395,11 +397,17 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
 {
     uint32_t gate = pyq_load_relaxed(&q->w.gate);
 
-    if (PYQ_LIKELY(is_small(len) && gate == 0))
-        return write_plain(q, data, len, timeout_ns);
-    if ((gate & PYQ_GATE_SCAN) && is_small(len) && !q->w.nt)
-        return (gate & PYQ_GATE_XPROC) ? write_scan_shared(q, data, len, timeout_ns)
-                                       : write_scan(q, data, len, timeout_ns);
+    if (PYQ_LIKELY(is_small(len))) {
+        if (PYQ_LIKELY(gate == 0))
+            return write_plain(q, data, len, timeout_ns);
+        /* A scanning reader in-process (each, or scan_current with any
+         * policy), nothing else set: the gate's one compare. */
+        if ((gate & ~PYQ_GATE_HOOK) == PYQ_GATE_SCAN)
+            return write_scan(q, data, len, timeout_ns);
+        if ((gate & (PYQ_GATE_SCAN | PYQ_GATE_XPROC)) == (PYQ_GATE_SCAN | PYQ_GATE_XPROC) &&
+            !q->w.nt)
+            return write_scan_shared(q, data, len, timeout_ns);
+    }
     return write_general(q, data, len, timeout_ns);
 }
 

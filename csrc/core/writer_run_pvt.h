@@ -26,6 +26,9 @@ enum {
     REC_PLAIN = 1u << 4,  /* the caller found the gate word zero: not closed, no
                              touch, a runs-framing policy, nothing after the commit */
     REC_NT = 1u << 5,     /* the caller found the block streamed (w->nt) */
+    REC_GATED = 1u << 6,  /* the caller found the gate word without CLOSED, TOUCH
+                             and NT: not closed, no touch, a cached block (REC_PLAIN
+                             says as much and more) */
 };
 
 /* Lengths copy_small() moves without a call. */
