@@ -32,27 +32,38 @@ static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint
 /* After it: zero ahead to the end of the line after next's (writer_pvt.h).
  * These stores also leave that line Modified here before the reader first
  * reads it, so a later commit there only has to invalidate the reader's copy
- * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring). */
-static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t limit)
+ * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring).
+ * after_commit_line() does the common cases and returns 1 when the general
+ * span is left to do (after_commit_span): only words the reader cannot reach
+ * before the next commit are in it (the header at next is zero already,
+ * before_commit), so a caller may make it after its bookkeeping. */
+static inline int after_commit_line(struct pyq_queue *q, uint32_t next, uint32_t limit)
 {
     struct pyq_writer_state *w = &q->w;
-    uint32_t zeroed = w->zeroed, to;
+    uint32_t zeroed = w->zeroed;
 
     /* zeroed and limit are multiples of a line (block takes, and every span
-     * below ends at one), so the end of the line after next's,
-     * (next & ~63) + 128, passes zeroed exactly when next + 64 >= zeroed:
-     * one test for the commits of a line but the one that reaches it. */
+     * ends at one), so the end of the line after next's, (next & ~63) + 128,
+     * passes zeroed exactly when next + 64 >= zeroed: one test for the
+     * commits of a line but the one that reaches it. */
     if (PYQ_LIKELY(next + (PYQ_ZERO_AHEAD - PYQ_CACHELINE) < zeroed))
-        return;
+        return 0;
     /* The commit that reaches the last zeroed line, short of it and of the
      * block's end (every small record but the one ending on a line's start):
      * the end of the line after next's is zeroed + 64 -- that one line. */
     if (PYQ_LIKELY(next < zeroed && zeroed < limit && !q->line_headers)) {
         zero_line(w->blk + zeroed);
         w->zeroed = zeroed + PYQ_CACHELINE;
-        return;
+        return 0;
     }
-    to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+    return 1;
+}
+
+static void after_commit_span(struct pyq_queue *q, uint32_t next, uint32_t limit)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t zeroed = w->zeroed, to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+
     if (to > limit)
         to = limit;
     if (to > zeroed) {
@@ -129,13 +140,16 @@ static __attribute__((noinline)) void stream_payload_call(uint8_t *dst, const vo
 /* The one ending of a record, for commit() and write_fast(): the record at rec
  * (size bytes, ending at offset next <= limit) has its payload in place; store
  * its header, then the writer's bookkeeping.  nt: the block is streamed (w->nt
- * as the caller read it; 0 when REC_MAY_NT is not in how). */
-static inline __attribute__((always_inline)) void finish_record(struct pyq_queue *q, uint8_t *rec,
+ * as the caller read it; 0 when REC_MAY_NT is not in how).  Returns 1, or with
+ * REC_SEAL_OUT 2 when the early seal is due and left to the caller, 3 when
+ * after_commit_span() and then the seal test are. */
+static inline __attribute__((always_inline)) int finish_record(struct pyq_queue *q, uint8_t *rec,
                                                                 uint32_t next, uint32_t size,
                                                                 uint32_t len, uint32_t limit,
                                                                 unsigned how, int nt)
 {
     struct pyq_writer_state *w = &q->w;
+    int span = 0;
 
     if (how & REC_SCAN) {
         before_commit(w, next, limit); /* W3 publishes the zero with the record */
@@ -153,17 +167,27 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
         if (!(how & (REC_PLAIN | REC_GATED)) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
-    if (how & REC_SCAN)
-        after_commit(q, next, limit);
-    else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
+    if (how & REC_SCAN) {
+        span = after_commit_line(q, next, limit);
+        if (!(how & REC_SEAL_OUT) && PYQ_UNLIKELY(span)) {
+            after_commit_span(q, next, limit);
+            span = 0;
+        }
+    } else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
         run_open(q, next - size, len);
     w->pos = next;
     pyq_count(&q->ws.messages, 1);
     pyq_count(&q->ws.bytes, len);
     if (!(how & REC_PLAIN) && q->commit_hook)
         publish_policy(q, next, how);
-    if (PYQ_UNLIKELY(limit - next < size))
-        pyq_w_seal_early(q); /* no room for another record of this size */
+    if (PYQ_UNLIKELY(span))
+        return 3; /* REC_SEAL_OUT: the zero span, then the seal test (write_scan_rest) */
+    if (PYQ_UNLIKELY(limit - next < size)) { /* no room for another record of this size */
+        if (how & REC_SEAL_OUT)
+            return 2;
+        pyq_w_seal_early(q);
+    }
+    return 1;
 }
 
 static inline void commit(struct pyq_queue *q)
@@ -290,7 +314,8 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
  * and commit() in one, for every publish policy.  how: REC_* constants, so
  * that pyq_writer_write() inlines a copy that calls nothing but
  * pyq_w_seal_early() and keeps the callee-saved registers untouched.
- * Returns 1 when the message was written. */
+ * Returns 1 when the message was written (2: and, with REC_SEAL_OUT, the
+ * early seal is the caller's to make). */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -312,8 +337,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     else
 #endif
         copy_small(rec + PYQ_RECORD_HEADER, data, len, how);
-    finish_record(q, rec, (uint32_t)next, (uint32_t)size, len, w->fast_limit, how, nt);
-    return 1;
+    return finish_record(q, rec, (uint32_t)next, (uint32_t)size, len, w->fast_limit, how, nt);
 }
 
 /* A record through claim() and commit(): a block change, a full queue, a
@@ -344,6 +368,18 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     return write_claimed(q, data, len, timeout_ns);
 }
 
+/* write_scan()'s record of len bytes, now at w->pos, left the general zero
+ * span and the seal test to do (finish_record, REC_SEAL_OUT).  Returns 0. */
+static __attribute__((noinline)) int write_scan_rest(struct pyq_queue *q, uint32_t len)
+{
+    uint32_t next = q->w.pos, limit = q->cfg.block_size; /* write_fast's limit */
+
+    after_commit_span(q, next, limit);
+    if (limit - next < (uint32_t)pyq_record_size(len, q->rec_mask))
+        return pyq_w_seal_early(q);
+    return 0;
+}
+
 /* The small-message fast path for a scanning reader (publish each or
  * scan_current) of an in-process queue, apart: its header zeroing would
  * otherwise cost every other configuration's fast path two callee-saved
@@ -353,8 +389,16 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL | REC_GATED)))
+    int done = write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL | REC_GATED | REC_SEAL_OUT);
+
+    /* The calls after the record are tail calls: nothing is live across a
+     * call, so this path saves no register. */
+    if (PYQ_LIKELY(done == 1))
         return 0;
+    if (done == 2)
+        return pyq_w_seal_early(q); /* 0 */
+    if (done == 3)
+        return write_scan_rest(q, len);
     return write_claimed(q, data, len, timeout_ns);
 }
 

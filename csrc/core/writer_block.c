@@ -209,7 +209,7 @@ int pyq_w_take_linked(struct pyq_queue *q)
  * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
  * hot block) only an exactly full block is sealed, and the next write that
  * does not fit seals as before. */
-void pyq_w_seal_early(struct pyq_queue *q)
+int pyq_w_seal_early(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -217,11 +217,12 @@ void pyq_w_seal_early(struct pyq_queue *q)
         int64_t idx = pop_free(q, PYQ_TIER_HOT);
         if (idx >= 0) {
             seal_linked(q, (uint32_t)idx, PYQ_TIER_HOT);
-            return;
+            return 0;
         }
     }
     if (w->pos == q->cfg.block_size)
         pyq_w_seal(q, PYQ_HDR_PAD);
+    return 0;
 }
 
 /* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every

@@ -158,7 +158,7 @@ static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t 
 /* writer_block.c: taking, sealing and linking blocks; the end of a run. */
 PYQ_PRIVATE void pyq_w_seal(struct pyq_queue *q, uint64_t pad);
 PYQ_PRIVATE int pyq_w_take_linked(struct pyq_queue *q);
-PYQ_PRIVATE void pyq_w_seal_early(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_w_seal_early(struct pyq_queue *q); /* 0, for tail calls */
 PYQ_PRIVATE int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns);
 
 #endif

@@ -29,6 +29,9 @@ enum {
     REC_GATED = 1u << 6,  /* the caller found the gate word without CLOSED, TOUCH
                              and NT: not closed, no touch, a cached block (REC_PLAIN
                              says as much and more) */
+    REC_SEAL_OUT = 1u << 7, /* the caller makes the early seal: write_fast() returns 2
+                               when it is due, so the caller's pyq_w_seal_early() is a
+                               tail call and its fast path saves no register */
 };
 
 /* Lengths copy_small() moves without a call. */
