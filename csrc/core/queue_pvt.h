@@ -123,6 +123,8 @@ struct pyq_writer_state {
                                             the fast path (a current block, no claim,
                                             not streamed under q->scan), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
+    uint64_t blk_start;                  /* (seq - 1) * block_size: the position of blk's
+                                            offset 0, what a publish adds pos to */
     uint32_t run_len;                    /* a write of this length extends the open run
                                             (PYQ_NO_RUN: none may) */
     uint32_t run_hdr;                    /* offset of its header in blk */
@@ -181,7 +183,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 5u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 6u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.

@@ -106,7 +106,7 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
 static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
-    uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
+    uint64_t at = w->blk_start + next;
 
     if (!(how & REC_LOCAL) && q->cfg.publish == PYQ_PUBLISH_MAX)
         pyq_shm_wake_reader(q); /* shared scan_current: the commit is the hand-over */
@@ -522,7 +522,7 @@ int pyq_writer_flush(pyq_queue_t *q)
     struct pyq_writer_state *w = &q->w;
 
     if (w->blk)
-        publish(q, (w->seq - 1) * (uint64_t)q->cfg.block_size + w->pos);
+        publish(q, w->blk_start + w->pos);
     return 0;
 }
 

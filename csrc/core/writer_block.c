@@ -135,6 +135,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
         }
     }
     w->ring[w->seq & q->ring_mask] = idx;
+    w->blk_start = w->seq * (uint64_t)q->cfg.block_size;
     w->seq++;
     /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
     pyq_store_release(&q->ring_tail, w->seq);
