@@ -112,8 +112,8 @@ static inline uint32_t fast_limit(const struct pyq_queue *q)
  * in [w->pos, w->zeroed) of its block reading zero, so that the header after a
  * record is already zero when the record is committed, and nothing has to be
  * stored ahead of a small record's commit.  The zeros are made in whole lines,
- * ahead, after commits (writer.c, after_commit) and when a block is taken
- * (writer_block.c, clear_headers).  Header positions: every 8-byte word, or
+ * ahead, after commits (writer.c, after_commit_line and after_commit_span) and
+ * when a block is taken (writer_block.c, clear_headers).  Header positions: every 8-byte word, or
  * with line headers (scan_current) the first word of each line.  Relaxed
  * stores: the reader may be reading these words as headers (W3 or W1 publishes
  * them). */
