@@ -37,10 +37,10 @@ printf '%-16s %12s %12s %12s %12s %10s %10s\n' queue "write Ir/msg" "read Ir/msg
 # A spec ending in :each counts that row under publish each (a scanning
 # reader, one message a write and a read: the path a round trip and the Python
 # one-thread pair pay, DESIGN §3.3); its label ends in /each.  Proposed targets
-# for pyqueue_c/0/each (measured 144.3 write own, 47.5 read own on h-fastc6's
-# base): write <= 40 Ir own, read <= 25 -- a minimal ring's ~10-15 a side plus
-# what each needs beyond it: the header word zeroed ahead for the scanning reader
-# and the publish store.
+# for pyqueue_c/0/each: write <= 40 Ir own, read <= 25 -- a minimal ring's
+# ~10-15 a side plus what each needs beyond it: the header word zeroed ahead for
+# the scanning reader and the publish store.  Measured 144.3 write own, 47.5
+# read own on main bb8595f; 91.2 and 38.5 after h-each's cuts (DESIGN §8.6).
 for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32 pyqueue_c:0 pyqueue_c:32 pyqueue_inline:0 pyqueue_inline:32 pyqueue_c:0:each pyqueue_inline:0:each}; do
     pub=${PYQ_INSTR_PUBLISH:-max}; tag=
     case $spec in *:*:each) spec=${spec%:each}; pub=each; tag=/each ;; esac

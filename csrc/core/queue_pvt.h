@@ -123,6 +123,8 @@ struct pyq_writer_state {
                                             the fast path (a current block, no claim,
                                             not streamed under q->scan), else 0 */
     uint64_t last_pub;                   /* last value stored to pub_pos */
+    uint64_t blk_start;                  /* (seq - 1) * block_size: the position of blk's
+                                            offset 0, what a publish adds pos to */
     uint32_t run_len;                    /* a write of this length extends the open run
                                             (PYQ_NO_RUN: none may) */
     uint32_t run_hdr;                    /* offset of its header in blk */
@@ -181,7 +183,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 5u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 6u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -302,6 +304,15 @@ static inline uint64_t pyq_hdr_link(uint32_t idx, uint64_t seq)
 static inline uint64_t pyq_record_size(uint32_t len, uint32_t rec_mask)
 {
     return (PYQ_RECORD_HEADER + (uint64_t)len + rec_mask) & ~(uint64_t)rec_mask;
+}
+
+/* A counter of ws or rs bumped on the per-message paths by its one writer
+ * (pyq_counter_add's relaxed load and store of the sum, which stats() reads
+ * relaxed): pyqueue_inline.h's pyq__own_add64, one add to memory on x86-64
+ * where the builtins emit a load, an add and a store. */
+static inline void pyq_count(_Atomic uint64_t *c, uint64_t v)
+{
+    pyq__own_add64((uint64_t *)(void *)c, v);
 }
 
 /* The open run's members after its first, not yet in ws (writer_pvt.h,

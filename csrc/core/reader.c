@@ -239,8 +239,8 @@ static inline void consumed_run(struct pyq_reader_state *r, uint32_t k)
  * poll returns (the writer's peak-backlog sample may lag by one poll). */
 static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
 {
-    pyq_counter_add(&q->rs.messages, n);
-    pyq_counter_add(&q->rs.bytes, bytes);
+    pyq_count(&q->rs.messages, n);
+    pyq_count(&q->rs.bytes, bytes);
 }
 
 /* After the last message of a block, hand the block back at once rather than
@@ -252,11 +252,76 @@ static inline void eager_finish(struct pyq_queue *q)
         finish_block(q);
 }
 
+static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
+                                                       uint64_t max_messages, pyq_message_fn fn,
+                                                       void *ctx, uint64_t n, uint64_t bytes);
+
+/* poll_loop() for a scanning reader (q->scan: publish each, scan_current).
+ * Its records are never runs and r->limit stays 0, so the committed record
+ * at pos of the block being drained is tested first and alone: the block, the
+ * block's end, the header (A3) -- what next_record() reached after its
+ * limit, scan and run tests.  The state is read from r at every message, as
+ * the general loop does (the callback is opaque); anything else (no block,
+ * the block's end, zero, a PAD, a link) goes the general way. */
+static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
+                                                        uint64_t max_messages, pyq_message_fn fn,
+                                                        void *ctx, uint64_t n, uint64_t bytes)
+{
+    struct pyq_reader_state *r = &q->r;
+
+    while (n < max_messages) {
+        _Atomic uint64_t *h;
+        uint64_t hdr;
+        uint32_t len;
+        int rc;
+
+        if (PYQ_LIKELY(r->blk && r->pos < r->block_size)) {
+            /* A3: pairs with W3: a committed header means a complete payload. */
+            h = pyq_hdr(r->blk, r->pos);
+            hdr = pyq_load_acquire(h);
+            if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
+                h = next_record_slow(q, &hdr);
+        } else {
+            h = next_record_slow(q, &hdr);
+        }
+        if (!h)
+            break;
+        if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
+            /* Never written for a scanning reader; the general loop's way. */
+            enter_run(r, hdr);
+            return poll_loop_any(q, max_messages, fn, ctx, n, bytes);
+        }
+        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+        rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+        consumed(q, len);
+        n++;
+        bytes += len;
+        if (PYQ_UNLIKELY(rc != 0)) {
+            account(q, n, bytes);
+            eager_finish(q);
+            return rc < 0 ? rc : (int64_t)n;
+        }
+    }
+    if (n)
+        account(q, n, bytes);
+    eager_finish(q);
+    return (int64_t)n;
+}
+
 /* The rest of a poll after `n` messages (`bytes` payload bytes) were delivered:
- * the general loop, out of line so the one-message path stays small. */
-static __attribute__((noinline)) int64_t poll_loop(struct pyq_queue *q, uint64_t max_messages,
-                                                   pyq_message_fn fn, void *ctx, uint64_t n,
-                                                   uint64_t bytes)
+ * the general loop, out of line so the one-message path stays small; a
+ * scanning reader's is poll_loop_scan(). */
+static inline int64_t poll_loop(struct pyq_queue *q, uint64_t max_messages, pyq_message_fn fn,
+                                void *ctx, uint64_t n, uint64_t bytes)
+{
+    if (q->scan && !q->r.run_left)
+        return poll_loop_scan(q, max_messages, fn, ctx, n, bytes);
+    return poll_loop_any(q, max_messages, fn, ctx, n, bytes);
+}
+
+static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
+                                                       uint64_t max_messages, pyq_message_fn fn,
+                                                       void *ctx, uint64_t n, uint64_t bytes)
 {
     struct pyq_reader_state *r = &q->r;
     uint64_t hdr;

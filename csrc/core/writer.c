@@ -25,23 +25,49 @@
  * (round trip 1.37x -> 1.80x the same-line floor in a minimal ring, 'near'). */
 static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint32_t limit)
 {
-    if (next < limit && next + PYQ_RECORD_HEADER > w->zeroed)
+    if (next + PYQ_RECORD_HEADER > w->zeroed && next < limit) /* the first test fails */
         pyq_store_relaxed(pyq_hdr(w->blk, next), 0);
 }
 
 /* After it: zero ahead to the end of the line after next's (writer_pvt.h).
  * These stores also leave that line Modified here before the reader first
  * reads it, so a later commit there only has to invalidate the reader's copy
- * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring). */
-static inline void after_commit(struct pyq_queue *q, uint32_t next, uint32_t limit)
+ * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring).
+ * after_commit_line() does the common cases and returns 1 when the general
+ * span is left to do (after_commit_span): only words the reader cannot reach
+ * before the next commit are in it (the header at next is zero already,
+ * before_commit), so a caller may make it after its bookkeeping. */
+static inline int after_commit_line(struct pyq_queue *q, uint32_t next, uint32_t limit)
 {
     struct pyq_writer_state *w = &q->w;
-    uint32_t to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
+    uint32_t zeroed = w->zeroed;
+
+    /* zeroed and limit are multiples of a line (block takes, and every span
+     * ends at one), so the end of the line after next's, (next & ~63) + 128,
+     * passes zeroed exactly when next + 64 >= zeroed: one test for the
+     * commits of a line but the one that reaches it. */
+    if (PYQ_LIKELY(next + (PYQ_ZERO_AHEAD - PYQ_CACHELINE) < zeroed))
+        return 0;
+    /* The commit that reaches the last zeroed line, short of it and of the
+     * block's end (every small record but the one ending on a line's start):
+     * the end of the line after next's is zeroed + 64 -- that one line. */
+    if (PYQ_LIKELY(next < zeroed && zeroed < limit && !q->line_headers)) {
+        zero_line(w->blk + zeroed);
+        w->zeroed = zeroed + PYQ_CACHELINE;
+        return 0;
+    }
+    return 1;
+}
+
+static void after_commit_span(struct pyq_queue *q, uint32_t next, uint32_t limit)
+{
+    struct pyq_writer_state *w = &q->w;
+    uint32_t zeroed = w->zeroed, to = (next & ~(uint32_t)(PYQ_CACHELINE - 1)) + PYQ_ZERO_AHEAD;
 
     if (to > limit)
         to = limit;
-    if (to > w->zeroed) {
-        zero_ahead(q, w->blk, next > w->zeroed ? next : w->zeroed, to);
+    if (to > zeroed) {
+        zero_ahead(q, w->blk, next > zeroed ? next : zeroed, to);
         w->zeroed = to;
     }
 }
@@ -80,15 +106,17 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
 static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
-    uint64_t at = (w->seq - 1) * (uint64_t)q->cfg.block_size + next;
+    uint64_t at = w->blk_start + next;
 
     if (!(how & REC_LOCAL) && q->cfg.publish == PYQ_PUBLISH_MAX)
         pyq_shm_wake_reader(q); /* shared scan_current: the commit is the hand-over */
     else if (q->cfg.publish == PYQ_PUBLISH_EACH || at - w->last_pub >= q->cfg.publish_bytes) {
-        if (how & REC_LOCAL)
-            publish_local(q, at);
+        if (how & REC_SCAN) /* no run is open under q->scan (publish_store) */
+            publish_store(q, at);
         else
-            publish(q, at);
+            publish_local(q, at);
+        if (!(how & REC_LOCAL) && q->xproc)
+            pyq_shm_wake_reader(q);
     }
 }
 
@@ -112,13 +140,16 @@ static __attribute__((noinline)) void stream_payload_call(uint8_t *dst, const vo
 /* The one ending of a record, for commit() and write_fast(): the record at rec
  * (size bytes, ending at offset next <= limit) has its payload in place; store
  * its header, then the writer's bookkeeping.  nt: the block is streamed (w->nt
- * as the caller read it; 0 when REC_MAY_NT is not in how). */
-static inline __attribute__((always_inline)) void finish_record(struct pyq_queue *q, uint8_t *rec,
+ * as the caller read it; 0 when REC_MAY_NT is not in how).  Returns 1, or with
+ * REC_SEAL_OUT 2 when the early seal is due and left to the caller, 3 when
+ * after_commit_span() and then the seal test are. */
+static inline __attribute__((always_inline)) int finish_record(struct pyq_queue *q, uint8_t *rec,
                                                                 uint32_t next, uint32_t size,
                                                                 uint32_t len, uint32_t limit,
                                                                 unsigned how, int nt)
 {
     struct pyq_writer_state *w = &q->w;
+    int span = 0;
 
     if (how & REC_SCAN) {
         before_commit(w, next, limit); /* W3 publishes the zero with the record */
@@ -133,20 +164,30 @@ static inline __attribute__((always_inline)) void finish_record(struct pyq_queue
 #endif
     {
         commit_header(rec, len);
-        if (!(how & REC_PLAIN) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
+        if (!(how & (REC_PLAIN | REC_GATED)) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
-    if (how & REC_SCAN)
-        after_commit(q, next, limit);
-    else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
+    if (how & REC_SCAN) {
+        span = after_commit_line(q, next, limit);
+        if (!(how & REC_SEAL_OUT) && PYQ_UNLIKELY(span)) {
+            after_commit_span(q, next, limit);
+            span = 0;
+        }
+    } else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
         run_open(q, next - size, len);
     w->pos = next;
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
+    pyq_count(&q->ws.messages, 1);
+    pyq_count(&q->ws.bytes, len);
     if (!(how & REC_PLAIN) && q->commit_hook)
         publish_policy(q, next, how);
-    if (PYQ_UNLIKELY(limit - next < size))
-        pyq_w_seal_early(q); /* no room for another record of this size */
+    if (PYQ_UNLIKELY(span))
+        return 3; /* REC_SEAL_OUT: the zero span, then the seal test (write_scan_rest) */
+    if (PYQ_UNLIKELY(limit - next < size)) { /* no room for another record of this size */
+        if (how & REC_SEAL_OUT)
+            return 2;
+        pyq_w_seal_early(q);
+    }
+    return 1;
 }
 
 static inline void commit(struct pyq_queue *q)
@@ -273,7 +314,8 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
  * and commit() in one, for every publish policy.  how: REC_* constants, so
  * that pyq_writer_write() inlines a copy that calls nothing but
  * pyq_w_seal_early() and keeps the callee-saved registers untouched.
- * Returns 1 when the message was written. */
+ * Returns 1 when the message was written (2: and, with REC_SEAL_OUT, the
+ * early seal is the caller's to make). */
 static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -284,7 +326,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     int nt;
 
     if (PYQ_UNLIKELY(next > w->fast_limit ||
-                     (!(how & REC_PLAIN) &&
+                     (!(how & (REC_PLAIN | REC_GATED)) &&
                       atomic_load_explicit(&q->closed, memory_order_relaxed))))
         return 0;
     rec = w->blk + pos;
@@ -295,8 +337,7 @@ static inline __attribute__((always_inline)) int write_fast(struct pyq_queue *q,
     else
 #endif
         copy_small(rec + PYQ_RECORD_HEADER, data, len, how);
-    finish_record(q, rec, (uint32_t)next, (uint32_t)size, len, w->fast_limit, how, nt);
-    return 1;
+    return finish_record(q, rec, (uint32_t)next, (uint32_t)size, len, w->fast_limit, how, nt);
 }
 
 /* A record through claim() and commit(): a block change, a full queue, a
@@ -327,15 +368,37 @@ static __attribute__((noinline)) int write_slow(struct pyq_queue *q, const void 
     return write_claimed(q, data, len, timeout_ns);
 }
 
+/* write_scan()'s record of len bytes, now at w->pos, left the general zero
+ * span and the seal test to do (finish_record, REC_SEAL_OUT).  Returns 0. */
+static __attribute__((noinline)) int write_scan_rest(struct pyq_queue *q, uint32_t len)
+{
+    uint32_t next = q->w.pos, limit = q->cfg.block_size; /* write_fast's limit */
+
+    after_commit_span(q, next, limit);
+    if (limit - next < (uint32_t)pyq_record_size(len, q->rec_mask))
+        return pyq_w_seal_early(q);
+    return 0;
+}
+
 /* The small-message fast path for a scanning reader (publish each or
- * scan_current), apart: its header zeroing would otherwise cost every other
- * configuration's fast path two callee-saved registers.  Reached by a tail
- * call; when it fails, so would write_slow()'s. */
+ * scan_current) of an in-process queue, apart: its header zeroing would
+ * otherwise cost every other configuration's fast path two callee-saved
+ * registers.  Reached by a tail call from write_record(), which found the gate
+ * word SCAN and at most HOOK: not closed, no touch, a cached block, no reader
+ * to wake (REC_GATED, REC_LOCAL); when it fails, so would write_slow()'s. */
 static __attribute__((noinline)) int write_scan(struct pyq_queue *q, const void *data,
                                                 uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL)))
+    int done = write_fast(q, data, len, REC_SMALL | REC_SCAN | REC_LOCAL | REC_GATED | REC_SEAL_OUT);
+
+    /* The calls after the record are tail calls: nothing is live across a
+     * call, so this path saves no register. */
+    if (PYQ_LIKELY(done == 1))
         return 0;
+    if (done == 2)
+        return pyq_w_seal_early(q); /* 0 */
+    if (done == 3)
+        return write_scan_rest(q, len);
     return write_claimed(q, data, len, timeout_ns);
 }
 
@@ -378,11 +441,17 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
 {
     uint32_t gate = pyq_load_relaxed(&q->w.gate);
 
-    if (PYQ_LIKELY(is_small(len) && gate == 0))
-        return write_plain(q, data, len, timeout_ns);
-    if ((gate & PYQ_GATE_SCAN) && is_small(len) && !q->w.nt)
-        return (gate & PYQ_GATE_XPROC) ? write_scan_shared(q, data, len, timeout_ns)
-                                       : write_scan(q, data, len, timeout_ns);
+    if (PYQ_LIKELY(is_small(len))) {
+        if (PYQ_LIKELY(gate == 0))
+            return write_plain(q, data, len, timeout_ns);
+        /* A scanning reader in-process (each, or scan_current with any
+         * policy), nothing else set: the gate's one compare. */
+        if ((gate & ~PYQ_GATE_HOOK) == PYQ_GATE_SCAN)
+            return write_scan(q, data, len, timeout_ns);
+        if ((gate & (PYQ_GATE_SCAN | PYQ_GATE_XPROC)) == (PYQ_GATE_SCAN | PYQ_GATE_XPROC) &&
+            !q->w.nt)
+            return write_scan_shared(q, data, len, timeout_ns);
+    }
     return write_general(q, data, len, timeout_ns);
 }
 
@@ -453,7 +522,7 @@ int pyq_writer_flush(pyq_queue_t *q)
     struct pyq_writer_state *w = &q->w;
 
     if (w->blk)
-        publish(q, (w->seq - 1) * (uint64_t)q->cfg.block_size + w->pos);
+        publish(q, w->blk_start + w->pos);
     return 0;
 }
 

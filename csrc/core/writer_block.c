@@ -135,6 +135,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
         }
     }
     w->ring[w->seq & q->ring_mask] = idx;
+    w->blk_start = w->seq * (uint64_t)q->cfg.block_size;
     w->seq++;
     /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
     pyq_store_release(&q->ring_tail, w->seq);
@@ -209,7 +210,7 @@ int pyq_w_take_linked(struct pyq_queue *q)
  * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
  * hot block) only an exactly full block is sealed, and the next write that
  * does not fit seals as before. */
-void pyq_w_seal_early(struct pyq_queue *q)
+int pyq_w_seal_early(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -217,11 +218,12 @@ void pyq_w_seal_early(struct pyq_queue *q)
         int64_t idx = pop_free(q, PYQ_TIER_HOT);
         if (idx >= 0) {
             seal_linked(q, (uint32_t)idx, PYQ_TIER_HOT);
-            return;
+            return 0;
         }
     }
     if (w->pos == q->cfg.block_size)
         pyq_w_seal(q, PYQ_HDR_PAD);
+    return 0;
 }
 
 /* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every

@@ -67,20 +67,29 @@ static inline void run_close(struct pyq_queue *q)
         run_set(w, 0);
 }
 
-/* Make everything committed up to pos visible to a non-scanning reader.
- * publish_local: an in-process queue's (no reader asleep on a futex). */
-static inline void publish_local(struct pyq_queue *q, uint64_t pos)
+/* Make everything committed up to pos visible to a non-scanning reader, no
+ * run being open: publish_local() without its run_close().  Under q->scan no
+ * run is ever open (runs need q->batch_ok: publish max, no scanning reader),
+ * so the per-commit publish of each and bytes:N there skips that close. */
+static inline void publish_store(struct pyq_queue *q, uint64_t pos)
 {
     struct pyq_writer_state *w = &q->w;
 
-    run_close(q); /* a published run never grows: the reader may have read it */
     if (pos == w->last_pub)
         return;
     fence_streamed(w);
     w->last_pub = pos;
     /* W2: every record below pos is complete; pairs with A2 in reader.c. */
     pyq_store_release(&q->pub_pos, pos);
-    pyq_counter_add(&q->ws.publishes, 1);
+    pyq_count(&q->ws.publishes, 1);
+}
+
+/* Make everything committed up to pos visible to a non-scanning reader.
+ * publish_local: an in-process queue's (no reader asleep on a futex). */
+static inline void publish_local(struct pyq_queue *q, uint64_t pos)
+{
+    run_close(q); /* a published run never grows: the reader may have read it */
+    publish_store(q, pos);
 }
 
 static inline void publish(struct pyq_queue *q, uint64_t pos)
@@ -103,12 +112,28 @@ static inline uint32_t fast_limit(const struct pyq_queue *q)
  * in [w->pos, w->zeroed) of its block reading zero, so that the header after a
  * record is already zero when the record is committed, and nothing has to be
  * stored ahead of a small record's commit.  The zeros are made in whole lines,
- * ahead, after commits (writer.c, after_commit) and when a block is taken
- * (writer_block.c, clear_headers).  Header positions: every 8-byte word, or
+ * ahead, after commits (writer.c, after_commit_line and after_commit_span) and
+ * when a block is taken (writer_block.c, clear_headers).  Header positions: every 8-byte word, or
  * with line headers (scan_current) the first word of each line.  Relaxed
  * stores: the reader may be reading these words as headers (W3 or W1 publishes
  * them). */
 #define PYQ_ZERO_AHEAD 128u /* zeroed up to the end of the line after next's */
+
+/* The eight header words of the line at p (line-aligned), written out: the
+ * compiler does not unroll a loop of atomic stores, and a loop step a word
+ * cost four instructions a word. */
+static inline void zero_line(uint8_t *p)
+{
+    _Static_assert(PYQ_CACHELINE == 8 * PYQ_RECORD_ALIGN, "eight header words a line");
+    pyq_store_relaxed(pyq_hdr(p, 0), 0);
+    pyq_store_relaxed(pyq_hdr(p, 8), 0);
+    pyq_store_relaxed(pyq_hdr(p, 16), 0);
+    pyq_store_relaxed(pyq_hdr(p, 24), 0);
+    pyq_store_relaxed(pyq_hdr(p, 32), 0);
+    pyq_store_relaxed(pyq_hdr(p, 40), 0);
+    pyq_store_relaxed(pyq_hdr(p, 48), 0);
+    pyq_store_relaxed(pyq_hdr(p, 56), 0);
+}
 
 static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t from, uint32_t to)
 {
@@ -117,15 +142,23 @@ static inline void zero_ahead(const struct pyq_queue *q, uint8_t *blk, uint32_t 
              o += PYQ_CACHELINE)
             pyq_store_relaxed(pyq_hdr(blk, o), 0);
     } else {
-        for (uint32_t o = from; o < to; o += PYQ_RECORD_ALIGN)
-            pyq_store_relaxed(pyq_hdr(blk, o), 0);
+        /* blk is line-aligned (the pool is page-aligned, block_size a multiple
+         * of a line), so p's line offset is the block offset's. */
+        uint8_t *p = blk + from, *end = blk + to;
+
+        for (; p < end && ((uintptr_t)p & (PYQ_CACHELINE - 1)); p += PYQ_RECORD_ALIGN)
+            pyq_store_relaxed(pyq_hdr(p, 0), 0);
+        for (; p < end && end - p >= PYQ_CACHELINE; p += PYQ_CACHELINE)
+            zero_line(p);
+        for (; p < end; p += PYQ_RECORD_ALIGN)
+            pyq_store_relaxed(pyq_hdr(p, 0), 0);
     }
 }
 
 /* writer_block.c: taking, sealing and linking blocks; the end of a run. */
 PYQ_PRIVATE void pyq_w_seal(struct pyq_queue *q, uint64_t pad);
 PYQ_PRIVATE int pyq_w_take_linked(struct pyq_queue *q);
-PYQ_PRIVATE void pyq_w_seal_early(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_w_seal_early(struct pyq_queue *q); /* 0, for tail calls */
 PYQ_PRIVATE int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns);
 
 #endif

@@ -26,6 +26,12 @@ enum {
     REC_PLAIN = 1u << 4,  /* the caller found the gate word zero: not closed, no
                              touch, a runs-framing policy, nothing after the commit */
     REC_NT = 1u << 5,     /* the caller found the block streamed (w->nt) */
+    REC_GATED = 1u << 6,  /* the caller found the gate word without CLOSED, TOUCH
+                             and NT: not closed, no touch, a cached block (REC_PLAIN
+                             says as much and more) */
+    REC_SEAL_OUT = 1u << 7, /* the caller makes the early seal: write_fast() returns 2
+                               when it is due, so the caller's pyq_w_seal_early() is a
+                               tail call and its fast path saves no register */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -261,8 +267,8 @@ static inline __attribute__((always_inline)) void run_start(struct pyq_queue *q,
     run_open(q, at, len);
     w->pos = at + PYQ_RECORD_HEADER + (uint32_t)(k * step);
     run_add(w, k - 1); /* counted when the run ends */
-    pyq_counter_add(&q->ws.messages, 1);
-    pyq_counter_add(&q->ws.bytes, len);
+    pyq_count(&q->ws.messages, 1);
+    pyq_count(&q->ws.bytes, len);
     if (w->pos == q->cfg.block_size)
         pyq_w_seal_early(q); /* exactly full (no scanning reader) */
 }
