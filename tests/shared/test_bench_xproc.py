@@ -50,8 +50,12 @@ def test_c_rows_across_processes_and_the_futex_wake_ups(tmp_path):
     for name in ("wake-reader-32", "wake-writer-32"):
         arr = output.load_array(out / "samples" / name / "ns.npy.gz")
         assert arr.size >= 1 and (arr > 0).all()
-    measured = [t for t in s["targets"] if "ratio" in t]
-    assert {t["numerator"] for t in measured} >= {"c-shared-batch", "rt-c-shared"}
+    # Each C target is measured, or -- a --quick run has one round, and the host may
+    # move the CPUs inside it -- says the placement gave no round with both rows.
+    mine = [t for t in s["targets"] if t["numerator"] in ("c-shared-batch", "rt-c-shared")]
+    assert {t["numerator"] for t in mine} == {"c-shared-batch", "rt-c-shared"}
+    for t in mine:
+        assert "ratio" in t or t["not_measured"] == "no round with both in one placement", t
     assert "futex wake-up" in p.stdout and "output folder" in p.stdout  # --json PATH: tables too
     # pyqueue.lab.load() gives the folder back as the result bench_xproc() returns.
     from pyqueue import lab
