@@ -40,7 +40,7 @@ printf '%-16s %12s %12s %12s %12s %10s %10s\n' queue "write Ir/msg" "read Ir/msg
 # for pyqueue_c/0/each: write <= 40 Ir own, read <= 25 -- a minimal ring's
 # ~10-15 a side plus what each needs beyond it: the header word zeroed ahead for
 # the scanning reader and the publish store.  Measured 144.3 write own, 47.5
-# read own on main bb8595f; 91.2 and 38.5 after h-each's cuts (DESIGN §8.6).
+# read own on main bb8595f; 91.2 and 38.5 after the cuts of e666d09-5ed03a9 (DESIGN §8.6).
 for spec in ${PYQ_INSTR_QUEUES:-pyqueue:0 mutex:0 ck:0 dpdk:0 dpdk:32 rwq:0 boost:0 boost:32 atomic_queue:0 pyqueue:32 pyqueue_c:0 pyqueue_c:32 pyqueue_inline:0 pyqueue_inline:32 pyqueue_c:0:each pyqueue_inline:0:each}; do
     pub=${PYQ_INSTR_PUBLISH:-max}; tag=
     case $spec in *:*:each) spec=${spec%:each}; pub=each; tag=/each ;; esac

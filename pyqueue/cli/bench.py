@@ -43,7 +43,7 @@ def add_arguments(p):
     p.add_argument("--settle-rounds", type=int, default=None, metavar="N",
                    help="after the rounds, the rows whose twin verdict the slices left "
                         "open ('not settled') run N more rounds, then the verdict is final "
-                        "(default: as many as --rounds; 0: no settle pass)")
+                        "(default: as many as --rounds, none with --quick; 0: no settle pass)")
     add_cpu_options(p)
     add_run_options(p, quick="2 rounds of small slices")
 
@@ -53,6 +53,8 @@ def run(args):
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
         args.chasing_messages = 100_000
+        if args.settle_rounds is None:   # a smoke run: its slices settle nothing
+            args.settle_rounds = 0
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
                 split_ns=args.split_ns, progress=not args.no_progress, out=args.out,

@@ -608,7 +608,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     exits with code 3 (common/watchdog.py); 0 or None: no limit.
     settle_rounds: after the rounds, every row whose twin verdict the slices
     left open (a ratio median outside the band whose 95 % interval reaches back
-    inside: reports.bench.unsettled) runs this many more rounds, alone with its
+    inside, or from too few slices for one: reports.bench.unsettled) runs this many more rounds, alone with its
     twin as before -- a second stage fixed in advance, decided once, not a
     stop-when-it-looks-good loop; its slices carry extra["settle"], count in the
     twin verdicts and stay out of the medians and targets (summary["settle"]

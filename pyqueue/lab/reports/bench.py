@@ -211,15 +211,15 @@ def roundtrip_twins(slices):
 
 
 def unsettled(slices):
-    """The rows whose twin verdict the slices so far leave open: a ratio median
-    outside TWIN_BAND whose interval reaches back inside (twin_flag), in any
-    placement and regime.  A cell of too few slices for an interval is left out:
-    it is a placement the host seldom gave, and more slices of the row would
-    mostly land in the common one.  ``slices``: {kind: [Slice]}.  Returns sorted
-    (kind, row) pairs, the kind being each pass the row's cell was measured in
-    (throughput, chasing, roundtrip): what bench's settle pass runs again."""
+    """The rows whose twin verdict the slices so far leave open (twin_flag): a
+    ratio median outside TWIN_BAND whose interval reaches back inside, or from
+    too few slices for an interval (a host that moves the CPUs often splits a
+    row's slices between placements), in any placement and regime.
+    ``slices``: {kind: [Slice]}.  Returns sorted (kind, row) pairs, the kind
+    being each pass the row's cell was measured in (throughput, chasing,
+    roundtrip): what bench's settle pass runs again."""
     def left_open(c):
-        return NOT_SETTLED in c["flag"] and c["ratio_ci"] is not None
+        return NOT_SETTLED in c["flag"]
 
     todo = set()
     tput = slices.get("throughput", []) + slices.get("chasing", [])
