@@ -252,6 +252,32 @@ static inline void eager_finish(struct pyq_queue *q)
         finish_block(q);
 }
 
+/* The committed record at h (header hdr, not a run) to the callback, then
+ * consumed and counted in *n and *bytes; the callback's return. */
+static inline int deliver_record(struct pyq_queue *q, pyq_message_fn fn, void *ctx,
+                                 const _Atomic uint64_t *h, uint64_t hdr, uint64_t *n,
+                                 uint64_t *bytes)
+{
+    uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    int rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+
+    consumed(q, len);
+    ++*n;
+    *bytes += len;
+    return rc;
+}
+
+/* A poll's end after n messages (bytes payload bytes): the counts, the block
+ * handed back at once if it is drained; a callback's error rc < 0 is returned
+ * instead of n. */
+static inline int64_t poll_done(struct pyq_queue *q, uint64_t n, uint64_t bytes, int rc)
+{
+    if (n)
+        account(q, n, bytes);
+    eager_finish(q);
+    return rc < 0 ? rc : (int64_t)n;
+}
+
 static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
                                                        uint64_t max_messages, pyq_message_fn fn,
                                                        void *ctx, uint64_t n, uint64_t bytes);
@@ -272,7 +298,6 @@ static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
     while (n < max_messages) {
         _Atomic uint64_t *h;
         uint64_t hdr;
-        uint32_t len;
         int rc;
 
         if (PYQ_LIKELY(r->blk && r->pos < r->block_size)) {
@@ -291,21 +316,11 @@ static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
             enter_run(r, hdr);
             return poll_loop_any(q, max_messages, fn, ctx, n, bytes);
         }
-        len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
-        rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
-        consumed(q, len);
-        n++;
-        bytes += len;
-        if (PYQ_UNLIKELY(rc != 0)) {
-            account(q, n, bytes);
-            eager_finish(q);
-            return rc < 0 ? rc : (int64_t)n;
-        }
+        rc = deliver_record(q, fn, ctx, h, hdr, &n, &bytes);
+        if (PYQ_UNLIKELY(rc != 0))
+            return poll_done(q, n, bytes, rc);
     }
-    if (n)
-        account(q, n, bytes);
-    eager_finish(q);
-    return (int64_t)n;
+    return poll_done(q, n, bytes, 0);
 }
 
 /* The rest of a poll after `n` messages (`bytes` payload bytes) were delivered:
@@ -357,22 +372,12 @@ static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
                 enter_run(r, hdr);
                 continue;
             }
-            len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
-            rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
-            consumed(q, len);
-            n++;
-            bytes += len;
+            rc = deliver_record(q, fn, ctx, h, hdr, &n, &bytes);
         }
-        if (PYQ_UNLIKELY(rc != 0)) {
-            account(q, n, bytes);
-            eager_finish(q);
-            return rc < 0 ? rc : (int64_t)n;
-        }
+        if (PYQ_UNLIKELY(rc != 0))
+            return poll_done(q, n, bytes, rc);
     }
-    if (n)
-        account(q, n, bytes);
-    eager_finish(q);
-    return (int64_t)n;
+    return poll_done(q, n, bytes, 0);
 }
 
 /* The next record of the block being drained, without leaving it: 1 with its
@@ -431,11 +436,8 @@ static __attribute__((noinline)) int64_t poll_first(struct pyq_queue *q, uint64_
     int rc = fn(ctx, r->blk + r->pos + PYQ_RECORD_HEADER, len);
 
     consumed(q, len);
-    if (PYQ_LIKELY(max_messages == 1) || PYQ_UNLIKELY(rc != 0)) {
-        account(q, 1, len);
-        eager_finish(q);
-        return rc < 0 ? rc : 1;
-    }
+    if (PYQ_LIKELY(max_messages == 1) || PYQ_UNLIKELY(rc != 0))
+        return poll_done(q, 1, len, rc);
     return poll_loop(q, max_messages, fn, ctx, 1, len);
 }
 
