@@ -608,11 +608,12 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     exits with code 3 (common/watchdog.py); 0 or None: no limit.
     settle_rounds: after the rounds, every row whose twin verdict the slices
     left open (a ratio median outside the band whose 95 % interval reaches back
-    inside, or from too few slices for one: reports.bench.unsettled) runs this many more rounds, alone with its
-    twin as before -- a second stage fixed in advance, decided once, not a
-    stop-when-it-looks-good loop; its slices carry extra["settle"], count in the
-    twin verdicts and stay out of the medians and targets (summary["settle"]
-    says which rows ran it).  None: as many as ``rounds``; 0: no settle pass."""
+    inside, or from too few slices for one: reports.bench.unsettled) runs this
+    many more rounds, alone with its twin as before -- a second stage fixed in
+    advance, decided once, not a stop-when-it-looks-good loop; its slices carry
+    extra["settle"], count in the twin verdicts and stay out of the medians and
+    targets (summary["settle"] says which rows ran it).  None: as many as
+    ``rounds``; 0: no settle pass."""
     writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
     reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
     rounds = validate.integer("rounds", rounds, 1, None)
@@ -652,11 +653,11 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             return watchdog.run(where[0], fifo.call, g.run, name)
         return run
 
-    def keep_slice(kind, s, settle=False):
+    def keep_slice(kind, s, settling=False):
         # Each slice is kept as soon as it ends, so that a later one that hangs
         # (the watchdog writes the output then) leaves it in.
         s.extra["kind"] = kind
-        if settle:
+        if settling:
             s.extra["settle"] = True
         slices.setdefault(kind, []).append(s)
         session.advance(1, "%s %.4g" % (s.contender, s.value))
@@ -734,7 +735,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
                         lambda kind, g, r: pl.interleave(
                             g.contenders(), 1, watched("settle " + kind, g, r), probe,
                             split_ns, should_stop=lambda: session.stopping,
-                            on_slice=lambda s: keep_slice(kind, s, settle=True), first_round=r))
+                            on_slice=lambda s: keep_slice(kind, s, settling=True), first_round=r))
     finally:
         for g in [tp, ch, rt, py] + extra:
             if g is not None:
