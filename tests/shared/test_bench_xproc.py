@@ -93,7 +93,12 @@ def test_iceoryx2_rows_when_it_is_installed(tmp_path):
     for size in ("32", "1024"):
         assert s["throughput"][size]["iceoryx2"]["median"] > 0
         assert s["roundtrip"][size]["rt-iceoryx2"]["samples"] == 200
-    assert [t for t in s["targets"] if t["denominator"] == "rt-iceoryx2" and "ratio" in t]
+    # Measured, or the one reason a --quick run's single round can give (the host moved
+    # the CPUs inside it), as for the C rows above.
+    mine = [t for t in s["targets"] if t["denominator"] == "rt-iceoryx2"]
+    assert mine
+    for t in mine:
+        assert "ratio" in t or t["not_measured"] == "no round with both in one placement", t
 
 
 def test_ctrl_c_keeps_a_valid_interrupted_folder(tmp_path):
