@@ -97,6 +97,12 @@ static inline const char *pyext_bytes_ptr(PyObject *b)
  * The calls that keep the GIL need no lock: no other Python thread runs while
  * they do, so they only refuse a busy side.
  */
+/* Reader only: how many messages handed out are kept for reuse, and up to
+ * which size (reader.c, recycled).  Two: a loop that keeps the last message
+ * in a variable while it reads the next still finds one free. */
+#define PYEXT_SPARES 2u
+#define PYEXT_SPARE_MAX 512u
+
 typedef struct pyext_side {
     PyObject_HEAD
     pyq_queue_t *h;
@@ -113,6 +119,11 @@ typedef struct pyext_side {
     /* Reader only: the list the last poll(1) returned, reused once its caller
      * has let go of it (reader.c, list_of_one); seen by the collector. */
     PyObject *last;
+    /* Reader only: the last PYEXT_SPARES small messages handed out, each
+     * refilled in place by a later one of its size once only this side holds
+     * it (reader.c, recycled; DESIGN §5.3).  Not containers: not traversed. */
+    PyObject *spare[PYEXT_SPARES];
+    uint32_t spare_next;       /* the slot a new message replaces next */
 } pyext_side_t;
 
 /* Own the side (1), or find it busy (0), or fail with an exception (-1:

@@ -71,9 +71,50 @@ static __attribute__((noinline)) PyObject *as_bytes_big(collect_t *c, const void
     return b;
 }
 
+/* A small message as bytes: a spare of its size refilled, if only this side
+ * still holds one, else a new object that becomes a spare in place of the
+ * older one.  A bytes object nobody else references cannot be seen by anyone
+ * -- no variable, container, view or borrowed pointer of a live owner reaches
+ * it (each holds a reference) -- so rewriting it is a new object in all but
+ * its allocation, which a 32-byte read otherwise pays twice (PyObject_Malloc
+ * here, PyObject_Free when the caller drops it), as much as the queue's own
+ * work.  Its cached hash is reset; what a debug build (or a layout not
+ * verified at init) could object to makes pyext_bytes_direct 0, and then no
+ * object is ever reused.  Sizes 0 and 1 are CPython's shared objects. */
+static inline PyObject *recycled(pyext_side_t *s, const void *msg, uint32_t len)
+{
+    PyObject *b;
+    uint32_t i;
+
+    for (i = 0; i < PYEXT_SPARES; i++) {
+        b = s->spare[i];
+        if (b && Py_REFCNT(b) == 1 && Py_SIZE(b) == (Py_ssize_t)len) {
+            char *o = (char *)b;
+            *(Py_hash_t *)(void *)(o + PYEXT_BYTES_HASH_AT) = -1;
+            if (PYEXT_LIKELY(len >= 8 && len <= 64))
+                pyq_copy_small((uint8_t *)o + PYEXT_BYTES_DATA_AT, msg, len);
+            else
+                memcpy(o + PYEXT_BYTES_DATA_AT, msg, len); /* its NUL stays */
+            Py_INCREF(b);
+            return b;
+        }
+    }
+    b = pyext_bytes_new(msg, len);
+    if (PYEXT_LIKELY(b != NULL)) {
+        PyObject *old = s->spare[s->spare_next];
+        Py_INCREF(b);
+        s->spare[s->spare_next] = b;
+        s->spare_next = (s->spare_next + 1) % PYEXT_SPARES;
+        Py_XDECREF(old); /* a bytes object's release runs no Python code */
+    }
+    return b;
+}
+
 /* One message as bytes. */
 static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
 {
+    if (PYEXT_LIKELY(len <= PYEXT_SPARE_MAX && len >= 2 && pyext_bytes_direct))
+        return recycled(c->side, msg, len);
     if (PYEXT_LIKELY(len < PYEXT_GIL_COPY))
         return pyext_bytes_new(msg, len);
     return as_bytes_big(c, msg, len);

@@ -293,9 +293,18 @@ int pyext_side_traverse(PyObject *self, visitproc visit, void *arg)
 int pyext_side_clear(PyObject *self)
 {
     pyext_side_t *s = (pyext_side_t *)self;
-    PyObject *l = s->last;
+    PyObject *old[1 + PYEXT_SPARES];
+    uint32_t i;
+
+    /* Emptied before the decrefs, as drop_pending does. */
+    old[0] = s->last;
     s->last = NULL;
-    Py_XDECREF(l);
+    for (i = 0; i < PYEXT_SPARES; i++) {
+        old[1 + i] = s->spare[i];
+        s->spare[i] = NULL;
+    }
+    for (i = 0; i < 1 + PYEXT_SPARES; i++)
+        Py_XDECREF(old[i]);
     return 0;
 }
 

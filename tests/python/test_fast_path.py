@@ -233,6 +233,54 @@ def test_messages_come_back_as_real_bytes_of_every_size_and_byte(publish, spelli
         assert q.reader.poll() == []
 
 
+@pytest.mark.parametrize("spelling", ["poll_1", "read", "get_nowait", "iteration"])
+def test_a_message_only_the_reader_holds_is_refilled_and_one_anybody_holds_never_changes(spelling):
+    # DESIGN §5.3: the reader refills a bytes object it handed out once only it holds it.
+    # Every way of holding one -- a variable, a list, a memoryview, a dict key, the list
+    # poll(1) returned -- keeps it intact; one dropped after hash() is hashed afresh.
+    read = {"poll_1": lambda r: r.poll(1)[0], "read": lambda r: r.read(),
+            "get_nowait": lambda r: r.get_nowait()}.get(spelling)
+    sizes = [32, 32, 2, 32, 512, 513, 7, 32]
+    sent = [bytes((i * 31 + k) & 0xFF for i in range(sizes[k % len(sizes)])) for k in range(400)]
+    kept, views, keys, hashed = [], [], {}, 0
+    with small(publish="each") as q:
+        it = iter(q.reader)
+        prev = None
+        for k, m in enumerate(sent):
+            q.writer.write(m)
+            g = next(it) if read is None else read(q.reader)
+            assert g == m and prev in (None, sent[k - 1])  # the last one, still held, intact
+            if k % 3 == 0:
+                kept.append((g, m))
+            elif k % 5 == 0:
+                views.append((memoryview(g), m))
+            elif k % 7 == 0:
+                keys[g] = m
+            else:
+                assert hash(g) == hash(bytes(bytearray(m)))  # hashed, then dropped
+                hashed += 1
+            prev, g = g, None
+        assert hashed > 100
+        for g, m in kept:
+            assert g == m
+        for v, m in views:
+            assert v.tobytes() == m
+        for g, m in keys.items():
+            assert g == m and keys[bytes(bytearray(m))] == m
+        if _pyext.BYTES_DIRECT:
+            # Refilled, not freed: 32-byte bytes made meanwhile do not take their places.
+            # (poll(1)'s list holds the last message until the next poll(1): the one
+            # before it is refilled.)
+            firsts = set()
+            for m in sent[:2]:
+                q.writer.write(m)
+                firsts.add(id(read(q.reader) if read else next(it)))
+            others = [bytes(bytearray(31)) + b"x" for _ in range(2)]
+            q.writer.write(sent[3])
+            b = read(q.reader) if read else next(it)
+            assert id(b) in firsts and firsts.isdisjoint(map(id, others)) and b == sent[3]
+
+
 @pytest.mark.parametrize("size", [16383, 16384, 100_000])
 def test_big_messages_go_through_the_gil_free_copy(size):
     # At GIL_COPY bytes and more the copy runs without the GIL, the side owned.
