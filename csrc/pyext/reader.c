@@ -110,10 +110,10 @@ static inline PyObject *recycled(pyext_side_t *s, const void *msg, uint32_t len)
     return b;
 }
 
-/* One message as bytes. */
-static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
+/* One message as bytes; spare: it may be a spare (see recycled). */
+static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len, int spare)
 {
-    if (PYEXT_LIKELY(len <= PYEXT_SPARE_MAX && len >= 2 && pyext_bytes_direct))
+    if (PYEXT_LIKELY(spare && len <= PYEXT_SPARE_MAX && len >= 2 && pyext_bytes_direct))
         return recycled(c->side, msg, len);
     if (PYEXT_LIKELY(len < PYEXT_GIL_COPY))
         return pyext_bytes_new(msg, len);
@@ -123,7 +123,7 @@ static inline PyObject *as_bytes(collect_t *c, const void *msg, uint32_t len)
 static int take_one(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
-    c->one = as_bytes(c, msg, len);
+    c->one = as_bytes(c, msg, len, 1);
     if (!c->one) {
         c->failed = 1;
         return -1;
@@ -135,7 +135,9 @@ static int take_one(void *ctx, const void *msg, uint32_t len)
 static inline __attribute__((always_inline)) int take_pending(void *ctx, const void *msg, uint32_t len)
 {
     collect_t *c = ctx;
-    PyObject *b = as_bytes(c, msg, len);
+    /* Only a fill's first messages: the arrays hold the others, and a spare
+     * replaced per message would cost a fill of many what it saves. */
+    PyObject *b = as_bytes(c, msg, len, c->n < PYEXT_SPARES);
     if (!b) {
         c->failed = 1;
         return -1;
