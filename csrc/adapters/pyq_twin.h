@@ -18,7 +18,7 @@
  * polls), the writer the attempts that found it full and its waits (runs of
  * them), and both stamp a window record every `window` messages
  * (pyqueue/lab/common/regime.py classifies them).  gap_ticks > 0 paces the writer
- * (a busy-wait after each message) to put the reader in the chasing regime on
+ * (to one message per gap, on a schedule: pyq_twin_pace) to put the reader in the chasing regime on
  * purpose; backlog > 0 builds the streaming regime on purpose (episodes: the
  * writer fills a backlog while the reader is held, then both run until the
  * reader first finds the queue empty; pyq_twin_episode_t).  Burst rows read in
@@ -86,9 +86,9 @@ typedef struct pyq_twin_episode {
 typedef struct pyq_twin_params {
     pyq_adapter_params_t queue; /* what the adapter row's create() gets: the same queue */
     uint64_t messages;          /* throughput: messages to send, seq 0..n-1 */
-    uint64_t gap_ticks;         /* throughput: writer busy-waits this many cycle-counter
-                                   ticks after each message (k * gap after a burst of k);
-                                   0 = flat out (streaming) */
+    uint64_t gap_ticks;         /* throughput: the writer's pace, one message per this
+                                   many cycle-counter ticks on a schedule (a burst of k
+                                   per k * gap; pyq_twin_pace); 0 = flat out (streaming) */
     uint32_t burst;             /* throughput: 0 one message per call, else bursts of this
                                    many through the library's burst call (<= BURST_MAX) */
     uint32_t window;            /* messages per window record, a power of two; 0 = none */

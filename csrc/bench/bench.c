@@ -90,12 +90,14 @@ static void *q_writer(void *arg)
     struct qrun *r = arg;
     uint8_t buf[256];
     struct pyq_twin_stream_w sw;
+    uint64_t due;
     int rc = pyq_cpu_pin_opt(r->wcpu);
 
     memset(buf, 0x5A, sizeof(buf));
     if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0)
         atomic_store_explicit(&r->err, rc, memory_order_relaxed);
     pyq_twin_stream_w_init(&r->st, &sw);
+    due = pyq_twin_stamp();
     r->t0 = pyq_now_ns();
     /* The queue waits for room itself, so a backlog must fit (the caller's job:
      * pyq_bench_queue_stream's backlog stays below the capacity). */
@@ -107,7 +109,7 @@ static void *q_writer(void *arg)
             break;
         }
         if (r->gap)
-            pyq_twin_spin(r->gap);
+            pyq_twin_pace(&due, r->gap);
         else
             pyq_twin_stream_wrote(&r->st, &sw, i + 1);
     }

@@ -6,7 +6,7 @@
  * Writer: put the sequence number in the first 8 bytes of a 32-byte message,
  * try_write (or try_write_burst), and on a full queue spin with the relax
  * instruction, sched_yield() every PYQ_BENCH_YIELD_EVERY failures; paced, the
- * twins' busy-wait after each message (pyq_twin_spin); streaming, where the
+ * twins' pace after each message (pyq_twin_pace); streaming, where the
  * adapter has write_each, PYQ_BENCH_EACH_MAX messages per call.  Reader: read_each of up
  * to PYQ_BENCH_EACH_MAX messages into its own array, every sequence number
  * checked there (burst rows: read_burst of up to `burst`), where the adapter has
@@ -82,7 +82,7 @@ static inline int full_wait(uint64_t *fails, _Atomic int *err)
 
 /* The writer's loops, one per (burst, paced) pair as the twins' (adapters/
  * twin_pvt.h), so the flat-out loops test nothing extra; the pace is the twins'
- * busy-wait after each message.  0, an adapter code, or GAVE_UP (the reader
+ * schedule (pyq_twin_pace).  0, an adapter code, or GAVE_UP (the reader
  * failed: its code stays in err). */
 #define GAVE_UP 1
 
@@ -90,7 +90,7 @@ A_INLINE int write_each(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *
                         const int paced)
 {
     const pyq_adapter_t *a = r->a;
-    uint64_t fails = 0, waits = 0;
+    uint64_t fails = 0, waits = 0, due = paced ? pyq_twin_stamp() : 0;
     int rc = 0;
 
     for (uint64_t i = 0; i < r->n; i++) {
@@ -109,7 +109,7 @@ A_INLINE int write_each(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *
         if (rc)
             break;
         if (paced)
-            pyq_twin_spin(r->gap);
+            pyq_twin_pace(&due, r->gap);
         else
             pyq_twin_stream_wrote(&r->st, sw, i + 1);
     }
@@ -124,7 +124,7 @@ out:
 A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *sw,
                           pyq_twin_burst_fn burst, uint32_t size, const int paced)
 {
-    uint64_t fails = 0, waits = 0;
+    uint64_t fails = 0, waits = 0, due = paced ? pyq_twin_stamp() : 0;
     int rc = 0;
 
     for (uint64_t i = 0; i < r->n && !rc;) {
@@ -155,7 +155,7 @@ A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w
         }
         i += k;
         if (paced)
-            pyq_twin_spin(r->gap * k);
+            pyq_twin_pace(&due, r->gap * k);
         else
             pyq_twin_stream_wrote(&r->st, sw, i);
     }

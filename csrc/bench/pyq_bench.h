@@ -45,8 +45,8 @@ typedef struct pyq_bench_reader pyq_bench_reader_t;
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
 
-/* Any thread.  The same with the writer paced: after each message it busy-waits
- * gap_ticks cycle-counter ticks, the twins' pace (adapters/pyq_twin.h), to put the
+/* Any thread.  The same with the writer paced to one message per gap_ticks
+ * cycle-counter ticks on a schedule, the twins' pace (adapters/pyq_twin.h), to put the
  * reader in the chasing regime; gap_ticks 0 is pyq_bench_queue_throughput().
  * @return as pyq_bench_queue_throughput(). */
 int pyq_bench_queue_paced(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
@@ -94,9 +94,9 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
 int pyq_bench_adapter_throughput(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,
                                  int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
 
-/* Any thread.  The same with the writer paced: after each message (a burst of
- * k: after the burst) it busy-waits gap_ticks cycle-counter ticks (k * gap_ticks)
- * -- exactly the twins' pace (adapters/pyq_twin.h), to put the reader in the
+/* Any thread.  The same with the writer paced to one message per gap_ticks
+ * cycle-counter ticks on a schedule (a burst of k per k * gap_ticks) --
+ * exactly the twins' pace (adapters/pyq_twin.h), to put the reader in the
  * chasing regime; gap_ticks 0 is pyq_bench_adapter_throughput().
  * @return as pyq_bench_adapter_throughput(). */
 int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,

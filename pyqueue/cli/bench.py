@@ -15,7 +15,7 @@ def add_arguments(p):
                    help="messages per streaming throughput slice")
     p.add_argument("--chasing-messages", type=int, default=2_000_000,
                    help="messages per chasing throughput slice")
-    p.add_argument("--gap-ns", type=float, default=100.0,
+    p.add_argument("--gap-ns", type=float, default=50.0,
                    help="the chasing pass paces every writer to one message per GAP_NS "
                         "(default %(default)g)")
     p.add_argument("--trips", type=int, default=20_000, help="round trips per latency slice")

@@ -18,8 +18,9 @@ twin in the same placement and compare::
 Every run reports its throughput regime (pyqueue.lab.common.regime): the reader's
 empty polls, the writer's full retries and, for twins, one record per
 ``window`` messages, so streaming and chasing figures are never mixed.
-``gap_ns`` > 0 paces the writer (a busy-wait after each message; the adapter
-rows through ``pyq_bench_adapter_paced``, the same wait in the driver's own
+``gap_ns`` > 0 paces the writer (one message per gap on a schedule,
+``pyq_twin_pace``; the adapter rows through ``pyq_bench_adapter_paced``, the same
+pace in the driver's own
 writer loop) to put the reader in the chasing regime; ``backlog`` > 0 builds the
 streaming regime in episodes (the reader held while the writer gets that many
 messages ahead, then both flat out until the reader finds the queue empty; the

@@ -63,11 +63,15 @@ from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  #
 from ..common.stats import nearest_rank
 
 MSG = 32
-# The chasing pass paces every writer to one message per DEFAULT_GAP_NS (10 M
-# msg/s), below what the readers of the fast rows take; a row whose reader is
-# slower than that streams anyway, and its slices say so (they are tagged with
-# the regime measured, not the one intended).
-DEFAULT_GAP_NS = 100
+# The chasing pass paces every writer to one message per DEFAULT_GAP_NS (20 M
+# msg/s, on a schedule: pyq_twin_pace), below what the readers of the fast rows
+# take; a row whose reader is slower than that streams anyway, and its slices
+# say so (they are tagged with the regime measured, not the one intended).  At
+# 100 ns a slot ring's writer, which pays a cache-line hand-off per message to
+# a chasing reader (~150 ns on a far placement), sat near the pace itself, and
+# the regime's point -- what a reader close behind costs the writer -- did not
+# show; at 50 ns every reader still outruns its writer.
+DEFAULT_GAP_NS = 50
 KINDS = ("throughput", "chasing", "roundtrip", "python")
 # Groups of rows other modules add to every run (add_group): kind -> make(ctx).
 _EXTRA_GROUPS = {}
