@@ -592,3 +592,9 @@ def test_settle_pass_takes_the_open_verdicts_and_stays_out_of_the_targets():
     rounds = by["pyqueue / best per-message peer, 32 B throughput [streaming]"]
     assert rounds["by_placement"] == {}                             # no pyqueue slice at all
     assert report.unsettled(sl) == []
+    # A settle pass an interrupt cut short says so; a whole one does not.
+    st = {"settle": {"rows": [["throughput", "ck"]], "rounds_done": 3}}
+    cut = report.settle_note(dict(st, interrupted=True), {"settle_rounds": 10})
+    assert "ran 3 of 10 more rounds -- cut short by an interrupt" in cut
+    whole = dict(st, interrupted=False, settle={"rows": [["throughput", "ck"]], "rounds_done": 10})
+    assert "cut short" not in report.settle_note(whole, {"settle_rounds": 10})

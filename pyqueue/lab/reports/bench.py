@@ -516,10 +516,13 @@ def settle_note(summary, params):
     if not st.get("rows"):
         return ("Settle pass: no row's twin verdict was left open after the rounds (up to %d "
                 "more rounds each would have run)." % params["settle_rounds"])
+    done = st.get("rounds_done", 0)
+    cut = (" -- cut short by an interrupt: the rounds are complete, the settle pass is not"
+           if summary.get("interrupted") and done < params["settle_rounds"] else "")
     return ("Settle pass: %s had an open twin verdict after the rounds and ran %d of %d more "
-            "rounds (their slices count in the twin ratios, not in the medians or targets)."
-            % (", ".join("%s %s" % tuple(kr) for kr in st["rows"]), st.get("rounds_done", 0),
-               params["settle_rounds"]))
+            "rounds%s (their slices count in the twin ratios, not in the medians or targets)."
+            % (", ".join("%s %s" % tuple(kr) for kr in st["rows"]), done,
+               params["settle_rounds"], cut))
 
 
 def format_summary(summary, params):
