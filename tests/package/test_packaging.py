@@ -1,5 +1,10 @@
 """The sdist carries what a build from it needs (MANIFEST.in), and pip installs
-pyqueue from it alone -- not only from a clone, where every file is at hand."""
+pyqueue from it alone -- not only from a clone, where every file is at hand.
+
+One sdist serves the module, and one wheel pip builds from it serves both the
+wheel's checks and the install: pip installs an sdist by building exactly that
+wheel (PEP 517, in an isolated build environment) and installing it, so building
+it twice, ~50 s each on two CPUs, checked nothing more."""
 import glob
 import os
 import shutil
@@ -28,8 +33,25 @@ def _sdist(out):
     return path
 
 
-def test_sdist_has_every_source(tmp_path):
-    with tarfile.open(_sdist(tmp_path)) as t:
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory):
+    return _sdist(tmp_path_factory.mktemp("sdist"))
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist, tmp_path_factory):
+    """The wheel pip builds from the sdist alone, as `pip install <sdist>` does."""
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                           "-w", str(out), sdist],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    (path,) = glob.glob(str(out / "pyqueue_lab-*.whl"))
+    return path
+
+
+def test_sdist_has_every_source(sdist):
+    with tarfile.open(sdist) as t:
         have = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     want = {"README.md", "Makefile", "examples/c/two_threads.c",
             "benchmarks/burst/run_burst_tail_1m.py", "docs/DESIGN.md", "docs/CONTRIBUTING.md",
@@ -64,10 +86,10 @@ def test_the_version_is_written_once():
 
 
 @pytest.mark.slow
-def test_pip_installs_from_the_sdist(tmp_path):
+def test_pip_installs_from_the_sdist(wheel, tmp_path):
     site = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                           "--target", str(site), _sdist(tmp_path)],
+                           "--target", str(site), wheel],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     code = ("import pyqueue as pq\n"
@@ -103,15 +125,10 @@ def test_typed_and_licensed():
 
 
 @pytest.mark.slow
-def test_the_wheel_is_abi3_and_typed(tmp_path):
+def test_the_wheel_is_abi3_and_typed(wheel):
     # _pyq (cffi) and _pyext (limited API 3.11) use the stable ABI, so one wheel
     # serves every CPython >= 3.11.
     import zipfile
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                           "-w", str(tmp_path), _sdist(tmp_path / "sdist")],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    (wheel,) = glob.glob(str(tmp_path / "pyqueue_lab-*.whl"))
     assert "-cp311-abi3-" in os.path.basename(wheel)
     names = zipfile.ZipFile(wheel).namelist()
     assert "pyqueue/py.typed" in names and "pyqueue/_pyq.abi3.so" in names
