@@ -28,6 +28,16 @@ extern int pyext_list_items;
 /* Check the layout on live objects and set the two flags (module init). */
 void pyext_layout_probe(void);
 
+/* msg[0 .. len) into a bytes object's data d, exactly those bytes (its NUL
+ * is the caller's): a copy the compiler inlines for 8 to 64 bytes. */
+static inline void pyext_bytes_fill(char *d, const void *msg, uint32_t len)
+{
+    if (PYEXT_LIKELY(len >= 8 && len <= 64))
+        pyq_copy_small((uint8_t *)d, msg, len);
+    else
+        memcpy(d, msg, len);
+}
+
 /* A new bytes object holding msg[0 .. len), or NULL with MemoryError.  What
  * PyBytes_FromStringAndSize does -- PyObject_Malloc of the header, data and
  * NUL, PyObject_InitVar, hash not computed (-1), the copy, the NUL -- with a
@@ -45,10 +55,7 @@ static inline PyObject *pyext_bytes_new(const void *msg, uint32_t len)
     PyObject_InitVar((PyVarObject *)o, &PyBytes_Type, len);
     *(Py_hash_t *)(void *)(o + PYEXT_BYTES_HASH_AT) = -1;
     d = o + PYEXT_BYTES_DATA_AT;
-    if (PYEXT_LIKELY(len >= 8 && len <= 64))
-        pyq_copy_small((uint8_t *)d, msg, len); /* exactly [0, len): no byte outside */
-    else
-        memcpy(d, msg, len);
+    pyext_bytes_fill(d, msg, len);
     d[len] = '\0';
     return (PyObject *)o;
 }

@@ -91,10 +91,7 @@ static inline PyObject *recycled(pyext_side_t *s, const void *msg, uint32_t len)
         if (b && Py_REFCNT(b) == 1 && Py_SIZE(b) == (Py_ssize_t)len) {
             char *o = (char *)b;
             *(Py_hash_t *)(void *)(o + PYEXT_BYTES_HASH_AT) = -1;
-            if (PYEXT_LIKELY(len >= 8 && len <= 64))
-                pyq_copy_small((uint8_t *)o + PYEXT_BYTES_DATA_AT, msg, len);
-            else
-                memcpy(o + PYEXT_BYTES_DATA_AT, msg, len); /* its NUL stays */
+            pyext_bytes_fill(o + PYEXT_BYTES_DATA_AT, msg, len); /* its NUL stays */
             Py_INCREF(b);
             return b;
         }
