@@ -235,3 +235,12 @@ def test_cli_rejects_bad_input(capsys):
     assert main(["pacing", "--burst", "1", "--no-progress"]) == 2
     assert "n must be" in capsys.readouterr().err
     assert main(["pacing", "--targets", "1ms,soon", "--no-progress"]) == 2
+
+
+@pytest.mark.parametrize("run", [lab.pacing, lab.drain_rate])
+def test_a_message_larger_than_the_block_is_refused_before_anything_starts(run, tmp_path):
+    # The rig's blocks hold block_size - 8 bytes; a larger size is a ValueError at the
+    # call, before the output folder or the first run exist.
+    with pytest.raises(ValueError, match=r"size must be in \[1, 4088\], got 5000"):
+        run(size=5000, out=str(tmp_path / "out"), progress=False)
+    assert not (tmp_path / "out").exists()
