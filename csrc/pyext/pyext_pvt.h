@@ -88,6 +88,12 @@ static inline const char *pyext_bytes_ptr(PyObject *b)
                                           : PyBytes_AsString(b);
 }
 
+/* Reader only: how many messages handed out are kept for reuse, and up to
+ * which size (reader.c, recycled).  Two: a loop that keeps the last message
+ * in a variable while it reads the next still finds one free. */
+#define PYEXT_SPARES 2u
+#define PYEXT_SPARE_MAX 512u
+
 /*
  * One side (writer or reader) of a queue.  Every field is read and written
  * with the GIL held.  `h` is NULL until the queue binds the side and from the
@@ -97,12 +103,6 @@ static inline const char *pyext_bytes_ptr(PyObject *b)
  * The calls that keep the GIL need no lock: no other Python thread runs while
  * they do, so they only refuse a busy side.
  */
-/* Reader only: how many messages handed out are kept for reuse, and up to
- * which size (reader.c, recycled).  Two: a loop that keeps the last message
- * in a variable while it reads the next still finds one free. */
-#define PYEXT_SPARES 2u
-#define PYEXT_SPARE_MAX 512u
-
 typedef struct pyext_side {
     PyObject_HEAD
     pyq_queue_t *h;
