@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import validate
 from ..._errors import VerificationError
 from ..._pyq import lib
 from ...config import QueueConfig
@@ -169,8 +170,11 @@ class Rig:
     def config_for(cls, max_messages, size, config=None):
         """The QueueConfig of a rig for bursts of up to ``max_messages`` of ``size``
         bytes: ``config`` (default: the queue defaults with CONFIG), its spill tier
-        sized for such a burst."""
+        sized for such a burst.  A size its blocks cannot hold (Queue.max_message,
+        block_size - 8) is refused here, before an experiment's session starts: each
+        run's thread would refuse it only once the output folder and progress were up."""
         cfg = QueueConfig.of(config) if config is not None else QueueConfig(**cls.CONFIG)
+        validate.integer("size", size, 1, cfg.block_size - 8)
         frame = 8 + (size + 7) // 8 * 8                  # record header + padded payload
         per_block = max(1, (cfg.block_size - 64) // frame)
         return cfg.replace(spill_blocks=int(math.ceil(max_messages / per_block * 1.25)) + 16)

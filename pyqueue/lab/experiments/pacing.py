@@ -194,13 +194,6 @@ def _common(size, work_ns, producer_cpu, consumer_cpu, fifo_priority, verify):
     return p
 
 
-def _fits(p):
-    """Refuse a message larger than the rig's blocks hold (Queue.max_message,
-    block_size - 8) here, before the session starts: each run's thread would
-    refuse it anyway, but only once the output folder and progress were up."""
-    validate.integer("size", p["size"], 1, p["queue"]["block_size"] - 8)
-
-
 def _sizes(name, sizes):
     return validate.sequence(name, sizes, lambda n, v: _count(n, v, 2))
 
@@ -228,7 +221,6 @@ def drain_rate(sizes=(90_000, 22_500), reps=5, *, work_ns=500, size=32, producer
     sizes = _sizes("sizes", sizes)
     reps = _count("reps", reps, 1, 10**6)
     p["queue"] = Rig.config_for(max(sizes), p["size"], config).as_dict()
-    _fits(p)
     params = dict(p, sizes=sizes, reps=reps)
     res = DrainResult(params)
 
@@ -293,7 +285,6 @@ def pacing(n=90_000, targets=(0.5e-3, 1e-3, 5e-3, 10e-3, 25e-3), rounds=3, *,
                          % (stream_messages, segments))
     largest = max(sizes + [n, stream_messages])
     p["queue"] = Rig.config_for(largest, p["size"], config).as_dict()
-    _fits(p)
     params = dict(p, n=n, targets=targets, rounds=rounds, drain_sizes=sizes,
                   drain_reps=drain_reps, pace_with=pace_with, d_margin=d_margin,
                   stream_messages=stream_messages,
