@@ -107,6 +107,50 @@ static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
 #endif
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PYQ__ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PYQ__ASAN 1
+#endif
+
+/* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message
+ * moved as 8-byte loads and 16-byte stores.  A caller that has just built its
+ * message -- a sequence number, a timestamp, any field of 8 bytes stored the
+ * moment before the write -- has those stores still in flight, and a load of
+ * 16 bytes that spans one of them cannot take its value from the store
+ * buffer: it waits until the store has reached the cache (x86's store-to-load
+ * forwarding needs the load inside one store), ~a dozen cycles a message,
+ * which cost a per-message writer that stamps its messages a third of its
+ * streaming rate (docs/BENCHMARKS.md, "What the driver got wrong").  A load of
+ * 8 bytes is served by any store of 8 bytes or more that holds it, and the
+ * stores stay two, as many store-buffer entries as 16-byte moves take.  Under
+ * a sanitizer, plain copies, which it checks. */
+static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
+{
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(PYQ__TSAN) && !defined(PYQ__ASAN)
+    typedef struct { uint8_t b[32]; } pyq__b32;
+    /* In asm: the compiler fuses the halves back into one load.  The memory
+     * operands tell it which bytes are read and written (no more than 32). */
+    __asm__ __volatile__("movq (%2), %%xmm0\n\t"
+            "movhps 8(%2), %%xmm0\n\t"
+            "movq (%2,%3), %%xmm1\n\t"
+            "movhps 8(%2,%3), %%xmm1\n\t"
+            "movups %%xmm0, (%1)\n\t"
+            "movups %%xmm1, (%1,%3)"
+            : "=m"(*(pyq__b32 *)(void *)d)
+            : "r"(d), "r"(s), "r"((uint64_t)off), "m"(*(const pyq__b32 *)(const void *)s)
+            : "xmm0", "xmm1");
+#else
+    memcpy(d, s, 8);
+    memcpy(d + 8, s + 8, 8);
+    memcpy(d + off, s + off, 8);
+    memcpy(d + off + 8, s + off + 8, 8);
+#endif
+}
+
 /* A message of 8 to 64 bytes by fixed-size overlapping moves, no call (the
  * writer's own copies use it too: csrc/core/writer_run_pvt.h). */
 static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
@@ -114,11 +158,10 @@ static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
     const uint8_t *s = (const uint8_t *)src;
 
     if (__builtin_expect(len >= 16 && len <= 32, 1)) { /* the common sizes fall through */
-        memcpy(d, s, 16);
-        memcpy(d + len - 16, s + len - 16, 16);
+        pyq__move16x2(d, s, len - 16);
     } else if (len > 32) {
-        memcpy(d, s, 32);
-        memcpy(d + len - 32, s + len - 32, 32);
+        pyq__move16x2(d, s, 16);
+        pyq__move16x2(d + len - 32, s + len - 32, 16);
     } else {
         memcpy(d, s, 8);
         memcpy(d + len - 8, s + len - 8, 8);
@@ -137,11 +180,10 @@ static inline int pyq__copy_member(uint8_t *d, const void *src, uint32_t len)
     uint32_t tail = len - 16;
 
     if (__builtin_expect(tail <= 16, 1)) {
-        memcpy(d, s, 16);
-        memcpy(d + tail, s + tail, 16);
+        pyq__move16x2(d, s, tail);
     } else if (len - 33 <= 31) {
-        memcpy(d, s, 32);
-        memcpy(d + len - 32, s + len - 32, 32);
+        pyq__move16x2(d, s, 16);
+        pyq__move16x2(d + len - 32, s + len - 32, 16);
     } else if (len - 8 <= 7) {
         memcpy(d, s, 8);
         memcpy(d + len - 8, s + len - 8, 8);
