@@ -131,17 +131,19 @@ static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
 static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
 {
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(PYQ__TSAN) && !defined(PYQ__ASAN)
-    typedef struct { uint8_t b[32]; } pyq__b32;
+    typedef struct { uint8_t b[16]; } pyq__b16;
     /* In asm: the compiler fuses the halves back into one load.  The memory
-     * operands tell it which bytes are read and written (no more than 32). */
-    __asm__ __volatile__("movq (%2), %%xmm0\n\t"
-            "movhps 8(%2), %%xmm0\n\t"
-            "movq (%2,%3), %%xmm1\n\t"
-            "movhps 8(%2,%3), %%xmm1\n\t"
-            "movups %%xmm0, (%1)\n\t"
-            "movups %%xmm1, (%1,%3)"
-            : "=m"(*(pyq__b32 *)(void *)d)
-            : "r"(d), "r"(s), "r"((uint64_t)off), "m"(*(const pyq__b32 *)(const void *)s)
+     * operands are exactly the bytes read and written, so the compiler keeps
+     * every other store around it. */
+    __asm__ __volatile__("movq (%4), %%xmm0\n\t"
+            "movhps 8(%4), %%xmm0\n\t"
+            "movq (%4,%5), %%xmm1\n\t"
+            "movhps 8(%4,%5), %%xmm1\n\t"
+            "movups %%xmm0, (%3)\n\t"
+            "movups %%xmm1, (%3,%5)"
+            : "=m"(*(pyq__b16 *)(void *)d), "=m"(*(pyq__b16 *)(void *)(d + off))
+            : "m"(*(const pyq__b16 *)(const void *)s), "r"(d), "r"(s), "r"((uint64_t)off),
+              "m"(*(const pyq__b16 *)(const void *)(s + off))
             : "xmm0", "xmm1");
 #else
     memcpy(d, s, 8);
