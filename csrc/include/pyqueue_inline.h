@@ -122,9 +122,9 @@ static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
  * moment before the write -- has those stores still in flight, and a load of
  * 16 bytes that spans one of them cannot take its value from the store
  * buffer: it waits until the store has reached the cache (x86's store-to-load
- * forwarding needs the load inside one store), ~a dozen cycles a message,
- * which cost a per-message writer that stamps its messages a third of its
- * streaming rate (docs/BENCHMARKS.md, "What the driver got wrong").  A load of
+ * forwarding needs the load inside one store), ~a dozen cycles a message:
+ * a per-message writer that stamps its messages streamed at ~0.6x one fed
+ * from an array (docs/BENCHMARKS.md, "Against the minimal ring").  A load of
  * 8 bytes is served by any store of 8 bytes or more that holds it, and the
  * stores stay two, as many store-buffer entries as 16-byte moves take.  Under
  * a sanitizer, plain copies, which it checks. */
