@@ -9,7 +9,8 @@
  * forwarded from the store buffer and waits for the store to reach the cache.
  *
  *   cd csrc && cc -std=gnu11 -O2 -Iinclude -I. -pthread \
- *       ../benchmarks/peers/store_forwarding.c common/pattern.c core/[a-z]*.c -o /tmp/sf
+ *       ../benchmarks/peers/store_forwarding.c common/pattern.c core/[a-z]*.c \
+ *       runtime/[a-z]*.c -o /tmp/sf -ldl -lm
  *   chrt -f 50 /tmp/sf 3        # 3 rounds of every loop, 20 M messages each
  *
  * For an A/B of two versions of the core, build the same file against each
@@ -17,17 +18,15 @@
  * turn.  M msg/s is the writer's rate (its loop's messages over its time); the
  * queue's spill tier holds every message, so the writer never waits.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pyqueue.h"
 #include "pyqueue_inline.h"
+#include "runtime/pyq_runtime.h"
 
 #define N 20000000ull
 
@@ -40,20 +39,8 @@ static pyq_queue_t *q;
 
 static void pin(int cpu)
 {
-    cpu_set_t s;
-
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    if (pthread_setaffinity_np(pthread_self(), sizeof s, &s) != 0)
+    if (pyq_cpu_pin_self(cpu) != 0)
         fprintf(stderr, "pinning to CPU %d failed: running unpinned\n", cpu);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static int count(void *ctx, const void *msg, uint32_t len)
@@ -109,7 +96,7 @@ static double run(int loop)
         exit(1);
     memset(&m, 0x5A, sizeof m);
     memset(arr, 0x5A, sizeof arr);
-    t0 = now_ns();
+    t0 = pyq_clock_now_ns();
     switch (loop) {
     case 0: /* stamp, then the exported try_write */
         for (uint64_t i = 0; i < N; i++) {
@@ -138,7 +125,7 @@ static double run(int loop)
         }
         break;
     }
-    t1 = now_ns();
+    t1 = pyq_clock_now_ns();
     pyq_writer_flush(q);
     pthread_join(t, NULL);
     pyq_queue_destroy(q);

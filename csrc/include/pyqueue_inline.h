@@ -79,9 +79,15 @@ struct pyq_reader_view {
 #if __has_feature(thread_sanitizer)
 #define PYQ__TSAN 1
 #endif
+#if __has_feature(address_sanitizer)
+#define PYQ__ASAN 1 /* pyq__move16x2: plain copies, which it checks */
+#endif
 #endif
 #if defined(__SANITIZE_THREAD__)
 #define PYQ__TSAN 1
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PYQ__ASAN 1
 #endif
 static inline void pyq__own_add64(uint64_t *p, uint64_t v)
 {
@@ -106,15 +112,6 @@ static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
     return (__atomic_load_n(p, __ATOMIC_RELAXED) & mask) != 0;
 #endif
 }
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PYQ__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define PYQ__ASAN 1
-#endif
 
 /* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message
  * moved as 8-byte loads and 16-byte stores.  A caller that has just built its
