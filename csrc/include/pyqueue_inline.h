@@ -129,6 +129,11 @@ static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
 {
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(PYQ__TSAN) && !defined(PYQ__ASAN)
     typedef struct { uint8_t b[16]; } pyq__b16;
+#ifdef PYQ__MOVE_OFF_REG /* the library's writes name it (csrc/core/writer.c) */
+    register uint64_t o __asm__(PYQ__MOVE_OFF_REG) = off;
+#else
+    uint64_t o = off;
+#endif
     /* In asm: the compiler fuses the halves back into one load.  The memory
      * operands are exactly the bytes read and written, so the compiler keeps
      * every other store around it. */
@@ -139,7 +144,7 @@ static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
             "movups %%xmm0, (%3)\n\t"
             "movups %%xmm1, (%3,%5)"
             : "=m"(*(pyq__b16 *)(void *)d), "=m"(*(pyq__b16 *)(void *)(d + off))
-            : "m"(*(const pyq__b16 *)(const void *)s), "r"(d), "r"(s), "r"((uint64_t)off),
+            : "m"(*(const pyq__b16 *)(const void *)s), "r"(d), "r"(s), "r"(o),
               "m"(*(const pyq__b16 *)(const void *)(s + off))
             : "xmm0", "xmm1");
 #else
