@@ -92,12 +92,20 @@ static int64_t pq_read_burst(void *h, void *out, uint32_t max, uint32_t len)
  * path (pyqueue_inline.h: the common case in this loop, the rest the library's
  * pyq_writer_try_write) in a loop, as a C program writing one message at a time
  * at its fastest would. */
-static inline int pq_try_write_inline(void *h, const void *msg, uint32_t len)
+static inline int pq_try_write_inline(void *q, const void *msg, uint32_t len)
 {
-    return pyq_writer_try_write_inline(((struct pq_handle *)h)->q, msg, len);
+    return pyq_writer_try_write_inline(q, msg, len);
 }
 
-PYQ_TWIN_WRITE_EACH(pq, pq_try_write_inline)
+PYQ_TWIN_WRITE_EACH(pq_q, pq_try_write_inline)
+
+/* The loop on the queue itself, as a C writer holds it: through the handle,
+ * every message's copy (its stores may alias the handle) made the loop load
+ * the queue's address again. */
+static int64_t pq_write_each(void *h, const void *msgs, uint32_t n, uint32_t len)
+{
+    return pq_q_write_each(((struct pq_handle *)h)->q, msgs, n, len);
+}
 
 /* The round trip's receive: pq_poll(max 1) spun on in this file (read_spin). */
 PYQ_TWIN_READ_SPIN(pq, pq_poll)

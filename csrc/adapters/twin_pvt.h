@@ -709,16 +709,27 @@ out:
  * adapter's translation unit with try_write inlined.  The count written (0 when
  * full), or try_write's error when it fails before any message went in. */
 #define PYQ_TWIN_WRITE_EACH(prefix, try_write)                                                  \
-    PYQ_TWIN_FLAT static int64_t prefix##_write_each(void *h, const void *msgs, uint32_t n,     \
-                                                     uint32_t len)                              \
+    static inline __attribute__((always_inline)) int64_t prefix##_write_each_len(                \
+        void *h, const unsigned char *m, uint32_t n, uint32_t len)                              \
     {                                                                                           \
-        const unsigned char *m = (const unsigned char *)msgs;                                   \
         uint32_t k = 0;                                                                         \
         int rc = 0;                                                                             \
                                                                                                 \
         while (k < n && (rc = try_write(h, m + (size_t)k * len, len)) == 0)                     \
             k++;                                                                                \
         return k == 0 && rc != PYQ_EAGAIN ? (int64_t)rc : (int64_t)k;                           \
+    }                                                                                           \
+    PYQ_TWIN_FLAT static int64_t prefix##_write_each(void *h, const void *msgs, uint32_t n,     \
+                                                     uint32_t len)                              \
+    {                                                                                           \
+        const unsigned char *m = (const unsigned char *)msgs;                                   \
+                                                                                                \
+        /* The rows' messages are PYQ_ADAPTER_MSG_SIZE bytes: that loop with the                \
+         * size a constant, as a writer of a fixed-size struct passes sizeof and a              \
+         * slot queue copies its slot's size (every peer's loop is this one). */                \
+        if (len == PYQ_ADAPTER_MSG_SIZE)                                                        \
+            return prefix##_write_each_len(h, m, n, PYQ_ADAPTER_MSG_SIZE);                      \
+        return prefix##_write_each_len(h, m, n, len);                                           \
     }
 
 /* read_spin's callback: the one message, copied to the caller's buffer. */
