@@ -112,7 +112,8 @@ def test_quick_cli_end_to_end(tmp_path):
                                       for t in B.TARGETS)
     for t in res["targets"]:
         for e in t["by_placement"].values():
-            assert e["median"] > 0 and isinstance(e["met"], bool)
+            assert e["median"] > 0 and (isinstance(e["met"], bool) or
+                                        (e["met"] is None and e["pace_bound"]))
     slices = json.load(open(out / "slices.json"))["data"]
     assert all(s["probe_before_ns"] > 0 and s["probe_after_ns"] > 0 for s in slices)
     # Adapter rows say which side set the pace: the writer's own span beside the slice's.
@@ -344,6 +345,37 @@ def test_targets_take_only_slices_of_their_pass_regime():
     py = by["Python write_batch / C writer, throughput [Python writer in any regime / "
             "C writer streaming]"]["by_placement"]["near"]
     assert (py["median"], py["rounds"]) == (0.5, 1)
+
+
+def test_a_chasing_row_held_at_the_pace_gets_no_verdict():
+    """Paced at 50 ns (20 M msg/s): pyqueue at the pace and the best peer at it
+    too read 1.0x, which says nothing of the 1.5x goal -- 'pace-bound', no
+    verdict; a row below the pace that misses is a miss; one above its goal is met."""
+    def paced(row, v, r, place="near"):
+        s = _slice(row, v, "chasing", v, "chasing", place=place, r=r, kind="chasing")
+        s.extra["gap_ns"] = 50
+        return s
+    sl = {"chasing": [paced("pyqueue", 19.8, 0), paced("ck", 19.7, 0),
+                      paced("pyqueue", 19.9, 1), paced("ck", 19.8, 1),
+                      paced("pyqueue", 9.0, 2, "far"), paced("ck", 8.0, 2, "far")]}
+    s = report.summarize(sl, {})
+    by = {t["label"]: t for t in s["targets"]}
+    ch = by["pyqueue / best per-message peer, 32 B throughput [chasing]"]["by_placement"]
+    assert ch["near"]["met"] is None and ch["near"]["pace_bound"]
+    assert ch["near"]["pace_mmsg_s"] == pytest.approx(20.0)
+    assert ch["far"]["met"] is False and "pace_bound" not in ch["far"]
+    # pyqueue / rte_ring burst-32 >= 1.0: no rte_ring slices, no cell at all.
+    assert by["pyqueue / rte_ring burst-32, 32 B throughput [chasing]"]["by_placement"] == {}
+    md = report.format_markdown(s, {"settle_rounds": 0})
+    assert "1.01x pace-bound (2 rounds)" in md and "1.12x **missed** (1 rounds)" in md
+    assert "pace-bound: the row ran at >= 95 % of the chasing pass's pace" in md
+    assert "(pace 20.0 M msg/s)" in md
+    # Unpaced slices (older runs, the streaming pass) keep their verdicts.
+    for e in sl["chasing"]:
+        e.extra.pop("gap_ns")
+    ch = {t["label"]: t for t in report.summarize(sl, {})["targets"]}[
+        "pyqueue / best per-message peer, 32 B throughput [chasing]"]["by_placement"]
+    assert ch["near"]["met"] is False
 
 
 def test_twin_flag_band():
