@@ -202,15 +202,44 @@ PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *
     return (int64_t)n;
 }
 
+/* The per-message rows' reader: rigtorp's front() + pop() per message, as
+ * ys_poll, straight into the reader's array (no callback per message) -- the
+ * read_each of the other rings that hand out one message a call (ck, rwq,
+ * atomic_queue).  Through the table, ys_poll's callback was an indirect call
+ * per message that the twin inlines: at ~700 M msg/s (a near placement, AMD
+ * EPYC) the driver's row read 0.73x its twin, the reader setting the pace. */
+PYQ_TWIN_INLINE int64_t ys_read_each(void *h, void *out, uint32_t max, uint32_t len)
+{
+    struct ys_ring *y = h;
+    struct ys_slot *m = out;
+    uint64_t hd = atomic_load_explicit(&y->head, memory_order_relaxed); /* own field */
+    uint32_t n = 0;
+
+    (void)len;
+    while (n < max) {
+        if (hd == y->tail_cache) {
+            /* YT2: pairs with YT1 -- the slots below tail are written. */
+            y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
+            if (hd == y->tail_cache)
+                break;
+        }
+        m[n++] = y->slots[hd & y->mask];
+        /* YT4: the slot is copied out, the writer may reuse it; pairs with YT3. */
+        atomic_store_explicit(&y->head, ++hd, memory_order_release);
+    }
+    return n;
+}
+
 PYQ_TWIN_WRITE_EACH(ys, ys_try_write)
 
 static const pyq_adapter_t ys_queue = {
     .abi = PYQ_ADAPTER_ABI, .name = "yardstick", .create = ys_create, .destroy = ys_destroy,
     .capacity = ys_capacity, .try_write = ys_try_write, .flush = ys_flush, .poll = ys_poll,
-    .write_each = ys_write_each,
+    .read_each = ys_read_each, .write_each = ys_write_each,
 };
 
-PYQ_TWIN_DEFINE_EACH(ys, ys_queue, ys_try_write, NULL, ys_write_each, ys_poll, NULL, NULL, ys_flush)
+PYQ_TWIN_DEFINE_EACH(ys, ys_queue, ys_try_write, NULL, ys_write_each, ys_poll, NULL, ys_read_each,
+                     ys_flush)
 
 /* The driver's row: the same table (its operations out of line, called through
  * it as every adapter's). */
