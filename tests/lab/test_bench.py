@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -570,11 +571,43 @@ def test_a_slice_that_never_returns_ends_the_run_with_its_partial_output(tmp_pat
     assert "returned" not in p.stdout
     assert "slice hanging hangs, round 1 ran past the slice limit of 1.5 s" in p.stderr
     assert "Thread" in p.stderr and "run" in p.stderr          # the Python stacks
+    # ... and every OS thread: the slice's (here sleeping in C) took no CPU time.
+    assert "OS threads over 1 s" in p.stderr
+    assert re.search(r"^  \d+ \S.*: S, CPU \d+, OTHER, 0\.00 s$", p.stderr, re.M), p.stderr
     assert _output.verify(out) == []
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"].startswith("failed: slice hanging hangs, round 1 ran past")
     kept = json.loads((out / "slices.json").read_text())["data"]
     assert [s["contender"] for s in kept] == ["fine"]
+
+
+def test_thread_report_tells_a_spinning_thread_from_a_sleeping_one():
+    """The hang report's OS threads: one that spins took about all of the
+    sample's CPU time, the sleeping one none."""
+    from pyqueue.lab.common import watchdog
+    stop, asleep = threading.Event(), threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            pass
+
+    def sleep():
+        asleep.wait()
+    threads = [threading.Thread(target=spin), threading.Thread(target=sleep)]
+    for t in threads:
+        t.start()
+    try:
+        lines = watchdog.thread_report(0.5)
+    finally:
+        stop.set()
+        asleep.set()
+        for t in threads:
+            t.join()
+    assert lines[0] == "OS threads over 0.5 s (tid name: state, last CPU, policy, CPU time taken):"
+    by_tid = {int(ln.split()[0]): ln for ln in lines[1:]}
+    took = {t: float(by_tid[t.native_id].rsplit(", ", 1)[1][:-2]) for t in threads}
+    assert took[threads[0]] >= 0.1 and took[threads[1]] == 0.0, lines
+    assert ", OTHER, " in by_tid[threads[1].native_id]
 
 
 def test_slice_limit_is_checked_before_anything_runs():

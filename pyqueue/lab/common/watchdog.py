@@ -5,8 +5,9 @@ through.  Should one never come back (a lost wake-up, a peer library's bug, a
 driver waiting on a side that already failed), nothing in the interpreter can
 end it: Ctrl-C is only handled when the call returns, and its threads, possibly
 SCHED_FIFO, keep both CPUs.  So a run that watches its slices gets, after
-``limit_s`` of one slice, the slice's name and every Python thread's stack on
-stderr, its partial output written (the run's status says which slice hung),
+``limit_s`` of one slice, the slice's name, every Python thread's stack and
+every OS thread's state and CPU time over a second (thread_report: whether the
+slice's C threads spin or never run) on stderr, its partial output written (the run's status says which slice hung),
 and the process ends with EXIT_HUNG -- the one way to stop threads that never
 look at a stop flag.
 
@@ -23,12 +24,61 @@ import sys
 import threading
 import time
 
-__all__ = ["DEFAULT_SLICE_LIMIT_S", "EXIT_HUNG", "SliceHung", "SliceWatchdog"]
+__all__ = ["DEFAULT_SLICE_LIMIT_S", "EXIT_HUNG", "SliceHung", "SliceWatchdog", "thread_report"]
 
 EXIT_HUNG = 3
 # No slice of the default bench takes more than a few seconds (a streaming slice
 # is capped near STREAM_SECONDS); one still running after this long has hung.
 DEFAULT_SLICE_LIMIT_S = 300
+
+
+# /proc/<pid>/task/<tid>/stat fields (1-based, after the comm in parentheses):
+# state 3, utime 14, stime 15, processor 39, rt_priority 40, policy 41.
+_POLICIES = {0: "OTHER", 1: "FIFO", 2: "RR", 3: "BATCH", 5: "IDLE", 6: "DEADLINE"}
+
+
+def _task_stats():
+    """{tid: (name, state, cpu, policy, rt_priority, cpu_ticks)} of this
+    process's threads, from /proc (Linux); {} where it cannot be read."""
+    out = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                raw = f.read()
+        except OSError:
+            continue                # the thread ended meanwhile
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        f = raw[raw.rindex(")") + 2:].split()   # f[0] is field 3
+        out[int(tid)] = (name, f[0], int(f[36]), _POLICIES.get(int(f[38]), f[38]),
+                         int(f[37]), int(f[11]) + int(f[12]))
+    return out
+
+
+def thread_report(sample_s=1.0):
+    """Lines on every OS thread of this process -- the C threads of a slice
+    included, which the Python stacks do not show: its state, the CPU it last
+    ran on, its scheduling policy, and the CPU time it took over ``sample_s``
+    seconds.  A thread that took ~all of them spins (waiting on the other side);
+    one that took none is blocked or was never scheduled."""
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    before = _task_stats()
+    time.sleep(sample_s)
+    after = _task_stats()
+    if not after:
+        return ["(no /proc/self/task here: no per-thread report)"]
+    lines = ["OS threads over %g s (tid name: state, last CPU, policy, CPU time taken):"
+             % sample_s]
+    for tid in sorted(after):
+        name, state, cpu, policy, prio, ticks = after[tid]
+        took = (ticks - before[tid][5]) / hz if tid in before else None
+        lines.append("  %d %s: %s, CPU %d, %s%s, %s" % (
+            tid, name, state, cpu, policy, " %d" % prio if prio else "",
+            "%.2f s" % took if took is not None else "new"))
+    return lines
 
 
 class SliceHung(RuntimeError):
@@ -116,6 +166,8 @@ class SliceWatchdog:
             stream.write("\npyqueue: %s; the Python threads' stacks:\n" % why)
             stream.flush()
             faulthandler.dump_traceback(file=stream, all_threads=True)
+            stream.write("\n".join(thread_report()) + "\n")
+            stream.flush()
         except (OSError, ValueError, AttributeError):
             pass                    # no usable stream: the status still says it
         try:
