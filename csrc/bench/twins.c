@@ -176,6 +176,22 @@ PYQ_TWIN_INLINE void ys_flush(void *h)
     (void)h; /* every write is visible when its tail store is */
 }
 
+/* rigtorp's front() + pop(): the slot at *hd copied to *dst and released, 1;
+ * 0 when the ring is empty. */
+PYQ_TWIN_INLINE int ys_pop(struct ys_ring *y, uint64_t *hd, struct ys_slot *dst)
+{
+    if (*hd == y->tail_cache) {
+        /* YT2: pairs with YT1 -- the slots below tail are written. */
+        y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
+        if (*hd == y->tail_cache)
+            return 0;
+    }
+    *dst = y->slots[*hd & y->mask];
+    /* YT4: the slot is copied out, the writer may reuse it; pairs with YT3. */
+    atomic_store_explicit(&y->head, ++*hd, memory_order_release);
+    return 1;
+}
+
 /* One message at a time, head published after each copy (rigtorp's pop). */
 PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
 {
@@ -185,16 +201,7 @@ PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *
     uint64_t n = 0;
     int rc;
 
-    while (n < max) {
-        if (hd == y->tail_cache) {
-            /* YT2: pairs with YT1 -- the slots below tail are written. */
-            y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
-            if (hd == y->tail_cache)
-                break;
-        }
-        m = y->slots[hd & y->mask];
-        /* YT4: the slot is copied out, the writer may reuse it; pairs with YT3. */
-        atomic_store_explicit(&y->head, ++hd, memory_order_release);
+    while (n < max && ys_pop(y, &hd, &m)) {
         n++;
         if ((rc = fn(ctx, &m, sizeof m)) != 0)
             return rc < 0 ? rc : (int64_t)n;
@@ -202,12 +209,12 @@ PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *
     return (int64_t)n;
 }
 
-/* The per-message rows' reader: rigtorp's front() + pop() per message, as
- * ys_poll, straight into the reader's array (no callback per message) -- the
- * read_each of the other rings that hand out one message a call (ck, rwq,
- * atomic_queue).  Through the table, ys_poll's callback was an indirect call
- * per message that the twin inlines: at ~700 M msg/s (a near placement, AMD
- * EPYC) the driver's row read 0.73x its twin, the reader setting the pace. */
+/* The per-message rows' reader: ys_pop per message straight into the reader's
+ * array (no callback per message) -- the read_each of the other rings that
+ * hand out one message a call (ck, rwq, atomic_queue).  Through the table,
+ * ys_poll's callback was an indirect call per message that the twin inlines:
+ * at ~700 M msg/s (a near placement, AMD EPYC) the driver's row read 0.73x its
+ * twin, the reader setting the pace. */
 PYQ_TWIN_INLINE int64_t ys_read_each(void *h, void *out, uint32_t max, uint32_t len)
 {
     struct ys_ring *y = h;
@@ -216,17 +223,8 @@ PYQ_TWIN_INLINE int64_t ys_read_each(void *h, void *out, uint32_t max, uint32_t 
     uint32_t n = 0;
 
     (void)len;
-    while (n < max) {
-        if (hd == y->tail_cache) {
-            /* YT2: pairs with YT1 -- the slots below tail are written. */
-            y->tail_cache = atomic_load_explicit(&y->tail, memory_order_acquire);
-            if (hd == y->tail_cache)
-                break;
-        }
-        m[n++] = y->slots[hd & y->mask];
-        /* YT4: the slot is copied out, the writer may reuse it; pairs with YT3. */
-        atomic_store_explicit(&y->head, ++hd, memory_order_release);
-    }
+    while (n < max && ys_pop(y, &hd, &m[n]))
+        n++;
     return n;
 }
 

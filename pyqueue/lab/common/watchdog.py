@@ -7,9 +7,9 @@ end it: Ctrl-C is only handled when the call returns, and its threads, possibly
 SCHED_FIFO, keep both CPUs.  So a run that watches its slices gets, after
 ``limit_s`` of one slice, the slice's name, every Python thread's stack and
 every OS thread's state and CPU time over a second (thread_report: whether the
-slice's C threads spin or never run) on stderr, its partial output written (the run's status says which slice hung),
-and the process ends with EXIT_HUNG -- the one way to stop threads that never
-look at a stop flag.
+slice's C threads spin or never run) on stderr, its partial output written
+(the run's status says which slice hung), and the process ends with EXIT_HUNG
+-- the one way to stop threads that never look at a stop flag.
 
     wd = SliceWatchdog(limit_s, on_hang=lambda why: session.finish(SliceHung(why)))
     with wd:
