@@ -3,7 +3,7 @@ interleaved in one run (the order rotated each round), as ratios' raw material.
 
     python benchmarks/peers/twin_rows.py [--messages 4000000] [--rounds 5] [--gap-ns 0]
                                          [--episodes] [--variant NAME=ROW[:FIELD=VALUE,...]]
-                                         [--rows ROW,...] [--fifo PRIO]
+                                         [--rows ROW,...] [--against ROW] [--fifo PRIO]
 
 Every row is a twin of pyqueue.lab.common.twins (csrc/bench/twins.c, the peers'
 twin tables): 32-byte messages, writer CPU 0, reader CPU 1, every sequence
@@ -15,14 +15,21 @@ twins.stream_backlog) and prints the writer's rate inside the episodes and the
 reader's.  --variant adds a row of ROW's twin with queue settings of its own
 (e.g. ``ntall=pyqueue:nontemporal_backlog_kib=0``), an A/B of a configuration
 lever in the same run.  --fifo runs each slice under SCHED_FIFO at PRIO (its
-threads inherit it) and rests outside it after, as the bench's --fifo does."""
+threads inherit it) and rests outside it after, as the bench's --fifo does.
+
+Each slice is bracketed by the bench's one-way ping-pong probe (DESIGN §8.2,
+pyqueue.lab.common.placement): the host moves the two vCPUs between a near and
+a far placement mid-run, so the medians are printed per placement, slices whose
+two probes disagree apart as "moved", and each row's ratio to --against (the
+median of per-round ratios, rounds whose slices all share one placement) beside
+them; a round's every slice is also printed."""
 import argparse
 import os
 import time
 
-import numpy as np
-
+import pyqueue.lab.common.placement as placement
 import pyqueue.lab.common.twins as twins
+from pyqueue.lab.experiments.bench import probe_one_way_ns
 
 ROWS = ["pyqueue", "pyqueue_stream", "pyqueue_burst32", "pyqueue_stream_burst32",
         "pyqueue_read_one", "yardstick", "dpdk_burst32", "atomic_queue_optimist"]
@@ -61,36 +68,55 @@ def main():
     ap.add_argument("--rows", default=",".join(ROWS), help="comma-separated twin rows")
     ap.add_argument("--variant", type=variant, action="append", default=[],
                     help="NAME=ROW[:FIELD=VALUE,...]: ROW with queue settings (repeatable)")
+    ap.add_argument("--against", default=None,
+                    help="the row ratios are taken to (default: yardstick when run, else the first)")
     ap.add_argument("--fifo", type=int, default=0, help="SCHED_FIFO priority per slice (0: off)")
     args = ap.parse_args()
     rows = [(r, r, {}) for r in args.rows.split(",") if r] + args.variant
+    spec = {name: (row, kw) for name, row, kw in rows}
+    against = args.against or ("yardstick" if "yardstick" in spec else rows[0][0])
+    if against not in spec:
+        ap.error("--against %r is none of the rows" % against)
     backlog = {name: twins.stream_backlog(row, **kw) if args.episodes else 0
                for name, row, kw in rows}
-    got = {name: [] for name, _, _ in rows}
-    read = {name: [] for name, _, _ in rows}
-    regimes = {name: set() for name, _, _ in rows}
-    for k in range(args.rounds):
-        for name, row, kw in rows[k % len(rows):] + rows[:k % len(rows)]:
-            try:
-                t = slice_run(row, kw, args, backlog[name])
-            except twins.UnsupportedError as e:
-                print("%-24s not measured: %s" % (name, e))
-                continue
-            if backlog[name]:
-                s = t["stream"]
-                got[name].append(s["mmsg_s"] or 0.0)
-                read[name].append(s["reader_mmsg_s"] or 0.0)
-                regimes[name].add(s["regime"])
-            else:
-                got[name].append(t["mmsg_s"])
-                regimes[name].add(t["regime"]["regime"])
+
+    def run_slice(name):
+        row, kw = spec[name]
+        try:
+            t = slice_run(row, kw, args, backlog[name])
+        except twins.UnsupportedError as e:
+            return float("nan"), {"error": str(e)}
+        if backlog[name]:
+            st = t["stream"]
+            return st["mmsg_s"] or 0.0, {"reader": st["reader_mmsg_s"] or 0.0,
+                                         "regime": st["regime"]}
+        return t["mmsg_s"], {"regime": t["regime"]["regime"]}
+
+    def show(sl):
+        print("round %d %-22s %7.1f  probe %.0f/%.0f ns (%s)%s" % (
+            sl.round, sl.contender, sl.value, sl.probe_before_ns, sl.probe_after_ns,
+            sl.placement, ("  not measured: " + sl.extra["error"]) if "error" in sl.extra
+            else ""), flush=True)
+
+    slices = placement.interleave(list(spec), args.rounds, run_slice,
+                                  lambda: probe_one_way_ns(0, 1), on_slice=show)
+    slices = [sl for sl in slices if "error" not in sl.extra]
     what = "writer in episodes" if args.episodes else "median"
-    for name, _, _ in rows:
-        if got[name]:
-            extra = "  reader %7.1f" % np.median(read[name]) if read[name] else ""
-            print("%-24s %s %7.1f M msg/s%s  (%s)  regimes: %s" % (
-                name, what, np.median(got[name]), extra, " ".join("%.0f" % v for v in got[name]),
-                ", ".join(sorted(regimes[name]))))
+    reader = placement.medians_by_placement(slices, key=lambda sl: sl.extra.get("reader", 0.0))
+    for place, meds in sorted(placement.medians_by_placement(slices).items()):
+        print("%s: %s, M msg/s (slices); ratio to %s per round (rounds)" % (place, what, against))
+        for name in spec:
+            if name not in meds:
+                continue
+            med, n = meds[name]
+            rat = placement.ratios_by_placement(slices, name, against).get(place, {})
+            regimes = sorted({sl.extra["regime"] for sl in slices
+                              if sl.contender == name and sl.placement == place})
+            print("  %-22s %7.1f (%d)%s  %s  regimes: %s" % (
+                name, med, n,
+                "  reader %7.1f" % reader[place][name][0] if args.episodes else "",
+                "%.2fx (%d)" % (rat["median"], len(rat["ratios"])) if rat.get("median")
+                else "ratio -", ", ".join(regimes)))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -532,3 +533,31 @@ def test_ck_spin_variants_diagnostic_builds_and_runs(tmp_path):
     rows = [line.split() for line in out.splitlines()[1:]]
     assert [r[0] for r in rows] == ["inline", "send-ptr", "poll-ptr", "spin-ptr", "inline-chead"]
     assert all(float(r[3]) > 0 for r in rows)
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs CPUs 0 and 1")
+def test_twin_rows_tags_each_slice_and_reports_per_placement():
+    """benchmarks/peers/twin_rows.py (DESIGN and BENCHMARKS cite its figures):
+    every slice is printed with its two probes and their placement, and the
+    summary gives each row, a variant included, its median and its ratio to
+    --against under the placement its slices had."""
+    script = os.path.join(support.ROOT, "benchmarks", "peers", "twin_rows.py")
+    out = subprocess.run([sys.executable, script, "--episodes", "--messages", "200000",
+                          "--rounds", "2", "--rows", "pyqueue,yardstick",
+                          "--variant", "pf0=pyqueue:prefetch=0"],
+                         capture_output=True, text=True, timeout=240, check=True,
+                         env=support.subprocess_env()).stdout
+    slices = re.findall(r"^round (\d) (\S+) +([\d.]+)  probe (\d+)/(\d+) ns \((near|far|moved)\)",
+                        out, re.M)
+    assert sorted((r, name) for r, name, *_ in slices) == sorted(
+        (r, name) for r in "01" for name in ("pyqueue", "yardstick", "pf0"))
+    assert all(float(v) > 0 for _, _, v, *_ in slices)
+    places = {p for *_, p in slices}
+    for place in places:
+        assert re.search(r"^%s: writer in episodes" % place, out, re.M), out
+    for name in ("pyqueue", "yardstick", "pf0"):
+        assert re.search(r"^  %s +[\d.]+ \(\d\)  reader +[\d.]+  (ratio -|[\d.]+x \(\d\))  "
+                         r"regimes: \w" % name, out, re.M), out
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run([sys.executable, script, "--rows", "pyqueue", "--against", "nope"],
+                       capture_output=True, timeout=60, check=True, env=support.subprocess_env())
