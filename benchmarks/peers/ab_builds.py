@@ -1,6 +1,7 @@
 """A/B of two builds of pyqueue's extension, side by side in one run.
 
-    python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20] [--mode throughput|roundtrip]
+    python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20]
+                                         [--mode throughput|episodes|roundtrip] [--messages N]
                                          [--new-cfg FIELD=VALUE ...]
 
 Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
@@ -15,6 +16,10 @@ the numbers" entries of docs/BENCHMARKS.md were measured.
 throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
 CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
 message and with bursts of 32, plus rte_ring single and burst-32 when built.
+episodes:   the same contenders in the streaming regime the bench reports (DESIGN
+§8.4, pyq_bench_adapter_stream: the reader held while the writer gets half the
+queue's capacity ahead, then both flat out), the figure being the writer's rate
+inside the episodes (the median over episodes, regime.classify_episodes).
 --new-cfg sets pyq_config_t fields of the "new" side's queues only: a configuration
 lever (e.g. prefetch=0) A/B'd within one build, passing the same .so twice.
 roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
@@ -25,6 +30,9 @@ import importlib.util
 import os
 
 import numpy as np
+
+from pyqueue.lab.common import regime
+from pyqueue.lab.common import twins
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_DIR = os.path.join(ROOT, "pyqueue", "peers").encode()
@@ -60,7 +68,7 @@ def contenders(builds, mode, new_cfg):
     rows = {}
     for tag, (ffi, lib) in builds.items():
         extra = new_cfg if tag == "new" else {}
-        if mode == "throughput":
+        if mode != "roundtrip":
             for name, hot, burst in (("default", 4, 0), ("default32", 4, 32), ("stream", 256, 0),
                                      ("stream32", 256, 32)):
                 rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot, **extra))
@@ -71,7 +79,7 @@ def contenders(builds, mode, new_cfg):
                                                [queue(ffi, lib, "pyqueue", **dict(cfg, **extra))
                                                 for _ in "ab"])
     ffi, lib = list(builds.values())[-1]
-    if mode == "throughput":
+    if mode != "roundtrip":
         dpdk = queue(ffi, lib, "dpdk")
         if dpdk:
             rows["dpdk"] = (ffi, lib, 0, dpdk)
@@ -81,8 +89,27 @@ def contenders(builds, mode, new_cfg):
     return rows
 
 
+def stream(ffi, lib, a, h, burst, n):
+    """The writer's rate inside streaming episodes of backlog BACKLOG_SHARE of
+    the queue's capacity (twins.adapter_throughput's backlog runs, in one
+    build's ffi)."""
+    backlog = max(1, int(a.capacity(h) * twins.BACKLOG_SHARE))
+    max_ep = min(twins.MAX_EPISODES, n // backlog + 2)
+    eps = ffi.new("pyq_twin_episode_t[]", max_ep)
+    r = ffi.new("pyq_bench_result_t *")
+    if lib.pyq_bench_adapter_stream(a, h, n, burst, backlog, eps, max_ep, 0, 1, r) != 0:
+        raise RuntimeError("episodes slice failed: %d" % r.error)
+    recs = np.frombuffer(ffi.buffer(eps, max_ep * ffi.sizeof("pyq_twin_episode_t")),
+                         twins._EPISODE_DTYPE)[:min(r.episodes, max_ep)]
+    st = regime.classify_episodes(recs.copy(), r.messages,
+                                  int(r.end_ns - r.elapsed_ns + r.writer_ns))
+    return st["mmsg_s"] or float("nan")
+
+
 def run(row, mode, n):
     ffi, lib, burst, q = row
+    if mode == "episodes":
+        return stream(ffi, lib, q[0], q[1], burst, n)
     if mode == "throughput":
         a, h = q
         r = ffi.new("pyq_bench_result_t *")
@@ -107,7 +134,10 @@ def main():
     ap.add_argument("base")
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--mode", choices=("throughput", "roundtrip"), default="throughput")
+    ap.add_argument("--mode", choices=("throughput", "episodes", "roundtrip"), default="throughput")
+    ap.add_argument("--messages", type=int, default=0,
+                    help="messages (trips) a slice (default: 1,000,000; 20,000,000 for "
+                         "episodes; 20,000 round trips)")
     ap.add_argument("--new-cfg", action="append", default=[], metavar="FIELD=VALUE",
                     help="a pyq_config_t field for the new side's queues (repeatable)")
     args = ap.parse_args()
@@ -115,7 +145,8 @@ def main():
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
     rows = contenders(builds, args.mode, new_cfg)
     names = list(rows)
-    n = 1_000_000 if args.mode == "throughput" else 20_000
+    n = args.messages or {"throughput": 1_000_000, "episodes": 20_000_000,
+                          "roundtrip": 20_000}[args.mode]
     ffi, lib = builds["new"]
 
     def probe():
@@ -136,14 +167,19 @@ def main():
                 kept.setdefault(place, {}).setdefault(name, []).append(v)
         print("round %d probe %.0f/%.0f ns (%s): %s" % (
             r, before, after, place, "  ".join(
-                "%s %s" % (k, ("%.1f" % v) if args.mode == "throughput" else "%.0f/%.0f" % v)
+                "%s %s" % (k, ("%.1f" % v) if args.mode != "roundtrip" else "%.0f/%.0f" % v)
                 for k, v in got.items())), flush=True)
-    unit = "M msg/s" if args.mode == "throughput" else "ns p50 (p99.9 median)"
+    unit = {"throughput": "M msg/s", "episodes": "M msg/s, the writer in episodes"}.get(
+        args.mode, "ns p50 (p99.9 median)")
     for place, d in sorted(kept.items()):
         print("%s, median over %d rounds, %s:" % (place, len(next(iter(d.values()))), unit))
         for name, vs in d.items():
-            if args.mode == "throughput":
-                print("  %-16s %.1f" % (name, np.median(vs)))
+            if args.mode != "roundtrip":
+                # new / base of the same contender in the same round: the host's
+                # slower and faster minutes move both (their median ratio).
+                base = d.get("base_" + name[4:]) if name.startswith("new_") else None
+                print("  %-16s %.1f%s" % (name, np.median(vs), "   new/base %.3f" % np.median(
+                    np.divide(vs, base)) if base is not None and len(base) == len(vs) else ""))
             else:
                 print("  %-16s %.0f (%.0f)" % (name, np.median([v[0] for v in vs]),
                                                np.median([v[1] for v in vs])))
