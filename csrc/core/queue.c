@@ -104,18 +104,22 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
  * again after shared.c sets xproc and commit_hook.  Before any writer runs. */
 void pyq_q_gate(struct pyq_queue *q)
 {
-    atomic_init(&q->w.gate, (q->cfg.touch_after_write ? PYQ_GATE_TOUCH : 0) |
-                                (q->scan ? PYQ_GATE_SCAN : 0) | (q->xproc ? PYQ_GATE_XPROC : 0) |
-                                (q->commit_hook ? PYQ_GATE_HOOK : 0));
+    uint32_t gate = (q->cfg.touch_after_write ? PYQ_GATE_TOUCH : 0) |
+                    (q->scan ? PYQ_GATE_SCAN : 0) | (q->xproc ? PYQ_GATE_XPROC : 0) |
+                    (q->commit_hook ? PYQ_GATE_HOOK : 0);
+
+    atomic_init(&q->w.gate, gate);
+    atomic_init(&q->w.run_gate, gate & PYQ_GATE_RUN);
 }
 
-/* The queue is closed: the flag every slow path reads, and the gate bit that
- * turns the writer's inline paths away.  Any thread.  Relaxed: only flags, no
- * data (the writer's wait loop polls closed). */
+/* The queue is closed: the flag every slow path reads, and the gate bit (in
+ * both words that carry it) that turns the writer's inline paths away.  Any
+ * thread.  Relaxed: only flags, no data (the writer's wait loop polls closed). */
 void pyq_q_mark_closed(struct pyq_queue *q)
 {
     atomic_store_explicit(&q->closed, 1, memory_order_relaxed);
     atomic_fetch_or_explicit(&q->w.gate, PYQ_GATE_CLOSED, memory_order_relaxed);
+    atomic_fetch_or_explicit(&q->w.run_gate, PYQ_GATE_CLOSED, memory_order_relaxed);
 }
 
 /* Point one side's copies of the mapping at this process's view of it: the

@@ -91,16 +91,21 @@ struct pyq_writer_state {
      * these first, in this order (checked below). */
     uint8_t *blk;                        /* current block, NULL before the first take */
     uint32_t pos;                        /* next record offset in blk */
+    uint32_t run_step;                   /* payload stride: the run's length padded to 8 */
+    /* run_fast_len and run_gate: one aligned 8-byte word, which the run paths
+     * compare with the message's length (pyqueue_inline.h, pyq__run_member):
+     * equal only when the length is the run's and no PYQ_GATE_RUN bit is set
+     * (aligned: checked below). */
     uint32_t run_fast_len;               /* run_len where the plain run path applies
                                             (a small len, see run_open), or PYQ_NO_RUN */
-    uint32_t run_step;                   /* payload stride: the run's length padded to 8 */
+    _Atomic uint32_t run_gate;           /* gate & PYQ_GATE_RUN, kept beside it by every
+                                            change of those bits (atomic OR / AND) */
     uint32_t run_limit;                  /* offset the run may grow to: block end or
                                             its PYQ_RUN_MAX cap */
     _Atomic uint32_t gate;               /* PYQ_GATE_* bits: the special cases, one test
                                             (DESIGN §3.7); the writer's own bits change at
                                             block takes, CLOSED comes from any thread, so
                                             every change is an atomic OR / AND */
-    uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
     /* The open run (queue_pvt.h, Runs; writer_pvt.h): its message length in the
      * high half, its count in the low half (0: no run to end), in one word so that
      * pyq_queue_stats() reads the two of one run together.  Its members after the
@@ -112,6 +117,7 @@ struct pyq_writer_state {
     };
     /* The rest of the writer's per-message state. */
     uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
+    uint32_t claim_len;                  /* outstanding claim, PYQ_NO_CLAIM if none */
     int tier;                            /* tier of blk */
     int nt;                              /* blk is written with streaming stores */
     int special;                         /* nt, q->scan or q->xproc: pyq_writer_write's plain
@@ -183,7 +189,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 6u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 7u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -264,8 +270,11 @@ _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
                    "pyqueue_inline.h: " #st "." #f " moved")
 #define PYQ_W_VIEW(f) PYQ_VIEW_AT(w, pyq_writer_view, PYQ_WRITER_VIEW_OFFSET, f)
 #define PYQ_R_VIEW(f) PYQ_VIEW_AT(r, pyq_reader_view, PYQ_READER_VIEW_OFFSET, f)
-PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_fast_len); PYQ_W_VIEW(run_step);
-PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(claim_len); PYQ_W_VIEW(run);
+PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_step); PYQ_W_VIEW(run_fast_len);
+PYQ_W_VIEW(run_gate); PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(run);
+_Static_assert(offsetof(struct pyq_queue, w.run_gate) == offsetof(struct pyq_queue, w.run_fast_len) + 4 &&
+                   offsetof(struct pyq_queue, w.run_fast_len) % 8 == 0,
+               "run_fast_len and run_gate make one aligned 8-byte word");
 PYQ_R_VIEW(blk); PYQ_R_VIEW(pos); PYQ_R_VIEW(limit); PYQ_R_VIEW(run_left);
 PYQ_R_VIEW(run_len); PYQ_R_VIEW(run_step); PYQ_R_VIEW(block_size);
 _Static_assert(offsetof(struct pyq_queue, rs.messages) == PYQ_READER_COUNTS_OFFSET &&

@@ -260,10 +260,11 @@ static inline void copy_payload(struct pyq_queue *q, uint8_t *dst, const void *s
  * at pos, no header (run_close() stores the count), not counted (run_close()
  * counts it).  Returns 1 when written, 0 when the run is at its limit or the
  * queue is closed (the caller's general path decides).  how: REC_SMALL for a
- * small len (run_fast_len), which also needs none of the gate's PYQ_GATE_RUN
- * bits (a cached block, no touch: the one test) and room past this member
- * (pyqueue_inline.h's pyq_writer_try_write_inline() is this case); REC_NT in
- * a streamed block; else REC_MAY_NT. */
+ * small len that pyq__run_member() found the run's with none of the gate's
+ * PYQ_GATE_RUN bits set (a cached block, no touch, not closed: that one
+ * compare), which needs room past this member (pyqueue_inline.h's
+ * pyq_writer_try_write_inline() is this case); REC_NT in a streamed block;
+ * else REC_MAY_NT. */
 static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q, const void *data,
                                                             uint32_t len, unsigned how)
 {
@@ -276,31 +277,16 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
          * never tests for the seal (the next path does: write_run_other). */
         if (PYQ_UNLIKELY(next >= w->run_limit))
             return 0;
-        /* One test of the word in memory (pyq__any_bits); its value is loaded
-         * only on the rare path that needs it. */
-        if (PYQ_UNLIKELY(pyq__any_bits((const uint32_t *)(const void *)&w->gate, PYQ_GATE_RUN))) {
-            uint32_t gate = pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN;
-#if PYQ_HAVE_NT
-            /* A streamed block, nothing else set: the small copy streamed,
-             * here too (under backlog most members go this way). */
-            if (gate != PYQ_GATE_NT || !is_small(len)) /* UINT32_MAX: no run */
-                return 0;
-            stream_small(w->blk + pos, data, len);
-            w->nt_pending = 1;
-            w->pos = next;
-            run_add(w, 1);
-            return 1;
-#else
-            return 0;
-#endif
-        }
     } else if (PYQ_UNLIKELY(next > w->run_limit ||
                             atomic_load_explicit(&q->closed, memory_order_relaxed))) {
         return 0;
     }
     dst = w->blk + pos;
 #if PYQ_HAVE_NT
-    if ((how & REC_NT) || ((how & REC_MAY_NT) && w->nt)) {
+    if (how & REC_NT) { /* write_run_other's: a small len, under backlog most members */
+        stream_small(dst, data, len);
+        w->nt_pending = 1;
+    } else if ((how & REC_MAY_NT) && w->nt) {
         stream_payload(dst, data, len);
         w->nt_pending = 1;
     } else
@@ -443,6 +429,9 @@ static __attribute__((noinline)) int write_general(struct pyq_queue *q, const vo
 /* Everything but the extension of a run, by tail calls only: a body shared
  * with the paths would save their callee-saved registers before choosing
  * (under publish each, ~14 instructions a message before write_scan). */
+static int write_run_other(struct pyq_queue *q, const void *data, uint32_t len,
+                           int64_t timeout_ns);
+
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
 {
@@ -458,6 +447,14 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
         if ((gate & (PYQ_GATE_SCAN | PYQ_GATE_XPROC)) == (PYQ_GATE_SCAN | PYQ_GATE_XPROC) &&
             !q->w.nt)
             return write_scan_shared(q, data, len, timeout_ns);
+        /* The open run's length under a PYQ_GATE_RUN bit (write_one's compare
+         * failed on run_gate): a streamed block or touch, write_run_other's
+         * cases -- here, not in write_one, so that a record pays no compare
+         * for them.  Closed goes the general way, which refuses
+         * (write_run_other comes back here when it cannot extend). */
+        if (len == q->w.run_fast_len && !(gate & PYQ_GATE_CLOSED) &&
+            !atomic_load_explicit(&q->closed, memory_order_relaxed))
+            return write_run_other(q, data, len, timeout_ns);
     }
     return write_general(q, data, len, timeout_ns);
 }
@@ -506,7 +503,7 @@ static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const 
 static inline __attribute__((always_inline)) int write_one(struct pyq_queue *q, const void *data,
                                                            uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(len == q->w.run_fast_len)) {
+    if (PYQ_LIKELY(pyq__run_member(&q->w.run_fast_len, len))) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
             return 0;
         return write_run_other(q, data, len, timeout_ns);

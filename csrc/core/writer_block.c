@@ -96,10 +96,13 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
                                    backlog >= (uint64_t)q->cfg.nontemporal_backlog_kib << 10
                              : q->cfg.hot_nontemporal);
     if (nt != w->nt) { /* atomic: pyq_queue_close() may set CLOSED meanwhile */
-        if (nt)
+        if (nt) {
             atomic_fetch_or_explicit(&w->gate, PYQ_GATE_NT, memory_order_relaxed);
-        else
+            atomic_fetch_or_explicit(&w->run_gate, PYQ_GATE_NT, memory_order_relaxed);
+        } else {
             atomic_fetch_and_explicit(&w->gate, ~PYQ_GATE_NT, memory_order_relaxed);
+            atomic_fetch_and_explicit(&w->run_gate, ~PYQ_GATE_NT, memory_order_relaxed);
+        }
         w->nt = nt;
     }
     w->special = w->nt | q->scan | q->xproc; /* no branches: one take a block */

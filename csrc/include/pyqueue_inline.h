@@ -39,17 +39,18 @@
 #define PYQ_GATE_XPROC 0x10u /* a shared queue: commits may wake the reader */
 #define PYQ_GATE_HOOK 0x20u  /* a policy acts after each commit (each, bytes:N) */
 /* The bits a run extension must find clear (runs exist only under publish max
- * without a scanning reader; a shared queue's reader is woken at publish). */
+ * without a scanning reader; a shared queue's reader is woken at publish),
+ * kept apart in run_gate too. */
 #define PYQ_GATE_RUN (PYQ_GATE_CLOSED | PYQ_GATE_TOUCH | PYQ_GATE_NT)
 
 struct pyq_writer_view {
     uint8_t *blk;          /* current block */
     uint32_t pos;          /* next offset in it */
-    uint32_t run_fast_len; /* the open run's length, or UINT32_MAX: no inline run */
     uint32_t run_step;     /* its payload stride */
+    uint32_t run_fast_len; /* the open run's length, or UINT32_MAX: no inline run; */
+    uint32_t run_gate;     /* with gate & PYQ_GATE_RUN (atomic, relaxed) one word */
     uint32_t run_limit;    /* the offset it may grow to */
     uint32_t gate;         /* PYQ_GATE_* (atomic, relaxed) */
-    uint32_t claim_len;
     uint64_t run;          /* the open run: length << 32 | count (atomic, relaxed) */
 };
 
@@ -98,18 +99,22 @@ static inline void pyq__own_add64(uint64_t *p, uint64_t v)
 #endif
 }
 
-/* (*p & mask) != 0 for a word other threads change with atomic RMWs (the
- * gate): a relaxed atomic load and test.  On x86-64 one `test` of memory, where
- * the builtins emit a load, an `and` and the branch; elsewhere, and under
- * ThreadSanitizer, the builtins. */
-static inline int pyq__any_bits(const uint32_t *p, uint32_t mask)
+/* len == *fast_len && fast_len[1] == 0 for the word run_fast_len, run_gate
+ * (8-byte aligned), whose gate half other threads change with atomic RMWs:
+ * whether len extends the open run with no PYQ_GATE_RUN bit set.  On x86-64
+ * one compare of the 8-byte word in memory with len zero-extended -- both
+ * tests in one, and an aligned 8-byte load sees a 4-byte RMW of its half
+ * whole; elsewhere, and under ThreadSanitizer, the two loads. */
+static inline int pyq__run_member(const uint32_t *fast_len, uint32_t len)
 {
 #if defined(__x86_64__) && !defined(PYQ__TSAN) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-    int any;
-    __asm__ __volatile__("testl %2, %1" : "=@ccnz"(any) : "m"(*p), "ri"(mask));
-    return any;
+    typedef uint64_t __attribute__((may_alias)) pyq__word; /* the two halves' bytes */
+    int eq;
+    __asm__ __volatile__("cmpq %2, %1" : "=@ccz"(eq) : "m"(*(const pyq__word *)(const void *)fast_len),
+                         "r"((uint64_t)len));
+    return eq;
 #else
-    return (__atomic_load_n(p, __ATOMIC_RELAXED) & mask) != 0;
+    return *fast_len == len && __atomic_load_n(fast_len + 1, __ATOMIC_RELAXED) == 0;
 #endif
 }
 
@@ -208,9 +213,7 @@ static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, 
     uint32_t pos = w->pos,
              next = pos + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
 
-    if (__builtin_expect(len == w->run_fast_len && next < w->run_limit &&
-                             !pyq__any_bits(&w->gate, PYQ_GATE_RUN),
-                         1)) {
+    if (__builtin_expect(pyq__run_member(&w->run_fast_len, len) && next < w->run_limit, 1)) {
         if (__builtin_expect(!pyq__copy_member(w->blk + pos, data, len), 0))
             return pyq_writer_try_write(q, data, len);
         w->pos = next;

@@ -392,6 +392,53 @@ static void test_inline_paths(void)
     }
 }
 
+/* A close that lands while a run is open: the run paths (inline and exported)
+ * compare the message's length with one word that holds the run's length and
+ * the gate's PYQ_GATE_RUN bits (queue_pvt.h, run_gate), so the next write of
+ * the run's length is refused -- in a cached hot block, a streamed spill block
+ * and under touch -- and the members written before it are all delivered. */
+static void test_close_inside_a_run(void)
+{
+    for (int mode = 0; mode < 3; mode++) {
+        pyq_config_t cfg;
+        pyq_queue_t *q = NULL;
+        pyq_stats_t st;
+        uint64_t w = 0, r = 0, bytes = 0;
+        uint8_t msg[32];
+
+        pyq_config_init(&cfg);
+        cfg.block_size = 512;
+        cfg.hot_blocks = mode == 1 ? 1 : 4;
+        cfg.spill_blocks = 4;
+        cfg.nontemporal_backlog_kib = 0; /* mode 1: every spill block streamed */
+        cfg.touch_after_write = mode == 2;
+        if (pyq_queue_create(&cfg, &q) != 0) {
+            CHECK(0);
+            continue;
+        }
+        /* A run open: 5 members, or in mode 1 the hot block's 15 and 5 in a
+         * streamed spill block; and 2 more through the library. */
+        write_seq_inline(q, &w, &bytes, 32, mode == 1 ? 20 : 5);
+        write_seq(q, &w, 32, 2);
+        pyq_queue_stats(q, &st);
+        CHECK_EQ(st.takes_spill, mode == 1 ? 1u : 0u);
+        pyq_queue_close(q);
+        pyq_pattern_fill(msg, 32, w);
+        CHECK_EQ(pyq_writer_try_write_inline(q, msg, 32), PYQ_ECLOSED);
+        CHECK_EQ(pyq_writer_try_write(q, msg, 32), PYQ_ECLOSED);
+        CHECK_EQ(pyq_writer_write(q, msg, 32, 0), PYQ_ECLOSED);
+        CHECK_EQ(pyq_writer_try_write_inline(q, msg, 24), PYQ_ECLOSED);
+        pyq_queue_stats(q, &st);
+        CHECK_EQ(st.messages_written, w);
+        pyq_writer_detach(q); /* flushes what was written */
+        while (pyq_reader_poll(q, UINT64_MAX, check_seq_fn, &r) > 0)
+            ;
+        CHECK_EQ(r, w);
+        CHECK_EQ(w, mode == 1 ? 22u : 7u);
+        pyq_queue_destroy(q);
+    }
+}
+
 /* A scanning reader crosses blocks through linked PADs (queue_pvt.h, Link):
  * taken early when a commit leaves less room than its record and a hot block
  * is free, at the next write otherwise (either tier), never changing tiers. */
@@ -644,6 +691,7 @@ int main(void)
     test_block_links();
     test_runs();
     test_inline_paths();
+    test_close_inside_a_run();
     test_streamed_runs();
     test_batch_runs();
     CHECK_DONE("test_queue");
