@@ -91,7 +91,8 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     pyq_q_gate(q);
     q->r.block_size = cfg->block_size;
     q->w.claim_len = PYQ_NO_CLAIM;
-    q->w.run_len = q->w.run_fast_len = PYQ_NO_RUN;
+    q->w.run_len = PYQ_NO_RUN;
+    q->w.run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);

@@ -92,12 +92,13 @@ struct pyq_writer_state {
     uint8_t *blk;                        /* current block, NULL before the first take */
     uint32_t pos;                        /* next record offset in blk */
     uint32_t run_step;                   /* payload stride: the run's length padded to 8 */
-    /* run_fast_len and run_gate: one aligned 8-byte word, which the run paths
-     * compare with the message's length (pyqueue_inline.h, pyq__run_member):
+    /* run_key and run_gate: one aligned 8-byte word, which the run paths
+     * compare with the message length's key (pyqueue_inline.h, pyq__run_member):
      * equal only when the length is the run's and no PYQ_GATE_RUN bit is set
      * (aligned: checked below). */
-    uint32_t run_fast_len;               /* run_len where the plain run path applies
-                                            (a small len, see run_open), or PYQ_NO_RUN */
+    uint32_t run_key;                    /* PYQ__RUN_KEY (len - 16) of run_len where the
+                                            plain run path applies (a small len, see
+                                            run_open), or of PYQ_NO_RUN */
     _Atomic uint32_t run_gate;           /* gate & PYQ_GATE_RUN, kept beside it by every
                                             change of those bits (atomic OR / AND) */
     uint32_t run_limit;                  /* offset the run may grow to: block end or
@@ -270,11 +271,11 @@ _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
                    "pyqueue_inline.h: " #st "." #f " moved")
 #define PYQ_W_VIEW(f) PYQ_VIEW_AT(w, pyq_writer_view, PYQ_WRITER_VIEW_OFFSET, f)
 #define PYQ_R_VIEW(f) PYQ_VIEW_AT(r, pyq_reader_view, PYQ_READER_VIEW_OFFSET, f)
-PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_step); PYQ_W_VIEW(run_fast_len);
+PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_step); PYQ_W_VIEW(run_key);
 PYQ_W_VIEW(run_gate); PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(run);
-_Static_assert(offsetof(struct pyq_queue, w.run_gate) == offsetof(struct pyq_queue, w.run_fast_len) + 4 &&
-                   offsetof(struct pyq_queue, w.run_fast_len) % 8 == 0,
-               "run_fast_len and run_gate make one aligned 8-byte word");
+_Static_assert(offsetof(struct pyq_queue, w.run_gate) == offsetof(struct pyq_queue, w.run_key) + 4 &&
+                   offsetof(struct pyq_queue, w.run_key) % 8 == 0,
+               "run_key and run_gate make one aligned 8-byte word");
 PYQ_R_VIEW(blk); PYQ_R_VIEW(pos); PYQ_R_VIEW(limit); PYQ_R_VIEW(run_left);
 PYQ_R_VIEW(run_len); PYQ_R_VIEW(run_step); PYQ_R_VIEW(block_size);
 _Static_assert(offsetof(struct pyq_queue, rs.messages) == PYQ_READER_COUNTS_OFFSET &&

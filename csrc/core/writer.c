@@ -103,7 +103,8 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
     }
     w->claim_len = len;
     w->fast_limit = 0;
-    w->run_len = w->run_fast_len = PYQ_NO_RUN; /* a claim is a record of its own */
+    w->run_len = PYQ_NO_RUN; /* a claim is a record of its own */
+    w->run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
     *payload = w->blk + w->pos + PYQ_RECORD_HEADER;
     return 0;
 }
@@ -294,7 +295,7 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     if (how & REC_MAY_NT) {
         put_members(q, dst, data, 1, len, w->run_step, 0);
     } else if (PYQ_UNLIKELY(!pyq__copy_member(dst, data, len))) {
-        return 0; /* len is run_fast_len's "no run" (UINT32_MAX), not a member */
+        return 0; /* len is "no run" (UINT32_MAX), whose key run_key holds, not a member */
     }
     w->pos = next;
     run_add(w, 1);
@@ -452,7 +453,7 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
          * cases -- here, not in write_one, so that a record pays no compare
          * for them.  Closed goes the general way, which refuses
          * (write_run_other comes back here when it cannot extend). */
-        if (len == q->w.run_fast_len && !(gate & PYQ_GATE_CLOSED) &&
+        if (PYQ__RUN_KEY(len) == q->w.run_key && !(gate & PYQ_GATE_CLOSED) &&
             !atomic_load_explicit(&q->closed, memory_order_relaxed))
             return write_run_other(q, data, len, timeout_ns);
     }
@@ -483,7 +484,7 @@ static __attribute__((noinline)) int write_run_next(struct pyq_queue *q, const v
 static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const void *data,
                                                      uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_UNLIKELY(!is_small(len))) /* UINT32_MAX, run_fast_len's "no run" */
+    if (PYQ_UNLIKELY(!is_small(len))) /* UINT32_MAX, "no run", whose key run_key holds */
         return write_record(q, data, len, timeout_ns);
     if (PYQ_LIKELY(q->w.nt)) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_NT)))
@@ -503,7 +504,7 @@ static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const 
 static inline __attribute__((always_inline)) int write_one(struct pyq_queue *q, const void *data,
                                                            uint32_t len, int64_t timeout_ns)
 {
-    if (PYQ_LIKELY(pyq__run_member(&q->w.run_fast_len, len))) {
+    if (PYQ_LIKELY(pyq__run_member(&q->w.run_key, len))) {
         if (PYQ_LIKELY(run_extend(q, data, len, REC_SMALL)))
             return 0;
         return write_run_other(q, data, len, timeout_ns);

@@ -60,7 +60,8 @@ static inline void run_close(struct pyq_queue *q)
     struct pyq_writer_state *w = &q->w;
     uint32_t n = w->run_n;
 
-    w->run_len = w->run_fast_len = PYQ_NO_RUN;
+    w->run_len = PYQ_NO_RUN;
+    w->run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
     if (PYQ_UNLIKELY(n > 1))
         pyq_w_run_end(q, n);
     else if (n)

@@ -151,7 +151,7 @@ static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
     w->run_step = step;
     w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
     w->run_len = len;
-    w->run_fast_len = is_small(len) ? len : PYQ_NO_RUN; /* streamed: the gate says */
+    w->run_key = PYQ__RUN_KEY(is_small(len) ? len : PYQ_NO_RUN); /* streamed: the gate says */
 }
 
 

@@ -47,7 +47,8 @@ struct pyq_writer_view {
     uint8_t *blk;          /* current block */
     uint32_t pos;          /* next offset in it */
     uint32_t run_step;     /* its payload stride */
-    uint32_t run_fast_len; /* the open run's length, or UINT32_MAX: no inline run; */
+    uint32_t run_key;      /* PYQ__RUN_KEY of the open run's length, or of UINT32_MAX:
+                              no inline run; */
     uint32_t run_gate;     /* with gate & PYQ_GATE_RUN (atomic, relaxed) one word */
     uint32_t run_limit;    /* the offset it may grow to */
     uint32_t gate;         /* PYQ_GATE_* (atomic, relaxed) */
@@ -99,24 +100,31 @@ static inline void pyq__own_add64(uint64_t *p, uint64_t v)
 #endif
 }
 
-/* len == *fast_len && fast_len[1] == 0 for the word run_fast_len, run_gate
+/* The run key of a length: what run_key holds for the open run of that
+ * length.  len - 16, wrapping: the small copy's tail offset (pyq__copy_member),
+ * which the fast paths compute anyway -- a 32-bit result, already
+ * zero-extended, so the compare below needs no widening of len of its own. */
+#define PYQ__RUN_KEY(len) ((uint32_t)(len) - 16u)
+
+/* key[0] == PYQ__RUN_KEY(len) && key[1] == 0 for the word run_key, run_gate
  * (8-byte aligned), whose gate half other threads change with atomic RMWs:
  * whether len extends the open run with no PYQ_GATE_RUN bit set.  On x86-64
- * one compare of the 8-byte word in memory with len zero-extended -- both
+ * one compare of the 8-byte word in memory with the key zero-extended -- both
  * tests in one, and an aligned 8-byte load sees a 4-byte RMW of its half
  * whole; elsewhere, and under ThreadSanitizer, the two loads. */
-static inline int pyq__run_member(const uint32_t *fast_len, uint32_t len)
+static inline int pyq__run_member(const uint32_t *key, uint32_t len)
 {
 #if defined(__x86_64__) && !defined(PYQ__TSAN) && defined(__GCC_ASM_FLAG_OUTPUTS__)
     typedef uint64_t __attribute__((may_alias)) pyq__word; /* the two halves' bytes */
     int eq;
-    __asm__ __volatile__("cmpq %2, %1" : "=@ccz"(eq) : "m"(*(const pyq__word *)(const void *)fast_len),
-                         "r"((uint64_t)len));
+    __asm__ __volatile__("cmpq %2, %1" : "=@ccz"(eq) : "m"(*(const pyq__word *)(const void *)key),
+                         "r"((uint64_t)PYQ__RUN_KEY(len)));
     return eq;
 #else
-    return *fast_len == len && __atomic_load_n(fast_len + 1, __ATOMIC_RELAXED) == 0;
+    return *key == PYQ__RUN_KEY(len) && __atomic_load_n(key + 1, __ATOMIC_RELAXED) == 0;
 #endif
 }
+
 
 /* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message
  * moved as 8-byte loads and 16-byte stores.  A caller that has just built its
@@ -178,7 +186,7 @@ static inline void pyq_copy_small(uint8_t *d, const void *src, uint32_t len)
 }
 
 /* pyq_copy_small() for a run member: 0, and nothing copied, when len is not
- * 8 to 64 -- the run_fast_len of no run (UINT32_MAX) is a len too, so the
+ * 8 to 64 -- the run_key of no run (UINT32_MAX's) is a len's too, so the
  * test the fast paths make on len alone cannot tell it apart.  The common
  * sizes cost what pyq_copy_small() costs; the others one compare more. */
 static inline int pyq__copy_member(uint8_t *d, const void *src, uint32_t len)
@@ -213,7 +221,7 @@ static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, 
     uint32_t pos = w->pos,
              next = pos + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
 
-    if (__builtin_expect(pyq__run_member(&w->run_fast_len, len) && next < w->run_limit, 1)) {
+    if (__builtin_expect(pyq__run_member(&w->run_key, len) && next < w->run_limit, 1)) {
         if (__builtin_expect(!pyq__copy_member(w->blk + pos, data, len), 0))
             return pyq_writer_try_write(q, data, len);
         w->pos = next;
