@@ -48,8 +48,9 @@ struct pyq_writer_view {
     uint32_t pos;          /* next offset in it */
     uint32_t run_step;     /* its payload stride */
     uint32_t run_key;      /* PYQ__RUN_KEY of the open run's length, or of UINT32_MAX:
-                              no inline run; */
-    uint32_t run_gate;     /* with gate & PYQ_GATE_RUN (atomic, relaxed) one word */
+                              no inline run */
+    uint32_t run_gate;     /* gate & PYQ_GATE_RUN (atomic, relaxed); one aligned word
+                              with run_key (pyq__run_member) */
     uint32_t run_limit;    /* the offset it may grow to */
     uint32_t gate;         /* PYQ_GATE_* (atomic, relaxed) */
     uint64_t run;          /* the open run: length << 32 | count (atomic, relaxed) */
