@@ -93,15 +93,11 @@ def stream(ffi, lib, a, h, burst, n):
     """The writer's rate inside streaming episodes of backlog BACKLOG_SHARE of
     the queue's capacity (twins.adapter_throughput's backlog runs, in one
     build's ffi)."""
-    backlog = max(1, int(a.capacity(h) * twins.BACKLOG_SHARE))
-    max_ep = min(twins.MAX_EPISODES, n // backlog + 2)
-    eps = ffi.new("pyq_twin_episode_t[]", max_ep)
+    eps = twins._Episodes(n, max(1, int(a.capacity(h) * twins.BACKLOG_SHARE)), ffi)
     r = ffi.new("pyq_bench_result_t *")
-    if lib.pyq_bench_adapter_stream(a, h, n, burst, backlog, eps, max_ep, 0, 1, r) != 0:
+    if lib.pyq_bench_adapter_stream(a, h, n, burst, eps.backlog, eps.c, eps.n, 0, 1, r) != 0:
         raise RuntimeError("episodes slice failed: %d" % r.error)
-    recs = np.frombuffer(ffi.buffer(eps, max_ep * ffi.sizeof("pyq_twin_episode_t")),
-                         twins._EPISODE_DTYPE)[:min(r.episodes, max_ep)]
-    st = regime.classify_episodes(recs.copy(), r.messages,
+    st = regime.classify_episodes(eps.records(r.episodes), r.messages,
                                   int(r.end_ns - r.elapsed_ns + r.writer_ns))
     return st["mmsg_s"] or float("nan")
 

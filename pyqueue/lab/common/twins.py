@@ -249,15 +249,17 @@ MAX_EPISODES = 1 << 14
 
 
 class _Episodes:
-    """Room for the episode records of one backlog run (none when backlog is 0)."""
+    """Room for the episode records of one backlog run (none when backlog is 0),
+    in the package's extension or another build's (its ``ffi``: ab_builds.py)."""
 
-    def __init__(self, messages, backlog):
+    def __init__(self, messages, backlog, ffi_=ffi):
         self.backlog = validate.integer("backlog", backlog, 0, 2**62)
         self.n = min(MAX_EPISODES, messages // self.backlog + 2) if self.backlog else 0
-        self.c = ffi.new("pyq_twin_episode_t[]", max(self.n, 1))
+        self._ffi = ffi_
+        self.c = ffi_.new("pyq_twin_episode_t[]", max(self.n, 1))
 
     def records(self, count):
-        buf = ffi.buffer(self.c, max(self.n, 1) * _EPISODE_DTYPE.itemsize)
+        buf = self._ffi.buffer(self.c, max(self.n, 1) * _EPISODE_DTYPE.itemsize)
         return np.frombuffer(buf, _EPISODE_DTYPE)[:min(count, self.n)].copy()
 
 
