@@ -93,6 +93,7 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->w.claim_len = PYQ_NO_CLAIM;
     q->w.run_len = PYQ_NO_RUN;
     q->w.run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
+    q->w.run_one = 1; /* run_inc: one member a stride */
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);

@@ -28,8 +28,10 @@
  *           PYQ_HDR_RUN | n << 48 | L, then n payloads back to back, each padded
  *           to 8 (DESIGN §3.1), so a 32-byte message costs 32 bytes of block.
  *           The writer extends the open run in place (writer_pvt.h, run_*; a
- *           batch may open one with many payloads at once: writer_run_pvt.h, run_start) and
- *           stores its count once, when the run ends (a record of another kind
+ *           batch may open one with many payloads at once: writer_run_pvt.h, run_start),
+ *           counting its members in w.run_n, the high half of the word whose low
+ *           half is w.pos, so a member moves both with one store; it stores the
+ *           header's count once, when the run ends (a record of another kind
  *           or length, a claim, a publish: the reader never sees a run that can
  *           still grow, it only reads below pub_pos).  Until then the header
  *           reads PYQ_HDR_COMMIT | L, a run of one.  n <= PYQ_RUN_MAX.
@@ -57,8 +59,13 @@
  *   W4 detached release (writer, after its last flush) -> A5 acquire (reader:
  *      empty after detached means drained for good)
  *   W5 ws.messages / ws.bytes release (writer, a run's end counted, after its
- *      w.run was zeroed) -> A6 acquire (pyq_queue_stats, pyq_queue_backlog: a
- *      run counted in ws is not added again from w.run)
+ *      w.run_n was zeroed) -> A6 acquire (pyq_queue_stats, pyq_queue_backlog: a
+ *      run counted in ws is not added again from w.run_n)
+ *   W6 w.run_id, w.run_n release (writer: a new id, when a run's length is
+ *      not the last one's, after the last count of the run before; every
+ *      count after its run's id) -> A7 acquire (pyq_w_pending: the id, the
+ *      count, the id again; the same id twice means the count is of a run of
+ *      that id's length)
  */
 #ifndef PYQ_QUEUE_PVT_H
 #define PYQ_QUEUE_PVT_H
@@ -90,8 +97,19 @@ struct pyq_writer_state {
     /* The inline fast path's view (pyqueue_inline.h, struct pyq_writer_view):
      * these first, in this order (checked below). */
     uint8_t *blk;                        /* current block, NULL before the first take */
-    uint32_t pos;                        /* next record offset in blk */
-    uint32_t run_step;                   /* payload stride: the run's length padded to 8 */
+    /* pos and the open run's count: one aligned 8-byte word, so that a run
+     * member's write moves both with one store (pyqueue_inline.h,
+     * pyq_writer_try_write_inline; run_extend's; write_batch's one add). */
+    union {
+        uint64_t pos_run;
+        struct {
+            uint32_t pos;                /* next record offset in blk */
+            uint32_t run_n;              /* the open run's members, 0: no run to end;
+                                            atomic, its stores release (W6:
+                                            pyq_queue_stats reads it from any
+                                            thread, pyq_w_pending) */
+        };
+    };
     /* run_key and run_gate: one aligned 8-byte word, which the run paths
      * compare with the message length's key (pyqueue_inline.h, pyq__run_member):
      * equal only when the length is the run's and no PYQ_GATE_RUN bit is set
@@ -107,14 +125,28 @@ struct pyq_writer_state {
                                             (DESIGN §3.7); the writer's own bits change at
                                             block takes, CLOSED comes from any thread, so
                                             every change is an atomic OR / AND */
-    /* The open run (queue_pvt.h, Runs; writer_pvt.h): its message length in the
-     * high half, its count in the low half (0: no run to end), in one word so that
-     * pyq_queue_stats() reads the two of one run together.  Its members after the
-     * first are counted in ws at run_close() (pyq_w_pending adds them in
-     * between).  Accessed with __atomic relaxed: stats may read it anywhere. */
+    /* A member's move of pos_run: its stride in the low half, one more member
+     * in the high half (run_one is 1 from pyq_q_init on), so the position and
+     * the count move with one add of run_inc. */
     union {
-        uint64_t run;
-        struct { uint32_t run_n, run_size; };
+        uint64_t run_inc;
+        struct {
+            uint32_t run_step;           /* payload stride: the run's length padded to 8 */
+            uint32_t run_one;
+        };
+    };
+    /* The open run's id (queue_pvt.h, Runs; writer_pvt.h): its message length
+     * and a generation, one more each time a run's length is not the last
+     * run's, stored before its count (run_n) becomes nonzero, so that
+     * pyq_w_pending can tell a count read while the length changed.  Its members after the first are counted in ws at
+     * run_close() (pyq_w_pending adds them in between).  Atomic, W6: stats
+     * may read it anywhere. */
+    union {
+        uint64_t run_id;
+        struct {
+            uint32_t run_size;
+            uint32_t run_gen;
+        };
     };
     /* The rest of the writer's per-message state. */
     uint64_t seq;                        /* blocks taken so far (current = seq - 1) */
@@ -190,7 +222,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 7u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 8u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -271,8 +303,12 @@ _Static_assert(sizeof(struct pyq_reader_state) <= 2 * PYQ_CACHELINE,
                    "pyqueue_inline.h: " #st "." #f " moved")
 #define PYQ_W_VIEW(f) PYQ_VIEW_AT(w, pyq_writer_view, PYQ_WRITER_VIEW_OFFSET, f)
 #define PYQ_R_VIEW(f) PYQ_VIEW_AT(r, pyq_reader_view, PYQ_READER_VIEW_OFFSET, f)
-PYQ_W_VIEW(blk); PYQ_W_VIEW(pos); PYQ_W_VIEW(run_step); PYQ_W_VIEW(run_key);
-PYQ_W_VIEW(run_gate); PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(run);
+PYQ_W_VIEW(blk); PYQ_W_VIEW(pos_run); PYQ_W_VIEW(run_key); PYQ_W_VIEW(run_gate);
+PYQ_W_VIEW(run_limit); PYQ_W_VIEW(gate); PYQ_W_VIEW(run_step);
+_Static_assert(offsetof(struct pyq_queue, w.pos) == offsetof(struct pyq_queue, w.pos_run) &&
+                   offsetof(struct pyq_queue, w.run_n) == offsetof(struct pyq_queue, w.pos_run) + 4 &&
+                   offsetof(struct pyq_queue, w.pos_run) % 8 == 0,
+               "pos in the low half of one aligned 8-byte word with the run's count");
 _Static_assert(offsetof(struct pyq_queue, w.run_gate) == offsetof(struct pyq_queue, w.run_key) + 4 &&
                    offsetof(struct pyq_queue, w.run_key) % 8 == 0,
                "run_key and run_gate make one aligned 8-byte word");
@@ -329,10 +365,26 @@ static inline void pyq_count(_Atomic uint64_t *c, uint64_t v)
  * run_close): *bytes their payload.  Any thread; after A6's loads of ws. */
 static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)
 {
-    uint64_t run = __atomic_load_n(&q->w.run, __ATOMIC_RELAXED);
-    uint64_t n = (uint32_t)run > 1 ? (uint32_t)run - 1 : 0;
+    uint64_t id;
+    uint32_t n;
 
-    *bytes = n * (run >> 32);
+    /* The run's id before and after its count: the same id twice, the count is
+     * of a run of that id's length (W6: a count read after the id is of a run
+     * that opened with that id or later, and a run of another length stores
+     * a new id before its count, which the second read would then see).  A run that changed in between is read again; after
+     * three tries its members count with the later run's length (a snapshot of
+     * counters read relaxed is not one instant, pyqueue.h). */
+    for (int tries = 0;; tries++) {
+        /* A7: pairs with W6 in run_begin (writer_pvt.h) and the count's stores. */
+        uint64_t before = __atomic_load_n(&q->w.run_id, __ATOMIC_ACQUIRE);
+        n = __atomic_load_n(&q->w.run_n, __ATOMIC_ACQUIRE);
+        id = __atomic_load_n(&q->w.run_id, __ATOMIC_RELAXED);
+        if (id == before || tries == 2)
+            break;
+    }
+    uint32_t size = (uint32_t)id;
+    n = n > 1 ? n - 1 : 0;
+    *bytes = (uint64_t)n * size;
     return n;
 }
 

@@ -270,7 +270,11 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
                                                             uint32_t len, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
-    uint32_t pos = w->pos, next = pos + w->run_step;
+    /* The word after this member: the position past it (its low half) and
+     * the count with it (shared_owner.c: a writer killed after its store left
+     * both past this member, before it neither). */
+    uint64_t pos_run = pyq__pos_run_load(&w->pos_run), after = pos_run + w->run_inc;
+    uint32_t step = w->run_step, pos = (uint32_t)pos_run, next = (uint32_t)after;
     uint8_t *dst;
 
     if (how & REC_SMALL) {
@@ -293,12 +297,11 @@ static inline __attribute__((always_inline)) int run_extend(struct pyq_queue *q,
     } else
 #endif
     if (how & REC_MAY_NT) {
-        put_members(q, dst, data, 1, len, w->run_step, 0);
+        put_members(q, dst, data, 1, len, step, 0);
     } else if (PYQ_UNLIKELY(!pyq__copy_member(dst, data, len))) {
         return 0; /* len is "no run" (UINT32_MAX), whose key run_key holds, not a member */
     }
-    w->pos = next;
-    run_add(w, 1);
+    pyq__pos_run_store(&w->pos_run, after);
     if (!(how & REC_SMALL) && PYQ_UNLIKELY(next == q->cfg.block_size))
         pyq_w_seal_early(q); /* exactly full: sealed now (no scanning reader) */
     return 1;

@@ -87,8 +87,7 @@ static __attribute__((noinline)) int64_t write_batch_loop(struct pyq_queue *q, c
                     put_members(q, dst, from, k, msg_size, step, REC_SMALL);
                 else
                     put_members(q, dst, from, k, msg_size, step, 0);
-                w->pos += (uint32_t)(k * step);
-                run_add(w, k); /* counted when the run ends */
+                run_advance(w, k * step, k); /* counted when the run ends */
                 i += k;
                 if (w->pos == q->cfg.block_size)
                     pyq_w_seal_early(q); /* exactly full (no scanning reader) */
@@ -149,8 +148,7 @@ static __attribute__((noinline)) int64_t write_batch_runs(struct pyq_queue *q, c
         if (k > n)
             k = n;
         copy_run(w->blk + w->pos, src, k * msg_size, 0);
-        w->pos += (uint32_t)(k * msg_size);
-        run_add(w, k); /* counted when the run ends */
+        run_advance(w, k * msg_size, k); /* counted when the run ends */
         i = k;
         if (w->pos == q->cfg.block_size)
             pyq_w_seal_early(q); /* exactly full (no scanning reader) */
@@ -188,13 +186,16 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
 
     if (PYQ_LIKELY(msg_size == w->run_len && msg_size == w->run_step && n - 1 < PYQ_RUN_MAX &&
                    !(pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN))) {
-        uint32_t pos = w->pos;
+        uint32_t pos = w->pos; /* the low half, already zero-extended */
         uint64_t bytes = n * (uint64_t)msg_size; /* < 2^48: n <= PYQ_RUN_MAX */
         if (PYQ_LIKELY(bytes < w->run_limit - pos)) {
             /* The bookkeeping first, so that the copy is the tail call: only
-             * this thread writes below pos until a publish, which comes later. */
-            w->pos = pos + (uint32_t)bytes;
-            run_add(w, n); /* counted when the run ends */
+             * this thread writes below pos until a publish, which comes later.
+             * The position and the count (counted when the run ends) in one
+             * add to their word: n * run_inc is bytes in the low half
+             * (msg_size is run_step; < 2^32, checked above) and n in the high
+             * half, one multiply. */
+            pyq__pos_run_add(&w->pos_run, n * w->run_inc);
             *err = 0;
             return copy_run(w->blk + pos, data, bytes, (int64_t)n);
         }

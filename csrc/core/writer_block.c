@@ -27,8 +27,8 @@ void pyq_w_run_end(struct pyq_queue *q, uint32_t n)
     } else
 #endif
         pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
-    run_set(w, 0);
-    /* W5: the run's word is zero before its members are counted; pairs with
+    run_clear(w);
+    /* W5: the run's count is zero before its members are counted; pairs with
      * A6 in queue.c (stats never counts them twice). */
     pyq_counter_add_release(&q->ws.messages, n - 1);
     pyq_counter_add_release(&q->ws.bytes, (uint64_t)(n - 1) * size);

@@ -37,18 +37,37 @@ static inline void fence_streamed(struct pyq_writer_state *w)
 
 PYQ_PRIVATE void pyq_w_run_end(struct pyq_queue *q, uint32_t n);
 
-/* The open run's word (queue_pvt.h, struct pyq_writer_state: length << 32 |
- * count): relaxed, pyq_queue_stats() may read it from any thread. */
-static inline void run_set(struct pyq_writer_state *w, uint64_t run)
+/* The open run's count (queue_pvt.h, struct pyq_writer_state: run_n, the high
+ * half of pos_run) and length: relaxed, pyq_queue_stats() may read them from
+ * any thread (pyq_w_pending). */
+static inline void run_clear(struct pyq_writer_state *w)
 {
-    __atomic_store_n(&w->run, run, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->run_n, 0, __ATOMIC_RELAXED);
 }
 
-/* run_set(w, w->run + k): k more members (one instruction on x86-64,
- * pyqueue_inline.h's pyq__own_add64; the same relaxed store). */
-static inline void run_add(struct pyq_writer_state *w, uint64_t k)
+/* A run of len opened with its first member, counted already: a new id (the
+ * length and one more generation) when its length is not the last run's, then
+ * its count.  Runs of one length keep one id: their counts all go with it
+ * (pyq_w_pending), and a block's next run of the same length -- the
+ * streaming case -- stores nothing but its count. */
+static inline void run_begin(struct pyq_writer_state *w, uint32_t len)
 {
-    pyq__own_add64(&w->run, k);
+    /* W6: the id after every earlier count, the count after the id (and every
+     * later store of the count is a release store too, pyq__pos_run_store);
+     * pairs with A7 in pyq_w_pending. */
+    if (PYQ_UNLIKELY(len != w->run_size))
+        __atomic_store_n(&w->run_id, ((uint64_t)(w->run_gen + 1) << 32) | len,
+                         __ATOMIC_RELEASE);
+    __atomic_store_n(&w->run_n, 1, __ATOMIC_RELEASE);
+}
+
+/* k more members of bytes in all at pos: the position and the count move in
+ * one add to memory (on x86-64, pyqueue_inline.h's pyq__pos_run_add; a release
+ * store), never a 4-byte store of one half that the next 8-byte load of the
+ * word could not take from the store buffer. */
+static inline void run_advance(struct pyq_writer_state *w, uint64_t bytes, uint64_t k)
+{
+    pyq__pos_run_add(&w->pos_run, bytes + (k << 32));
 }
 
 /* End the open run (queue_pvt.h, Runs): no write extends it any more, and a
@@ -65,7 +84,7 @@ static inline void run_close(struct pyq_queue *q)
     if (PYQ_UNLIKELY(n > 1))
         pyq_w_run_end(q, n);
     else if (n)
-        run_set(w, 0);
+        run_clear(w);
 }
 
 /* Make everything committed up to pos visible to a non-scanning reader, no

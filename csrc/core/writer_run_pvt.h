@@ -147,7 +147,7 @@ static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
     if (PYQ_UNLIKELY(len == 0))
         return;
     w->run_hdr = at;
-    run_set(w, (uint64_t)len << 32 | 1); /* this record, counted already */
+    run_begin(w, len); /* this record, counted already */
     w->run_step = step;
     w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
     w->run_len = len;
@@ -265,8 +265,9 @@ static inline __attribute__((always_inline)) void run_start(struct pyq_queue *q,
 #endif
         commit_header(rec, len);
     run_open(q, at, len);
-    w->pos = at + PYQ_RECORD_HEADER + (uint32_t)(k * step);
-    run_add(w, k - 1); /* counted when the run ends */
+    /* pos is at: past the header and the members, k - 1 of them counted when
+     * the run ends. */
+    run_advance(w, PYQ_RECORD_HEADER + k * step, k - 1);
     pyq_count(&q->ws.messages, 1);
     pyq_count(&q->ws.bytes, len);
     if (w->pos == q->cfg.block_size)

@@ -45,15 +45,15 @@
 
 struct pyq_writer_view {
     uint8_t *blk;          /* current block */
-    uint32_t pos;          /* next offset in it */
-    uint32_t run_step;     /* its payload stride */
+    uint64_t pos_run;      /* the next offset in it (low half) and the open run's count
+                              (high half; atomic, release stores): one store moves both */
     uint32_t run_key;      /* PYQ__RUN_KEY of the open run's length, or of UINT32_MAX:
                               no inline run */
     uint32_t run_gate;     /* gate & PYQ_GATE_RUN (atomic, relaxed); one aligned word
                               with run_key (pyq__run_member) */
     uint32_t run_limit;    /* the offset it may grow to */
     uint32_t gate;         /* PYQ_GATE_* (atomic, relaxed) */
-    uint64_t run;          /* the open run: length << 32 | count (atomic, relaxed) */
+    uint32_t run_step;     /* the open run's payload stride */
 };
 
 struct pyq_reader_view {
@@ -98,6 +98,34 @@ static inline void pyq__own_add64(uint64_t *p, uint64_t v)
     __asm__("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
 #else
     __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The writer's pos_run word: its position in the current block in the low
+ * half, the open run's count in the high half, which pyq_queue_stats() reads
+ * from any thread.  Its stores are release stores (W6 in csrc/core/queue_pvt.h:
+ * every count a reader sees comes after its run's id), which on x86-64 are one
+ * plain 8-byte store, and a run member adds its stride plus PYQ__RUN_MEMBER. */
+#define PYQ__RUN_MEMBER (UINT64_C(1) << 32)
+
+static inline uint64_t pyq__pos_run_load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED); /* the writer's own word: a plain load */
+}
+
+static inline void pyq__pos_run_store(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* pyq__pos_run_store(p, *p + v): one add to memory on x86-64, whose stores are
+ * all release stores (TSO), where the builtins emit a load, an add and a store. */
+static inline void pyq__pos_run_add(uint64_t *p, uint64_t v)
+{
+#if defined(__x86_64__) && !defined(PYQ__TSAN)
+    __asm__("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
+#else
+    pyq__pos_run_store(p, pyq__pos_run_load(p) + v);
 #endif
 }
 
@@ -219,16 +247,17 @@ static inline int pyq_writer_try_write_inline(pyq_queue_t *q, const void *data, 
     struct pyq_writer_view *w = PYQ__VIEW(q, PYQ_WRITER_VIEW_OFFSET, struct pyq_writer_view);
     /* The stride from len, not w->run_step: equal whenever len is the run's
      * (both set together), and a constant where len is one -- a load less. */
-    uint32_t pos = w->pos,
-             next = pos + ((len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1));
+    uint32_t stride = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+    uint64_t pos_run = pyq__pos_run_load(&w->pos_run), after = pos_run + (PYQ__RUN_MEMBER | stride);
+    uint32_t pos = (uint32_t)pos_run, next = (uint32_t)after;
 
     if (__builtin_expect(pyq__run_member(&w->run_key, len) && next < w->run_limit, 1)) {
         if (__builtin_expect(!pyq__copy_member(w->blk + pos, data, len), 0))
             return pyq_writer_try_write(q, data, len);
-        w->pos = next;
-        /* Counted in the run: the library adds it to the counters when the
-         * run ends, pyq_queue_stats() in between (relaxed). */
-        pyq__own_add64(&w->run, 1);
+        /* The position and the run's count (the library adds the members to
+         * the counters when the run ends, pyq_queue_stats() in between) in one
+         * store, after the copy's. */
+        pyq__pos_run_store(&w->pos_run, after);
         return 0;
     }
     return pyq_writer_try_write(q, data, len);

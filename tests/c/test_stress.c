@@ -137,6 +137,102 @@ static void reader_wait(int publish, int inline_paths)
     pyq_queue_destroy(q);
 }
 
+/* stats() from another thread while the writer writes runs of two lengths
+ * (8 and 64 bytes, 1-13 members each): never more messages or bytes than the
+ * writer had begun to write, so a run's count is never taken with another
+ * run's length (queue_pvt.h, W6/A7); exact once the writer is done. */
+struct runs_writer {
+    pyq_queue_t *q;
+    uint64_t n;
+    uint64_t begun_m, begun_b;   /* atomic: stored before each write */
+};
+
+/* The length of the next message: runs of 1-13, lengths alternating. */
+static uint32_t runs_len(uint64_t *run_left, uint64_t *run)
+{
+    if (*run_left == 0)
+        *run_left = 1 + ++*run % 13;
+    --*run_left;
+    return *run % 2 ? 64 : 8;
+}
+
+static void *runs_writer_main(void *arg)
+{
+    struct runs_writer *w = arg;
+    uint64_t run = 0, left = 0, b = 0, msg[8] = { 0 };
+
+    for (uint64_t i = 0; i < w->n; i++) {
+        uint32_t len = runs_len(&left, &run);
+        int rc;
+
+        msg[0] = i;
+        b += len;
+        __atomic_store_n(&w->begun_b, b, __ATOMIC_RELEASE);
+        __atomic_store_n(&w->begun_m, i + 1, __ATOMIC_RELEASE);
+        while ((rc = pyq_writer_try_write_inline(w->q, msg, len)) == PYQ_EAGAIN)
+            sched_yield();
+        if (rc != 0)
+            break;
+        if (i % 997 == 0)
+            pyq_writer_flush(w->q);
+    }
+    pyq_writer_detach(w->q);
+    return NULL;
+}
+
+static int runs_expect(void *ctx, const void *msg, uint32_t len)
+{
+    uint64_t *next = ctx, v;
+
+    memcpy(&v, msg, sizeof v);
+    if ((len != 8 && len != 64) || v != *next)
+        return PYQ_EBADMSG;
+    ++*next;
+    return 0;
+}
+
+static void stats_while_writing(uint64_t n)
+{
+    pyq_config_t cfg;
+    pyq_queue_t *q = NULL;
+    struct runs_writer w = { NULL, n, 0, 0 };
+    pthread_t t;
+    pyq_stats_t st;
+    uint64_t next = 0, bad = 0, total = 0, run = 0, left = 0;
+    int rc;
+
+    for (uint64_t i = 0; i < n; i++)
+        total += runs_len(&left, &run);
+    pyq_config_init(&cfg);
+    cfg.block_size = 1024;
+    cfg.hot_blocks = 2;
+    cfg.spill_blocks = 14;
+    cfg.publish = PYQ_PUBLISH_MAX;
+    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    w.q = q;
+    CHECK_EQ(pthread_create(&t, NULL, runs_writer_main, &w), 0);
+    while ((rc = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1) {
+        for (int k = 0; k < 16; k++) { /* several snapshots while runs grow */
+            pyq_queue_stats(q, &st);
+            uint64_t m = __atomic_load_n(&w.begun_m, __ATOMIC_ACQUIRE),
+                     b = __atomic_load_n(&w.begun_b, __ATOMIC_ACQUIRE);
+            bad += st.messages_written > m || st.bytes_written > b;
+        }
+        if (pyq_reader_poll(q, 1000, runs_expect, &next) < 0) {
+            pyq_queue_close(q);
+            break;
+        }
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(next, n);
+    pyq_queue_stats(q, &st);
+    CHECK_EQ(st.messages_written, n);
+    CHECK_EQ(st.bytes_written, total);
+    pyq_queue_destroy(q);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
@@ -153,5 +249,6 @@ int main(int argc, char **argv)
         reader_wait(PYQ_PUBLISH_MAX, inline_paths);
         reader_wait(PYQ_PUBLISH_EACH, inline_paths);
     }
+    stats_while_writing(n / 4 + 1000);
     CHECK_DONE("test_stress");
 }
