@@ -4,6 +4,7 @@
 #include "check.h"
 #include "common/pyq_pattern.h"
 #include "pyqueue.h"
+#include "queue_make.h"
 
 struct collect {
     int n;
@@ -18,21 +19,6 @@ static int collect_fn(void *ctx, const void *msg, uint32_t len)
     c->first[c->n] = len ? *(const uint8_t *)msg : 0;
     c->n++;
     return 0;
-}
-
-static pyq_queue_t *make(uint32_t bs, uint32_t hot, uint32_t spill, int publish, uint32_t pb, int scan)
-{
-    pyq_config_t cfg;
-    pyq_queue_t *q = NULL;
-    pyq_config_init(&cfg);
-    cfg.block_size = bs;
-    cfg.hot_blocks = hot;
-    cfg.spill_blocks = spill;
-    cfg.publish = publish;
-    cfg.publish_bytes = pb;
-    cfg.scan_current = scan;
-    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
-    return q;
 }
 
 static int64_t drain(pyq_queue_t *q, struct collect *c)

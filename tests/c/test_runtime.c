@@ -11,22 +11,15 @@
 
 #include "check.h"
 #include "runtime/pyq_runtime.h"
+#include "queue_make.h"
 
 static pyq_queue_t *make_queue(uint32_t bs, uint32_t hot, uint32_t spill, int publish, int scan)
 {
     pyq_config_t cfg;
-    pyq_queue_t *q = NULL;
 
     pyq_config_init(&cfg);
-    cfg.block_size = bs;
-    cfg.hot_blocks = hot;
-    cfg.spill_blocks = spill;
-    cfg.publish = publish;
-    cfg.publish_bytes = publish == PYQ_PUBLISH_BYTES ? 500 : 0;
-    cfg.scan_current = scan;
     cfg.retry_yield_every = 8;
-    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
-    return q;
+    return make_with(&cfg, bs, hot, spill, publish, publish == PYQ_PUBLISH_BYTES ? 500 : 0, scan);
 }
 
 static void sleep_us(long us)

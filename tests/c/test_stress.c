@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "stress/pyq_selftest.h"
+#include "queue_make.h"
 
 static void run(int publish, uint32_t pb, int scan, int claim, uint64_t n, uint32_t bs, int nt)
 {
@@ -95,7 +96,6 @@ static int wait_expect(void *ctx, const void *msg, uint32_t len)
 
 static void reader_wait(int publish, int inline_paths)
 {
-    pyq_config_t cfg;
     pyq_queue_t *q = NULL;
     struct wait_writer w = { NULL, 30000, inline_paths };
     pthread_t t;
@@ -104,12 +104,7 @@ static void reader_wait(int publish, int inline_paths)
     uint64_t lag;
     int rc;
 
-    pyq_config_init(&cfg);
-    cfg.block_size = 256;
-    cfg.hot_blocks = 2;
-    cfg.spill_blocks = 4;
-    cfg.publish = publish;
-    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    q = make(256, 2, 4, publish, 0, 0);
     w.q = q;
     CHECK_EQ(pyq_reader_wait(q, 0), PYQ_EAGAIN);       /* empty, look once */
     CHECK_EQ(pyq_reader_wait(q, 200000), PYQ_EAGAIN);  /* empty for 0.2 ms */
@@ -193,7 +188,6 @@ static int runs_expect(void *ctx, const void *msg, uint32_t len)
 
 static void stats_while_writing(uint64_t n)
 {
-    pyq_config_t cfg;
     pyq_queue_t *q = NULL;
     struct runs_writer w = { NULL, n, 0, 0 };
     pthread_t t;
@@ -203,12 +197,7 @@ static void stats_while_writing(uint64_t n)
 
     for (uint64_t i = 0; i < n; i++)
         total += runs_len(&left, &run);
-    pyq_config_init(&cfg);
-    cfg.block_size = 1024;
-    cfg.hot_blocks = 2;
-    cfg.spill_blocks = 14;
-    cfg.publish = PYQ_PUBLISH_MAX;
-    CHECK_EQ(pyq_queue_create(&cfg, &q), 0);
+    q = make(1024, 2, 14, PYQ_PUBLISH_MAX, 0, 0);
     w.q = q;
     CHECK_EQ(pthread_create(&t, NULL, runs_writer_main, &w), 0);
     while ((rc = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1) {
