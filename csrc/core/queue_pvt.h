@@ -375,7 +375,7 @@ static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)
      * three tries its members count with the later run's length (a snapshot of
      * counters read relaxed is not one instant, pyqueue.h). */
     for (int tries = 0;; tries++) {
-        /* A7: pairs with W6 in run_begin (writer_pvt.h) and the count's stores. */
+        /* A7: pairs with W6: run_begin (writer_pvt.h), the count's stores. */
         uint64_t before = __atomic_load_n(&q->w.run_id, __ATOMIC_ACQUIRE);
         n = __atomic_load_n(&q->w.run_n, __ATOMIC_ACQUIRE);
         id = __atomic_load_n(&q->w.run_id, __ATOMIC_RELAXED);

@@ -181,9 +181,12 @@ static inline __attribute__((always_inline)) int finish_record(struct pyq_queue 
             after_commit_span(q, next, limit);
             span = 0;
         }
-    } else if ((how & REC_PLAIN) || q->batch_ok) /* a zero gate: publish max, no scan */
-        run_open(q, next - size, len);
-    w->pos = next;
+        w->pos = next;
+    } else if ((how & REC_PLAIN) || q->batch_ok) { /* a zero gate: publish max, no scan */
+        run_open(q, next - size, len, next, 1); /* and the position */
+    } else {
+        w->pos = next;
+    }
     pyq_count(&q->ws.messages, 1);
     pyq_count(&q->ws.bytes, len);
     if (!(how & REC_PLAIN) && q->commit_hook)

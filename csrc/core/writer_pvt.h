@@ -45,20 +45,19 @@ static inline void run_clear(struct pyq_writer_state *w)
     __atomic_store_n(&w->run_n, 0, __ATOMIC_RELAXED);
 }
 
-/* A run of len opened with its first member, counted already: a new id (the
- * length and one more generation) when its length is not the last run's, then
- * its count.  Runs of one length keep one id: their counts all go with it
- * (pyq_w_pending), and a block's next run of the same length -- the
- * streaming case -- stores nothing but its count. */
+/* A run of len opens: a new id (the length and one more generation) when its
+ * length is not the last run's; its count follows (run_open).  Runs of one
+ * length keep one id: their counts all go with it (pyq_w_pending), and a
+ * block's next run of the same length -- the streaming case -- stores nothing
+ * here. */
 static inline void run_begin(struct pyq_writer_state *w, uint32_t len)
 {
-    /* W6: the id after every earlier count, the count after the id (and every
-     * later store of the count is a release store too, pyq__pos_run_store);
-     * pairs with A7 in pyq_w_pending. */
+    /* W6: the id after every earlier count (the count after the id: every
+     * store of the count is a release store, pyq__pos_run_store); pairs with
+     * A7 in pyq_w_pending. */
     if (PYQ_UNLIKELY(len != w->run_size))
         __atomic_store_n(&w->run_id, ((uint64_t)(w->run_gen + 1) << 32) | len,
                          __ATOMIC_RELEASE);
-    __atomic_store_n(&w->run_n, 1, __ATOMIC_RELEASE);
 }
 
 /* k more members of bytes in all at pos: the position and the count move in

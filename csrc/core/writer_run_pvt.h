@@ -133,25 +133,35 @@ static inline void stream_header(uint8_t *rec, uint32_t len)
 
 #endif
 
-/* A record of len bytes was just written at offset at (q->batch_ok): it starts
- * the open run, which the next writes of the same length extend in place
- * (queue_pvt.h, Runs).  Zero-length messages never run: nothing would bound
- * the count of a run that takes no room. */
-static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len)
+/* A record of len bytes was just written at offset at (q->batch_ok), with n
+ * payloads, the writer's position now pos: it starts the open run, which the
+ * next writes of the same length extend in place (queue_pvt.h, Runs).  The
+ * position and the run's count go in one store of their word, last, so that
+ * the next member's 8-byte load of it is forwarded from that one store (from
+ * two 4-byte stores it could not be, and waited for both to reach the cache),
+ * and a writer killed before it left neither (shared_owner.c).  Zero-length
+ * messages never run: nothing would bound the count of a run that takes no
+ * room. */
+static inline void run_open(struct pyq_queue *q, uint32_t at, uint32_t len, uint32_t pos,
+                            uint64_t n)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
     uint64_t cap = at + PYQ_RECORD_HEADER + (uint64_t)PYQ_RUN_MAX * step;
 
-    run_close(q); /* the run before it gets its count */
-    if (PYQ_UNLIKELY(len == 0))
+    run_close(q); /* the run before it gets its count: run_n is 0 now */
+    if (PYQ_UNLIKELY(len == 0)) {
+        pyq__pos_run_store(&w->pos_run, pos);
         return;
+    }
     w->run_hdr = at;
-    run_begin(w, len); /* this record, counted already */
+    run_begin(w, len);
     w->run_step = step;
     w->run_limit = cap < q->cfg.block_size ? (uint32_t)cap : q->cfg.block_size;
     w->run_len = len;
     w->run_key = PYQ__RUN_KEY(is_small(len) ? len : PYQ_NO_RUN); /* streamed: the gate says */
+    /* The first member counted already (in ws), the rest when the run ends. */
+    pyq__pos_run_store(&w->pos_run, n << 32 | pos);
 }
 
 
@@ -264,10 +274,7 @@ static inline __attribute__((always_inline)) void run_start(struct pyq_queue *q,
     } else
 #endif
         commit_header(rec, len);
-    run_open(q, at, len);
-    /* pos is at: past the header and the members, k - 1 of them counted when
-     * the run ends. */
-    run_advance(w, PYQ_RECORD_HEADER + k * step, k - 1);
+    run_open(q, at, len, at + PYQ_RECORD_HEADER + (uint32_t)(k * step), k);
     pyq_count(&q->ws.messages, 1);
     pyq_count(&q->ws.bytes, len);
     if (w->pos == q->cfg.block_size)
