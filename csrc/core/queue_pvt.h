@@ -309,6 +309,12 @@ _Static_assert(offsetof(struct pyq_queue, w.pos) == offsetof(struct pyq_queue, w
                    offsetof(struct pyq_queue, w.run_n) == offsetof(struct pyq_queue, w.pos_run) + 4 &&
                    offsetof(struct pyq_queue, w.pos_run) % 8 == 0,
                "pos in the low half of one aligned 8-byte word with the run's count");
+_Static_assert(offsetof(struct pyq_queue, w.run_step) == offsetof(struct pyq_queue, w.run_inc) &&
+                   offsetof(struct pyq_queue, w.run_one) == offsetof(struct pyq_queue, w.run_inc) + 4,
+               "run_inc: the stride in the low half (pos's), one member in the high half (run_n's)");
+_Static_assert(offsetof(struct pyq_queue, w.run_size) == offsetof(struct pyq_queue, w.run_id) &&
+                   offsetof(struct pyq_queue, w.run_gen) == offsetof(struct pyq_queue, w.run_id) + 4,
+               "run_id: the length in the low half, the generation in the high half");
 _Static_assert(offsetof(struct pyq_queue, w.run_gate) == offsetof(struct pyq_queue, w.run_key) + 4 &&
                    offsetof(struct pyq_queue, w.run_key) % 8 == 0,
                "run_key and run_gate make one aligned 8-byte word");

@@ -37,12 +37,13 @@ static inline void fence_streamed(struct pyq_writer_state *w)
 
 PYQ_PRIVATE void pyq_w_run_end(struct pyq_queue *q, uint32_t n);
 
-/* The open run's count (queue_pvt.h, struct pyq_writer_state: run_n, the high
- * half of pos_run) and length: relaxed, pyq_queue_stats() may read them from
+/* No run to end: the open run's count (queue_pvt.h, struct pyq_writer_state:
+ * run_n, the high half of pos_run) zeroed, a release store as every store of
+ * the count (W6; a plain store on x86-64): pyq_queue_stats() may read it from
  * any thread (pyq_w_pending). */
 static inline void run_clear(struct pyq_writer_state *w)
 {
-    __atomic_store_n(&w->run_n, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->run_n, 0, __ATOMIC_RELEASE); /* a count store: W6 */
 }
 
 /* A run of len opens: a new id (the length and one more generation) when its

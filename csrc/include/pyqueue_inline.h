@@ -123,7 +123,7 @@ static inline void pyq__pos_run_store(uint64_t *p, uint64_t v)
 static inline void pyq__pos_run_add(uint64_t *p, uint64_t v)
 {
 #if defined(__x86_64__) && !defined(PYQ__TSAN)
-    __asm__("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
+    pyq__own_add64(p, v);
 #else
     pyq__pos_run_store(p, pyq__pos_run_load(p) + v);
 #endif
