@@ -54,6 +54,12 @@
 #include "adapters/pyq_twin.h"
 
 #define PYQ_TWIN_INLINE static inline __attribute__((always_inline))
+/* The loops' rare steps (a window's stamp, an episode's release or hold): out of
+ * line, and called under __builtin_expect(..., 0) -- but not `cold`.  GCC
+ * predicts a block that may reach a cold call as never run and moves it to the
+ * function's .cold part with whatever shares it: in the streaming loops that was
+ * the loop's own latch, two far jumps a message (BENCHMARKS, "The cold latch"). */
+#define PYQ_TWIN_RARE static __attribute__((noinline, unused))
 /* flatten: the queue's operations reach a loop as constant pointers, so they
  * become direct calls only after the early inliner ran; flatten inlines them
  * (and poll's callback) anyway. */
@@ -242,7 +248,7 @@ static inline void pyq_twin_run_abandon(void *arg, int rc)
 }
 
 /* Window k is complete on the writer's side: message (k + 1) * window - 1 written. */
-static __attribute__((noinline, cold, unused)) uint64_t
+PYQ_TWIN_RARE uint64_t
 pyq_twin_writer_mark(struct pyq_twin_run *r, uint64_t next, uint64_t fails, uint64_t waits)
 {
     uint64_t k = next / r->window;
@@ -255,7 +261,7 @@ pyq_twin_writer_mark(struct pyq_twin_run *r, uint64_t next, uint64_t fails, uint
     return next + r->window;
 }
 
-static __attribute__((noinline, cold, unused)) uint64_t
+PYQ_TWIN_RARE uint64_t
 pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64_t empty,
                      uint64_t runs)
 {

@@ -61,7 +61,7 @@ PYQ_TWIN_INLINE void pyq_twin_stream_w_init(const struct pyq_twin_stream *s,
     w->next = s->backlog ? s->backlog : UINT64_MAX;
 }
 
-static __attribute__((noinline, cold, unused)) void
+PYQ_TWIN_RARE void
 pyq_twin_stream_release(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w, uint64_t written)
 {
     s->ep[w->k].go_ns = pyq_twin_now_ns();
@@ -75,7 +75,7 @@ pyq_twin_stream_release(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w, 
 
 /* The writer has written `written` messages and reached w->next: release the
  * reader, or look whether it is held again (then fill the next backlog). */
-static __attribute__((noinline, cold, unused)) void
+PYQ_TWIN_RARE void
 pyq_twin_stream_step(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w, uint64_t written)
 {
     if (w->filling) {
@@ -121,7 +121,7 @@ PYQ_TWIN_INLINE void pyq_twin_stream_end(struct pyq_twin_stream *s, struct pyq_t
 /* Reader: wait to be released (episode s->recorded), then stamp its start.
  * Returns 0 when released, 1 when the writer is done without a release (read
  * the rest freely), -1 when the run failed (err). */
-static __attribute__((noinline, cold, unused)) int
+PYQ_TWIN_RARE int
 pyq_twin_stream_hold(struct pyq_twin_stream *s, uint64_t got, const int *err)
 {
     uint32_t k = s->recorded;
@@ -153,7 +153,7 @@ PYQ_TWIN_INLINE int pyq_twin_stream_on(const struct pyq_twin_stream *s)
  * end of the run (caught_up 0).  Ends the open episode; after a catch-up holds
  * the reader until the next release.  Returns as pyq_twin_stream_hold (0 also
  * when no episode is open: the protocol is off or out of records). */
-static __attribute__((noinline, cold, unused)) int
+PYQ_TWIN_RARE int
 pyq_twin_stream_caught(struct pyq_twin_stream *s, uint64_t got, int caught_up, const int *err)
 {
     uint32_t k = s->recorded;
