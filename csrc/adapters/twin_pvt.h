@@ -290,12 +290,12 @@ PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_
         m.seq = i;
         if ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
-            if (!paced)
-                pyq_twin_stream_full(&r->st, sw, i);
-            do
+            do {
+                if (!paced) /* at every retry: pyq_twin_stream_full */
+                    pyq_twin_stream_full(&r->st, sw, i);
                 if (pyq_twin_full_wait(&fails, &r->err))
                     goto out;
-            while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN);
+            } while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN);
         }
         if (rc)
             break;
@@ -334,7 +334,7 @@ PYQ_TWIN_INLINE void pyq_twin_write_bursts(struct pyq_twin_run *r, pyq_twin_burs
             off += (uint32_t)rc;
             if (rc == 0) {
                 waits += !waited; /* one wait per burst, however many retries */
-                if (!paced && !waited)
+                if (!paced) /* at every retry: pyq_twin_stream_full */
                     pyq_twin_stream_full(&r->st, sw, i + off);
                 waited = 1;
                 if (pyq_twin_full_wait(&fails, &r->err))

@@ -97,14 +97,35 @@ PYQ_TWIN_INLINE void pyq_twin_stream_wrote(struct pyq_twin_stream *s, struct pyq
         pyq_twin_stream_step(s, w, written);
 }
 
-/* The queue is full: while the reader is held, that is the backlog (release it
- * now, or the writer would wait for a reader that waits for it). */
+/* The queue is full.  While the reader is held, that is the backlog: release
+ * it now, or the writer would wait for a reader that waits for it.  The writer
+ * may not know yet that the reader is held -- it looks every
+ * PYQ_TWIN_STREAM_LOOK messages, and a reader that loses its CPU between its
+ * empty poll and ST-L3 for as long as the writer takes to fill the queue is
+ * held only once the writer can write no more -- so it looks here too.  Not
+ * once the reader's records ran out: it reads freely then (w->k == max_ep). */
+PYQ_TWIN_RARE void pyq_twin_stream_room(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,
+                                        uint64_t written)
+{
+    /* ST-L4 (as in pyq_twin_stream_step): pairs with ST-L3. */
+    if (w->filling ||
+        (w->k < s->max_ep && __atomic_load_n(&s->held, __ATOMIC_ACQUIRE) == w->k))
+        pyq_twin_stream_release(s, w, written);
+}
+
+/* At every failed retry of a full queue (a writer that waits inside the
+ * library must come out to call it: PYQ_TWIN_WAIT_NS). */
 PYQ_TWIN_INLINE void pyq_twin_stream_full(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,
                                           uint64_t written)
 {
-    if (w->filling)
-        pyq_twin_stream_release(s, w, written);
+    if (s->backlog)
+        pyq_twin_stream_room(s, w, written);
 }
+
+/* How long a writer that waits inside its library waits for room before it
+ * comes out to look at the hold (pyq_twin_stream_full): rare, as a full queue
+ * with a held reader is. */
+#define PYQ_TWIN_WAIT_NS 1000000
 
 /* The writer's last message is written (and flushed). */
 PYQ_TWIN_INLINE void pyq_twin_stream_end(struct pyq_twin_stream *s, struct pyq_twin_stream_w *w,

@@ -99,13 +99,17 @@ static void *q_writer(void *arg)
     pyq_twin_stream_w_init(&r->st, &sw);
     due = pyq_twin_stamp();
     r->t0 = pyq_now_ns();
-    /* The queue waits for room itself, so a backlog must fit (the caller's job:
-     * pyq_bench_queue_stream's backlog stays below the capacity). */
+    /* The queue waits for room itself, for PYQ_TWIN_WAIT_NS at a time: a full
+     * queue may be the backlog of a reader that is held (pyq_twin_stream_full). */
     for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
         memcpy(buf, &i, 8);
-        rc = pyq_writer_write(r->q, buf, r->size, PYQ_WAIT_FOREVER);
-        if (rc) {
-            atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+        while (PYQ_UNLIKELY((rc = pyq_writer_write(r->q, buf, r->size, PYQ_TWIN_WAIT_NS)) ==
+                            PYQ_EAGAIN) &&
+               !atomic_load_explicit(&r->err, memory_order_relaxed))
+            pyq_twin_stream_full(&r->st, &sw, i);
+        if (rc) { /* PYQ_EAGAIN: the reader failed, its code stays in err */
+            if (rc != PYQ_EAGAIN)
+                atomic_store_explicit(&r->err, rc, memory_order_relaxed);
             break;
         }
         if (r->gap)

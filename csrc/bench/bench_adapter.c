@@ -97,14 +97,14 @@ A_INLINE int write_each(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w *
         memcpy(buf, &i, 8);
         if ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
-            if (!paced)
-                pyq_twin_stream_full(&r->st, sw, i);
-            do
+            do {
+                if (!paced) /* at every retry: pyq_twin_stream_full */
+                    pyq_twin_stream_full(&r->st, sw, i);
                 if (full_wait(&fails, &r->err)) {
                     rc = GAVE_UP;
                     goto out;
                 }
-            while ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN);
+            } while ((rc = a->try_write(r->h, buf, r->len)) == PYQ_EAGAIN);
         }
         if (rc)
             break;
@@ -144,7 +144,7 @@ A_INLINE int write_bursts(struct arun *r, uint8_t *buf, struct pyq_twin_stream_w
             off += (uint32_t)w;
             if (w == 0) {
                 waits += !waited; /* one wait per burst, however many retries */
-                if (!paced && !waited)
+                if (!paced) /* at every retry: pyq_twin_stream_full */
                     pyq_twin_stream_full(&r->st, sw, i + off);
                 waited = 1;
                 if (full_wait(&fails, &r->err)) {

@@ -18,8 +18,8 @@
  *   pyqueue           pyq_writer_try_write (burst: pyq_writer_write_batch, timeout
  *                     0) / pyq_reader_poll: the "pyqueue" adapter rows (the queue
  *                     from params.queue: tiers, publish policy, touch_after_write)
- *   pyqueue_direct    pyq_writer_write (waits inside) / pyq_reader_poll: the
- *                     bench's pyqueue_direct loop (bench.c)
+ *   pyqueue_direct    pyq_writer_write (waits inside, PYQ_TWIN_WAIT_NS at a time)
+ *                     / pyq_reader_poll: the bench's pyqueue_direct loop (bench.c)
  *   pyqueue_read_one  pyq_writer_try_write / pyq_reader_read_one: the reader
  *                     copies each message out by value, no callback
  *   yardstick         a rigtorp-style ring of 32-byte slots with cached indices,

@@ -49,10 +49,12 @@ PYQ_TWIN_INLINE int64_t pq_try_write_burst(void *q, const void *msgs, uint32_t n
     return (k == 0 && err != 0 && err != PYQ_EAGAIN) ? err : k;
 }
 
-/* The bench's pyqueue_direct writer: the queue waits for room itself. */
+/* The bench's pyqueue_direct writer: the queue waits for room itself, for
+ * PYQ_TWIN_WAIT_NS at a time (then PYQ_EAGAIN: the loop looks at the hold of
+ * its streaming episodes and retries, as bench.c's loop does). */
 PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
 {
-    return pyq_writer_write(q, msg, len, PYQ_WAIT_FOREVER);
+    return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
 }
 
 PYQ_TWIN_INLINE void pq_flush(void *q)
@@ -252,8 +254,8 @@ static const pyq_twin_t twins[] = {
     {"pyqueue", "pyq_writer_try_write_inline, 32 a loop (paced: pyq_writer_try_write; burst: "
      "pyq_writer_write_batch, timeout 0) / pyq_reader_poll, direct calls", PYQ_TWIN_HAS_BURST, 0, pq_twin_throughput,
      pq_twin_roundtrip},
-    {"pyqueue_direct", "pyq_writer_write (waits inside: full retries are the queue's "
-     "stats) / pyq_reader_poll, direct calls", 0, 0, pqd_twin_throughput, pqd_twin_roundtrip},
+    {"pyqueue_direct", "pyq_writer_write (waits inside, 1 ms at a time: full retries are "
+     "the queue's stats) / pyq_reader_poll, direct calls", 0, 0, pqd_twin_throughput, pqd_twin_roundtrip},
     {"pyqueue_read_one", "pyq_writer_try_write / pyq_reader_read_one (copy out, no "
      "callback), direct calls", 0, 0, pqr_twin_throughput, pqr_twin_roundtrip},
     {"yardstick", "a rigtorp-style ring (cached indices, head published per message) of "
