@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -40,23 +41,17 @@ static int stop_requested(struct stress *s)
     return atomic_load_explicit(&s->failed, memory_order_relaxed);
 }
 
-static void *writer_main(void *arg)
+static void write_all(struct stress *s, uint8_t *buf, uint32_t cap)
 {
-    struct stress *s = arg;
     const pyq_stress_params_t *p = s->p;
-    static _Thread_local uint8_t buf[PYQ_MAX_BLOCK_SIZE];
-    int rc = pyq_cpu_pin_opt(p->writer_cpu);
+    int rc;
 
-    if (rc)
-        fail(s, 1, rc, 0);
-    if (pyq_start_meet(&s->start, 2, rc) != 0)
-        return NULL;
     for (uint64_t seq = 0; seq < p->messages; seq++) {
         uint32_t len = pyq_pattern_len(seq, p->min_len, p->max_len, p->salt);
         int aborted = 0;
         for (;;) {
             if (stop_requested(s))
-                return NULL;
+                return;
             if (p->use_claim) {
                 void *ptr;
                 rc = pyq_writer_claim(s->q, len, p->write_timeout_ns, &ptr);
@@ -72,9 +67,9 @@ static void *writer_main(void *arg)
                     rc = pyq_writer_commit(s->q);
                 }
             } else {
-                if (len > sizeof(buf)) {
+                if (len > cap) {
                     fail(s, 1, PYQ_EINVAL, seq);
-                    return NULL;
+                    return;
                 }
                 pyq_pattern_fill(buf, len, seq);
                 rc = pyq_writer_write(s->q, buf, len, p->write_timeout_ns);
@@ -87,13 +82,31 @@ static void *writer_main(void *arg)
         }
         if (rc != 0) {
             fail(s, 1, rc, seq);
-            return NULL;
+            return;
         }
         s->res.written = seq + 1;
         if (p->flush_every && (seq + 1) % p->flush_every == 0)
             pyq_writer_flush(s->q);
     }
     pyq_writer_flush(s->q);
+}
+
+static void *writer_main(void *arg)
+{
+    struct stress *s = arg;
+    const pyq_stress_params_t *p = s->p;
+    /* The plain writes' source, on the heap: as a _Thread_local array of
+     * PYQ_MAX_BLOCK_SIZE it was 16 MiB of static TLS in a program linking this
+     * file, taken from every thread's stack (~10 KiB left of 8 MiB). */
+    uint32_t cap = p->max_len < PYQ_MAX_BLOCK_SIZE ? p->max_len : PYQ_MAX_BLOCK_SIZE;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    int rc = buf ? pyq_cpu_pin_opt(p->writer_cpu) : PYQ_ENOMEM;
+
+    if (rc)
+        fail(s, 1, rc, 0);
+    if (pyq_start_meet(&s->start, 2, rc) == 0)
+        write_all(s, buf, cap);
+    free(buf);
     return NULL;
 }
 
