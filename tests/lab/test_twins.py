@@ -561,3 +561,47 @@ def test_twin_rows_tags_each_slice_and_reports_per_placement():
     with pytest.raises(subprocess.CalledProcessError):
         subprocess.run([sys.executable, script, "--rows", "pyqueue", "--against", "nope"],
                        capture_output=True, timeout=60, check=True, env=support.subprocess_env())
+
+
+def _episode_phases():
+    import importlib.util
+    path = os.path.join(support.ROOT, "benchmarks", "twins", "episode_phases.py")
+    spec = importlib.util.spec_from_file_location("episode_phases", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_episode_phases_splits_each_episode_into_fill_and_stream():
+    """benchmarks/twins/episode_phases.py (BENCHMARKS cites its figures): the fill
+    of episode k runs from the reader's catch-up ending k-1 to the release of k,
+    the episode from that release to the next catch-up; an episode ended by the
+    run's end (caught_up 0) starts no fill."""
+    import numpy as np
+    recs = np.zeros(3, twins._EPISODE_DTYPE)
+    # episode 0: released at 1000 ns with 100 written, caught up at 2000 with 300 read
+    recs[0] = (1000, 100, 1010, 0, 2000, 300, 1, 0)
+    # fill 1: 300 -> 500 written in 2000 -> 2200 ns (1000 M msg/s); episode 1: 500 -> 700 in 400 ns
+    recs[1] = (2200, 500, 2210, 300, 2600, 700, 1, 0)
+    # fill 2: 700 -> 1000 in 2600 -> 3200 ns (500); episode 2 ended by the run (no fill after)
+    recs[2] = (3200, 1000, 3210, 700, 4200, 1000, 0, 0)
+    fill, ep, rd = _episode_phases().phases(recs)
+    assert fill == pytest.approx(np.median([1000.0, 500.0]))
+    assert ep == pytest.approx(np.median([200 / 1000 * 1e3, 200 / 400 * 1e3, 0.0]))
+    assert rd == pytest.approx(np.median([300 / 990 * 1e3, 400 / 390 * 1e3, 300 / 990 * 1e3]))
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs CPUs 0 and 1")
+def test_episode_phases_runs_twins_and_drivers():
+    """The script runs a twin and a driver and prints a row per row measured in
+    the near pairs (none when the host kept every pair far)."""
+    script = os.path.join(support.ROOT, "benchmarks", "twins", "episode_phases.py")
+    for extra in ([], ["--driver"]):
+        out = subprocess.run([sys.executable, script, "--pairs", "2", "--messages", "300000",
+                              "--rows", "pyqueue,yardstick"] + extra,
+                             capture_output=True, text=True, timeout=240, check=True,
+                             env=support.subprocess_env()).stdout
+        m = re.search(r"^(twins|drivers), (\d) of 2 pairs near", out, re.M)
+        assert m and m.group(1) == ("drivers" if extra else "twins"), out
+        rows = re.findall(r"^(pyqueue|yardstick) +([\d.]+|nan) +([\d.]+) +([\d.]+)$", out, re.M)
+        assert len(rows) == (2 if int(m.group(2)) else 0), out

@@ -1,0 +1,86 @@
+"""The writer alone and the pair together, inside one streaming run: each episode's
+fill (the reader held while the writer writes the next backlog) against the
+episode itself (both flat out), for twins or the bench's drivers, in alternating
+near pairs (docs/BENCHMARKS.md, "What the driver got wrong": the cold latch).
+
+    chrt -f 50 python benchmarks/twins/episode_phases.py [--pairs 20]
+        [--rows pyqueue,pyqueue_stream,yardstick] [--driver] [--messages 4000000]
+
+Per episode k >= 1 of a run (pyq_twin_episode_t, DESIGN §8.4): the fill is the
+writer's messages from the reader's catch-up that ended episode k-1 to its
+release of k, over that time (the reader spins on the release and shares
+nothing with the writer then); the episode is the writer's messages from its
+release to the reader's catch-up, over that time (the bench's figure,
+regime.classify_episodes); the reader's drain rate beside.  Medians over a
+run's episodes, then over the pairs whose one-way probes, before and after the
+pair, were both near (< 100 ns).  --driver runs the bench's driver
+(twins.adapter_throughput) instead of the twin (twins.throughput)."""
+import argparse
+import time
+
+import numpy as np
+
+from pyqueue import _blas
+from pyqueue.lab.common import twins
+from pyqueue.lab.experiments.bench import probe_one_way_ns
+
+NEAR_NS = 100.0
+
+
+def phases(recs):
+    """(fill, episode, reader) M msg/s, medians over a run's episode records."""
+    fill_n = recs["go_written"][1:].astype(float) - recs["end_read"][:-1]
+    fill_ns = recs["go_ns"][1:].astype(float) - recs["end_ns"][:-1]
+    ok = (recs["caught_up"][:-1] == 1) & (fill_ns > 0)
+    ep_n = recs["end_read"].astype(float) - recs["go_written"]
+    ep_ns = (recs["end_ns"] - recs["go_ns"]).astype(float)
+    rd_n = (recs["end_read"] - recs["start_read"]).astype(float)
+    rd_ns = (recs["end_ns"] - recs["start_ns"]).astype(float)
+    e, r = ep_ns > 0, rd_ns > 0
+    return (float(np.median(fill_n[ok] / fill_ns[ok] * 1e3)) if ok.any() else float("nan"),
+            float(np.median(ep_n[e] / ep_ns[e] * 1e3)) if e.any() else float("nan"),
+            float(np.median(rd_n[r] / rd_ns[r] * 1e3)) if r.any() else float("nan"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--rows", default="pyqueue,pyqueue_stream,yardstick")
+    ap.add_argument("--messages", type=int, default=4_000_000)
+    ap.add_argument("--driver", action="store_true")
+    a = ap.parse_args()
+    _blas.single_thread()
+    rows = a.rows.split(",")
+    run = twins.adapter_throughput if a.driver else twins.throughput
+    # The records of the run just made: twins._stream sees them before it
+    # summarises them (the result keeps only the summary).
+    seen = {}
+    summarise = twins._stream
+
+    def keep(out, episodes, count, writer_end_ns):
+        seen["recs"] = episodes.records(count)
+        return summarise(out, episodes, count, writer_end_ns)
+
+    twins._stream = keep
+    got = {r: [] for r in rows}
+    for i in range(a.pairs):
+        before = probe_one_way_ns(0, 1)
+        pair = {}
+        for row in rows if i % 2 == 0 else rows[::-1]:
+            run(row, a.messages, backlog=twins.stream_backlog(row))
+            pair[row] = phases(seen["recs"])
+            time.sleep(0.02)
+        if before < NEAR_NS and probe_one_way_ns(0, 1) < NEAR_NS:
+            for row in rows:
+                got[row].append(pair[row])
+    print("%s, %d of %d pairs near; M msg/s, medians" % (
+        "drivers" if a.driver else "twins", len(got[rows[0]]), a.pairs))
+    print("%-24s %10s %10s %10s" % ("row", "alone", "episode", "reader"))
+    for row in rows:
+        if got[row]:
+            print("%-24s %10.0f %10.0f %10.0f" % ((row,) + tuple(np.nanmedian(np.array(got[row]),
+                                                                            axis=0))))
+
+
+if __name__ == "__main__":
+    main()
