@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
