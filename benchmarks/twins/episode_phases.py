@@ -10,8 +10,9 @@ Per episode k >= 1 of a run (pyq_twin_episode_t, DESIGN §8.4): the fill is the
 writer's messages from the reader's catch-up that ended episode k-1 to its
 release of k, over that time (the reader spins on the release and shares
 nothing with the writer then); the episode is the writer's messages from its
-release to the reader's catch-up, over that time (the bench's figure,
-regime.classify_episodes); the reader's drain rate beside.  Medians over a
+release to the reader's catch-up (or its own end), over that time, and the
+reader's drain rate beside: both as the bench takes them, over the episodes it
+counts (regime.episode_intervals).  Medians over a
 run's episodes, then over the pairs whose one-way probes, before and after the
 pair, were both near (< 100 ns).  --driver runs the bench's driver
 (twins.adapter_throughput) instead of the twin (twins.throughput)."""
@@ -21,25 +22,25 @@ import time
 import numpy as np
 
 from pyqueue import _blas
-from pyqueue.lab.common import twins
+from pyqueue.lab.common import regime, twins
 from pyqueue.lab.experiments.bench import probe_one_way_ns
 
 NEAR_NS = 100.0
 
 
-def phases(recs):
-    """(fill, episode, reader) M msg/s, medians over a run's episode records."""
+def phases(recs, messages, writer_end_ns):
+    """(fill, episode, reader) M msg/s, medians over a run's episode records: the
+    episode and reader columns are the bench's own (regime.episode_intervals,
+    counted episodes), the fill this script's."""
     fill_n = recs["go_written"][1:].astype(float) - recs["end_read"][:-1]
     fill_ns = recs["go_ns"][1:].astype(float) - recs["end_ns"][:-1]
     ok = (recs["caught_up"][:-1] == 1) & (fill_ns > 0)
-    ep_n = recs["end_read"].astype(float) - recs["go_written"]
-    ep_ns = (recs["end_ns"] - recs["go_ns"]).astype(float)
-    rd_n = (recs["end_read"] - recs["start_read"]).astype(float)
-    rd_ns = (recs["end_ns"] - recs["start_ns"]).astype(float)
-    e, r = ep_ns > 0, rd_ns > 0
+    eps = [e for e in regime.episode_intervals(recs, messages, writer_end_ns) if e["counted"]]
+    ep = [e["writer_messages"] / e["writer_ns"] * 1e3 for e in eps]
+    rd = [e["reader_messages"] / e["reader_ns"] * 1e3 for e in eps if e["reader_ns"]]
     return (float(np.median(fill_n[ok] / fill_ns[ok] * 1e3)) if ok.any() else float("nan"),
-            float(np.median(ep_n[e] / ep_ns[e] * 1e3)) if e.any() else float("nan"),
-            float(np.median(rd_n[r] / rd_ns[r] * 1e3)) if r.any() else float("nan"))
+            float(np.median(ep)) if ep else float("nan"),
+            float(np.median(rd)) if rd else float("nan"))
 
 
 def main():
@@ -58,7 +59,7 @@ def main():
     summarise = twins._stream
 
     def keep(out, episodes, count, writer_end_ns):
-        seen["recs"] = episodes.records(count)
+        seen["run"] = (episodes.records(count), out["messages"], writer_end_ns)
         return summarise(out, episodes, count, writer_end_ns)
 
     twins._stream = keep
@@ -68,7 +69,7 @@ def main():
         pair = {}
         for row in rows if i % 2 == 0 else rows[::-1]:
             run(row, a.messages, backlog=twins.stream_backlog(row))
-            pair[row] = phases(seen["recs"])
+            pair[row] = phases(*seen["run"])
             time.sleep(0.02)
         if before < NEAR_NS and probe_one_way_ns(0, 1) < NEAR_NS:
             for row in rows:

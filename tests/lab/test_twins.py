@@ -574,21 +574,27 @@ def _episode_phases():
 
 def test_episode_phases_splits_each_episode_into_fill_and_stream():
     """benchmarks/twins/episode_phases.py (BENCHMARKS cites its figures): the fill
-    of episode k runs from the reader's catch-up ending k-1 to the release of k,
-    the episode from that release to the next catch-up; an episode ended by the
-    run's end (caught_up 0) starts no fill."""
+    of episode k runs from the reader's catch-up ending k-1 to the release of k;
+    the episode and reader columns are the bench's (regime.episode_intervals:
+    an episode the run ended runs the writer to its own end; one too short to
+    count is left out); an episode ended by the run's end starts no fill."""
     import numpy as np
-    recs = np.zeros(3, twins._EPISODE_DTYPE)
-    # episode 0: released at 1000 ns with 100 written, caught up at 2000 with 300 read
-    recs[0] = (1000, 100, 1010, 0, 2000, 300, 1, 0)
-    # fill 1: 300 -> 500 written in 2000 -> 2200 ns (1000 M msg/s); episode 1: 500 -> 700 in 400 ns
-    recs[1] = (2200, 500, 2210, 300, 2600, 700, 1, 0)
-    # fill 2: 700 -> 1000 in 2600 -> 3200 ns (500); episode 2 ended by the run (no fill after)
-    recs[2] = (3200, 1000, 3210, 700, 4200, 1000, 0, 0)
-    fill, ep, rd = _episode_phases().phases(recs)
-    assert fill == pytest.approx(np.median([1000.0, 500.0]))
-    assert ep == pytest.approx(np.median([200 / 1000 * 1e3, 200 / 400 * 1e3, 0.0]))
-    assert rd == pytest.approx(np.median([300 / 990 * 1e3, 400 / 390 * 1e3, 300 / 990 * 1e3]))
+    recs = np.zeros(4, twins._EPISODE_DTYPE)
+    # episode 0: released at 1000 ns with 100 written, caught up at 3000 with 300 read
+    recs[0] = (1000, 100, 1010, 0, 3000, 300, 1, 0)
+    # fill 1: 300 -> 500 written in 3000 -> 3200 ns (1000 M msg/s); episode 1: 500 -> 700
+    recs[1] = (3200, 500, 3210, 300, 5200, 700, 1, 0)
+    # fill 2: 700 -> 710 in 5200 -> 5220 (500); episode 2: 10 messages, too few to count
+    recs[2] = (5220, 710, 5230, 700, 7300, 720, 1, 0)
+    # fill 3: 720 -> 1000 in 7300 -> 7440 (2000); episode 3 ended by the run: the
+    # writer's 2000 messages end at 9440 ns, the reader's at 9500 (no fill after)
+    recs[3] = (7440, 1000, 7450, 720, 9500, 2000, 0, 0)
+    fill, ep, rd = _episode_phases().phases(recs, 2000, 9440)
+    assert fill == pytest.approx(np.median([1000.0, 500.0, 2000.0]))
+    assert ep == pytest.approx(np.median([200 / 2000 * 1e3, 200 / 2000 * 1e3,
+                                          1000 / 2000 * 1e3]))
+    assert rd == pytest.approx(np.median([300 / 1990 * 1e3, 400 / 1990 * 1e3,
+                                          1280 / 2050 * 1e3]))
 
 
 @pytest.mark.skipif(not TWO_CPUS, reason="needs CPUs 0 and 1")
