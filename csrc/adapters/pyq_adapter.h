@@ -116,8 +116,8 @@ typedef struct pyq_adapter {
      * Never blocks. */
     int64_t (*read_burst)(void *h, void *out, uint32_t max, uint32_t len);
 
-    /* Reader thread only; NULL where the library's reader API is itself a
-     * callback (pyqueue's pyq_reader_poll) or has nothing better than poll.
+    /* Reader thread only; NULL where the library has nothing better than
+     * poll (pyqueue's: pyq_reader_poll_inline, its callback a copy inlined).
      * The per-message rows' reader: copy up to max visible messages of len
      * bytes, FIFO, back to back into out, each taken the way the library's
      * per-message row takes it (ck_ring_dequeue_spsc, try_dequeue, try_pop; boost
@@ -128,8 +128,8 @@ typedef struct pyq_adapter {
      * Never blocks. */
     int64_t (*read_each)(void *h, void *out, uint32_t max, uint32_t len);
 
-    /* Writer thread only; NULL where read_each is (and for pyqueue, whose
-     * per-message call is an out-of-line library function either way).  The
+    /* Writer thread only; NULL where read_each is NULL (pyqueue's: its
+     * inline fast path, pyq_writer_try_write_inline, in the loop).  The
      * per-message rows' streaming writer: up to n messages of len bytes stored
      * back to back at msgs, each by the library's one-message call (the one
      * try_write makes), in a loop compiled with that call inlined -- so a

@@ -107,6 +107,15 @@ static int64_t pq_write_each(void *h, const void *msgs, uint32_t n, uint32_t len
     return pq_q_write_each(((struct pq_handle *)h)->q, msgs, n, len);
 }
 
+/* The per-message rows' reader (read_each): the public inline poll
+ * (pyqueue_inline.h) copying each message into the caller's array, its
+ * callback inlined (adapters/twin_pvt.h) -- one indirect call per call, not
+ * per message, as the rings' read_each. */
+static int64_t pq_read_each(void *h, void *out, uint32_t max, uint32_t len)
+{
+    return pyq_twin_pq_read_each(((struct pq_handle *)h)->q, out, max, len);
+}
+
 /* The round trip's receive: pq_poll(max 1) spun on in this file (read_spin). */
 PYQ_TWIN_READ_SPIN(pq, pq_poll)
 
@@ -122,6 +131,7 @@ PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue = {
     .poll = pq_poll,
     .wait_readable = NULL,
     .read_burst = pq_read_burst,
+    .read_each = pq_read_each,
     .write_each = pq_write_each,
     .read_spin = pq_read_spin,
 };

@@ -738,6 +738,40 @@ out:
         return prefix##_write_each_len(h, m, n, len);                                           \
     }
 
+/* pyqueue's per-message reader (an adapter's read_each, pyq_adapter.h):
+ * pyq_reader_poll_inline (pyqueue_inline.h) with a copy of each message into
+ * the caller's array as its callback, compiled in -- message by message, runs
+ * too, as a C reader taking one message at a time at its fastest would (the
+ * burst rows' pyq_reader_poll_fixed copies a run whole instead).  The count
+ * copied; a message of another length than len ends the call with PYQ_ERANGE
+ * and is consumed (the rows' messages are all PYQ_ADAPTER_MSG_SIZE bytes: the
+ * run fails on it). */
+struct pyq_twin_each_out {
+    pyq_twin_msg_t *next; /* where the next message goes */
+};
+
+static inline int pyq_twin_each_copy(void *ctx, const void *msg, uint32_t len)
+{
+    struct pyq_twin_each_out *o = (struct pyq_twin_each_out *)ctx;
+
+    if (__builtin_expect(len != PYQ_ADAPTER_MSG_SIZE, 0))
+        return PYQ_ERANGE;
+    memcpy(o->next++, msg, PYQ_ADAPTER_MSG_SIZE);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int64_t pyq_twin_pq_read_each(pyq_queue_t *q,
+                                                                           void *out,
+                                                                           uint32_t max,
+                                                                           uint32_t len)
+{
+    struct pyq_twin_each_out o = {(pyq_twin_msg_t *)out};
+
+    if (len != PYQ_ADAPTER_MSG_SIZE)
+        return PYQ_EINVAL;
+    return pyq_reader_poll_inline(q, max, pyq_twin_each_copy, &o);
+}
+
 /* read_spin's callback: the one message, copied to the caller's buffer. */
 struct pyq_twin_copy {
     void *out;

@@ -270,7 +270,7 @@ def test_per_message_rows_read_each_where_the_library_takes_one_at_a_time():
     call (ck, rwq, atomic_queue, the mutex queue): up to max messages into the caller's array,
     FIFO, every byte, 0 when empty, in order with poll; and the driver's
     per-message rows deliver every message through it, checked."""
-    has = {"pyqueue": False, "mutex": True, "ring_floor": False}
+    has = {"pyqueue": True, "mutex": True, "ring_floor": False}
     has.update({"boost": False, "dpdk": False, "ck": True, "rwq": True, "atomic_queue": True})
     r = ffi.new("pyq_bench_result_t *")
     got = []
@@ -307,6 +307,52 @@ def test_per_message_rows_read_each_where_the_library_takes_one_at_a_time():
             assert r.messages == 100_003 and r.polls >= 100_003 // 32, name
         finally:
             a.destroy(h[0])
+
+
+@pytest.mark.parametrize("kw", [{}, {"publish": "each"}, {"scan_current": True, "publish": "each"}],
+                         ids=["max", "each", "scan"])
+def test_pyqueue_read_each_copies_runs_across_blocks_and_refuses_other_sizes(kw):
+    """pyqueue's read_each (pyq_reader_poll_inline, a copy as its callback):
+    every message of runs that cross block boundaries, FIFO with poll's, in
+    calls of at most max; a message of another size ends a call with
+    PYQ_ERANGE (consumed: the rows' runs fail on it), a len other than 32 is
+    PYQ_EINVAL."""
+    a = peers.get("pyqueue")
+    p = peers.params(32, 4096 * 16, adapter="pyqueue", hot_blocks=16, spill_blocks=0, **kw)
+    h = ffi.new("void **")
+    assert a.create(p, h) == 0
+    got = []
+
+    @ffi.callback("int(void *, const void *, uint32_t)")
+    def keep(ctx, msg, n):
+        got.append(bytes(ffi.buffer(msg, n)))
+        return 0
+
+    try:
+        msgs = [k.to_bytes(8, "little") * 4 for k in range(600)]  # ~5 blocks of 4 KiB
+        for m in msgs:
+            assert a.try_write(h[0], m, 32) == 0
+        a.flush(h[0])
+        out = ffi.new("uint8_t[]", 32 * 32)
+        assert a.read_each(h[0], out, 32, 16) == lib.PYQ_EINVAL
+        seen = []
+        while len(seen) < len(msgs):
+            k = a.read_each(h[0], out, 32 if len(seen) % 3 else 7, 32)
+            assert 0 < k <= 32
+            seen += [bytes(ffi.buffer(out + 32 * j, 32)) for j in range(k)]
+            if len(seen) < len(msgs):
+                del got[:]
+                assert a.poll(h[0], 1, keep, ffi.NULL) == 1
+                seen += got
+        assert seen == msgs
+        assert a.read_each(h[0], out, 32, 32) == 0
+        assert a.try_write(h[0], b"x" * 16, 16) == 0
+        assert a.try_write(h[0], msgs[0], 32) == 0
+        a.flush(h[0])
+        assert a.read_each(h[0], out, 32, 32) == lib.PYQ_ERANGE
+        assert a.read_each(h[0], out, 32, 32) == 1 and bytes(ffi.buffer(out, 32)) == msgs[0]
+    finally:
+        a.destroy(h[0])
 
 
 def test_write_each_writes_in_order_and_stops_when_full():
