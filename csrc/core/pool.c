@@ -101,8 +101,8 @@ void pyq_pool_layout(struct pyq_queue *q)
     q->ctl_bytes = off;
     q->pool_bytes = (size_t)q->nblocks * c->block_size;
     /* Every block starts free, in its tier's free ring (the zero pages). */
-    atomic_init(&q->free_tail[PYQ_TIER_HOT], c->hot_blocks);
-    atomic_init(&q->free_tail[PYQ_TIER_SPILL], c->spill_blocks);
+    atomic_init(&q->free_tail[PYQ_TIER_HOT].v, c->hot_blocks);
+    atomic_init(&q->free_tail[PYQ_TIER_SPILL].v, c->spill_blocks);
     q->r.free_tail[PYQ_TIER_HOT] = c->hot_blocks;
     q->r.free_tail[PYQ_TIER_SPILL] = c->spill_blocks;
 }

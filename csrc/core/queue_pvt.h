@@ -93,6 +93,11 @@
 
 enum { PYQ_TIER_HOT = 0, PYQ_TIER_SPILL = 1, PYQ_TIERS = 2 };
 
+/* A tier's free_tail (R1) on a line of its own (struct pyq_queue). */
+struct pyq_free_tail {
+    PYQ_ALIGNED_LINE _Atomic uint64_t v;
+};
+
 struct pyq_writer_state {
     /* The inline fast path's view (pyqueue_inline.h, struct pyq_writer_view):
      * these first, in this order (checked below). */
@@ -222,7 +227,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 8u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 9u                          /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -272,8 +277,11 @@ struct pyq_queue {
     PYQ_ALIGNED_LINE struct pyq_writer_state w;
     PYQ_ALIGNED_LINE struct pyq_writer_stats ws;
 
-    /* Reader -> writer hand-over words (one line; written by the reader only). */
-    PYQ_ALIGNED_LINE _Atomic uint64_t free_tail[PYQ_TIERS]; /* R1 */
+    /* Reader -> writer hand-over words (written by the reader only), a line per
+     * tier: the writer looks at the hot tier's at every block it takes while
+     * the hot ring is empty, and the reader's returns of spill blocks -- one a
+     * block while streaming -- must not take that line from it each time. */
+    PYQ_ALIGNED_LINE struct pyq_free_tail free_tail[PYQ_TIERS]; /* R1 */
 
     PYQ_ALIGNED_LINE struct pyq_reader_state r;
     PYQ_ALIGNED_LINE struct pyq_reader_stats rs;

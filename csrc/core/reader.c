@@ -20,7 +20,7 @@ static inline void finish_block(struct pyq_queue *q)
     r->free_tail[t] = tail + 1;
     /* R1: the slot and our last reads of the block happen before the writer may
      * take it again; pairs with A4 in writer_block.c. */
-    pyq_store_release(&q->free_tail[t], tail + 1);
+    pyq_store_release(&q->free_tail[t].v, tail + 1);
     if (q->xproc)
         pyq_shm_wake_writer(q);
     pyq_counter_add(&q->rs.returns[t], 1);

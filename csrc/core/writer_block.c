@@ -155,7 +155,7 @@ static inline int64_t pop_free(struct pyq_queue *q, int t)
 
     if (head == w->free_tail_cache[t]) {
         /* A4: the reader is done with blocks below free_tail; pairs with R1. */
-        w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t]);
+        w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t].v);
         if (head == w->free_tail_cache[t])
             return -1;
     }

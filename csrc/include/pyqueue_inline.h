@@ -28,8 +28,8 @@
 
 /* Where the views sit in struct pyq_queue (checked in csrc/core/queue_pvt.h). */
 #define PYQ_WRITER_VIEW_OFFSET 320
-#define PYQ_READER_VIEW_OFFSET 704
-#define PYQ_READER_COUNTS_OFFSET 832
+#define PYQ_READER_VIEW_OFFSET 768
+#define PYQ_READER_COUNTS_OFFSET 896
 
 /* The writer's gate word: any bit set sends the inline run path to the library. */
 #define PYQ_GATE_CLOSED 0x1u /* pyq_queue_close() or pyq_writer_detach() */
