@@ -63,3 +63,31 @@ def test_example_links_against_the_shared_library(build, tmp_path):
                           env=dict(os.environ, LD_LIBRARY_PATH=build))
     assert proc.returncode == 0, proc.stderr
     assert "5000 messages of 32 bytes arrived in order" in proc.stdout
+
+
+@pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
+def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
+    """benchmarks/peers/writer_fill.c (docs/BENCHMARKS.md, "The writer alone")
+    builds against the C library and runs each queue and stamp mode to the end:
+    one line per round with a figure per spec, the ratio line with the first
+    spec at 1.000 (its reader checks every sequence number and exits 1 on a
+    wrong one); a bad spec is refused with exit 2."""
+    exe = str(tmp_path / "writer_fill")
+    subprocess.run(["cc", "-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
+                    "-Werror", "-I" + os.path.join(ROOT, "csrc", "include"),
+                    os.path.join(ROOT, "benchmarks", "peers", "writer_fill.c"),
+                    os.path.join(build, "libpyqueue.a"), "-pthread", "-o", exe],
+                   check=True, timeout=120)
+    specs = ["yardstick,batch,4,1,4096", "yardstick_shuffled,each,4,1,4096",
+             "pyqueue,each,4,0,4096", "pyqueue_move16,batch,256,1,8192"]
+    proc = subprocess.run([exe, "2"] + specs, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3, proc.stdout
+    for line in lines[:2]:
+        got = dict(f.split("=") for f in line.split(":", 1)[1].split())
+        assert list(got) == specs and all(float(v) > 0 for v in got.values()), line
+    assert lines[2].startswith("ratio to the first") and (specs[0] + "=1.000") in lines[2]
+    for bad in (["1", "pyqueue,batch,4,1,1000"], ["1", "ring,batch,4,1,4096"], ["0", specs[0]]):
+        proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "writer_fill" in proc.stderr, bad
