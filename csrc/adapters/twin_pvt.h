@@ -743,9 +743,10 @@ out:
  * the caller's array as its callback, compiled in -- message by message, runs
  * too, as a C reader taking one message at a time at its fastest would (the
  * burst rows' pyq_reader_poll_fixed copies a run whole instead).  The count
- * copied; a message of another length than len ends the call with PYQ_ERANGE
- * and is consumed (the rows' messages are all PYQ_ADAPTER_MSG_SIZE bytes: the
- * run fails on it). */
+ * copied; a message of another length than len ends the call with PYQ_ERANGE,
+ * consumed, as are those the call copied before it (a callback cannot hand a
+ * message back): for the bench's rows only, whose messages are all
+ * PYQ_ADAPTER_MSG_SIZE bytes and whose run fails on the error. */
 struct pyq_twin_each_out {
     pyq_twin_msg_t *next; /* where the next message goes */
 };
