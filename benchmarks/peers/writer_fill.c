@@ -25,9 +25,10 @@
  *   stamp     batch   the writer stamps 32 sequence numbers into its array,
  *                     then writes the 32 (as the bench's drivers and twins do)
  *             each    it stamps each message the moment before writing it
- *   hot, prefetch, block   pyqueue's hot_blocks (of 256 4 KiB blocks' worth:
- *                     the rest spill), prefetch (0/1), block_size; ignored
- *                     by the rings
+ *   hot, prefetch, block   pyqueue's hot tier (hot of 256 4 KiB blocks' worth:
+ *                     the rest spill), prefetch (0/1), block_size (a power of
+ *                     two from 4 KiB that divides hot * 4 KiB); checked, and
+ *                     ignored, for the rings
  * e.g.  ./writer_fill 8 yardstick,batch,4,1,4096 pyqueue,batch,4,1,4096
  *
  * Writer on CPU 0, reader on CPU 1.  Per round and spec: the median over
@@ -181,7 +182,7 @@ static void *writer(void *arg)
                     die("a write failed with room in the queue");
             }
         }
-        if (q && cur.queue <= Q_MOVE16)
+        if (q)
             pyq_writer_flush(q);
         fill_ns[e] = (double)(now_ns() - t0);
         atomic_store(&phase, 1);
@@ -281,8 +282,8 @@ static int parse(const char *text, struct spec *s)
     s->text = text;
     if (s->queue < 0 || (!s->stamp_each && strcmp(stamp, "batch") != 0) || s->hot < 1 ||
         s->hot > 256 || (s->prefetch != 0 && s->prefetch != 1) || s->block < 4096 ||
-        s->block % 4096 != 0)
-        return -1;
+        (1 << 20) % s->block != 0 || ((uint64_t)s->hot * 4096) % (uint64_t)s->block != 0)
+        return -1; /* the block divides the 1 MiB and the hot tier's share */
     return 0;
 }
 

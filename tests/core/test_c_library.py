@@ -88,6 +88,7 @@ def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
         got = dict(f.split("=") for f in line.split(":", 1)[1].split())
         assert list(got) == specs and all(float(v) > 0 for v in got.values()), line
     assert lines[2].startswith("ratio to the first") and (specs[0] + "=1.000") in lines[2]
-    for bad in (["1", "pyqueue,batch,4,1,1000"], ["1", "ring,batch,4,1,4096"], ["0", specs[0]]):
+    for bad in (["1", "pyqueue,batch,4,1,1000"], ["1", "pyqueue,batch,4,1,65536"],
+                ["1", "ring,batch,4,1,4096"], ["0", specs[0]]):
         proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "writer_fill" in proc.stderr, bad
