@@ -36,7 +36,7 @@
 
 /* Bumped when pyq_adapter_t or pyq_adapter_params_t change; a peer built against
  * another version is refused by pyq_adapter_get(). */
-#define PYQ_ADAPTER_ABI 4
+#define PYQ_ADAPTER_ABI 5
 
 /* The message size every adapter supports; ck, rwq and boost carry exactly this
  * (a 32-byte struct by value), the others any size (dpdk: a multiple of 4). */
@@ -139,13 +139,17 @@ typedef struct pyq_adapter {
     /* Reader thread only; NULL: the driver spins on poll itself.  The round
      * trip's receive: spin, without relax, on the library's one-message read
      * (what poll(max 1) takes) in a loop compiled with that read inlined, until
-     * one message arrives -- copied, len bytes, to out -- or *stop (read
-     * relaxed: a flag, nothing is published through it) is nonzero.  So a
-     * driver pays one indirect call per message received, not one per empty
+     * one message arrives or *stop (read relaxed: a flag, nothing is published
+     * through it) is nonzero; the message's first 8 bytes must be seq (the
+     * check made in the read's callback, as the twins' receive makes it).  So
+     * a driver pays one indirect call per message received, not one per empty
      * poll: for ck_ring a call per spin iteration cost ~160 ns a round trip
-     * that its own loop does not pay (DESIGN §8.3).
-     * @return 1, 0 (stopped, nothing taken), or a negative code. */
-    int64_t (*read_spin)(void *h, void *out, uint32_t len, const int *stop);
+     * that its own loop does not pay (DESIGN §8.3); and nothing is copied out
+     * to be checked after the loop, which cost pyqueue 40-110 ns of a ~210 ns
+     * round trip on an Intel guest (docs/BENCHMARKS.md).
+     * @return 1, 0 (stopped, nothing taken), PYQ_EBADMSG (another sequence
+     * number, consumed) or the read's negative code. */
+    int64_t (*read_spin)(void *h, uint64_t seq, const int *stop);
 } pyq_adapter_t;
 
 /* The function each peer shared object exports. */

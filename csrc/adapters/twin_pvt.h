@@ -773,32 +773,21 @@ static inline __attribute__((always_inline)) int64_t pyq_twin_pq_read_each(pyq_q
     return pyq_reader_poll_inline(q, max, pyq_twin_each_copy, &o);
 }
 
-/* read_spin's callback: the one message, copied to the caller's buffer. */
-struct pyq_twin_copy {
-    void *out;
-    uint32_t len;
-};
-
-static inline int pyq_twin_copy_one(void *ctx, const void *msg, uint32_t len)
-{
-    struct pyq_twin_copy *c = (struct pyq_twin_copy *)ctx;
-
-    memcpy(c->out, msg, len < c->len ? len : c->len);
-    return 0;
-}
-
 /* Define prefix_read_spin(), an adapter's read_spin (pyq_adapter.h): its own
- * poll(max 1) spun on until one message arrives or *stop is set, compiled in
- * the adapter's translation unit with poll and the copy inlined -- the twins'
- * receive (pyq_twin_recv) but for where the message lands. */
+ * poll(max 1) spun on until one message arrives or *stop is set, its sequence
+ * number checked in poll's callback (pyq_twin_next), all compiled in the
+ * adapter's translation unit with poll and the check inlined -- the twins'
+ * receive, pyq_twin_recv, instruction for instruction.  (A copy of the message
+ * out to the driver, checked there, cost 40-110 ns a round trip on an Intel
+ * guest where the round trip is ~210 ns: docs/BENCHMARKS.md, "The receive's
+ * shape".) */
 #define PYQ_TWIN_READ_SPIN(prefix, poll)                                                        \
-    PYQ_TWIN_FLAT static int64_t prefix##_read_spin(void *h, void *out, uint32_t len,           \
-                                                    const int *stop)                            \
+    PYQ_TWIN_FLAT static int64_t prefix##_read_spin(void *h, uint64_t seq, const int *stop)    \
     {                                                                                           \
-        struct pyq_twin_copy c = {out, len};                                                    \
+        struct pyq_twin_seq s = {seq};                                                          \
         int64_t k;                                                                              \
                                                                                                 \
-        while ((k = poll(h, 1, pyq_twin_copy_one, &c)) == 0)                                    \
+        while ((k = poll(h, 1, pyq_twin_next, &s)) == 0)                                        \
             if (pyq_twin_failed(stop))                                                          \
                 return 0;                                                                       \
         return k;                                                                               \

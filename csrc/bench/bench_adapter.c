@@ -391,14 +391,9 @@ RT_INLINE int recv_seq(const pyq_adapter_t *a, void *h, uint64_t seq, _Atomic in
     int64_t k;
 
     if (!direct && a->read_spin) {
-        uint8_t msg[PYQ_ADAPTER_MSG_SIZE] __attribute__((aligned(8)));
-
-        if ((k = a->read_spin(h, msg, sizeof msg, err_word(err))) == 0)
+        if ((k = a->read_spin(h, seq, err_word(err))) == 0)
             return -1;
-        if (k < 0)
-            return (int)k;
-        take(&o, msg, sizeof msg);
-        return o.ok ? 0 : PYQ_EBADMSG;
+        return k < 0 ? (int)k : 0;
     }
     while ((k = direct ? pyq_reader_poll(h, 1, take, &o) : a->poll(h, 1, take, &o)) == 0)
         if (atomic_load_explicit(err, memory_order_relaxed))

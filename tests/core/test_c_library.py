@@ -1,6 +1,7 @@
 """The queue as a C library (the top-level Makefile): built without Python,
 exporting exactly the API of pyqueue.h, and the C example runs against it."""
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -63,6 +64,37 @@ def test_example_links_against_the_shared_library(build, tmp_path):
                           env=dict(os.environ, LD_LIBRARY_PATH=build))
     assert proc.returncode == 0, proc.stderr
     assert "5000 messages of 32 bytes arrived in order" in proc.stdout
+
+
+@pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="rdtsc and PAUSE: x86-64 only")
+def test_rt_shape_runs_every_shape_and_checks_every_message(build, tmp_path):
+    """benchmarks/peers/rt_shape.c (docs/BENCHMARKS.md, "The receive's shape")
+    builds against the C library and runs every shape to the end: one line per
+    round with p10/p50/p90 per shape, the median line with every shape (each
+    echo checks every sequence number and exits 1 on a wrong one); bad
+    arguments are refused with exit 2."""
+    exe = str(tmp_path / "rt_shape")
+    subprocess.run(["cc", "-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
+                    "-Werror", "-I" + os.path.join(ROOT, "csrc", "include"),
+                    os.path.join(ROOT, "benchmarks", "peers", "rt_shape.c"),
+                    os.path.join(build, "libpyqueue.a"), "-pthread", "-o", exe],
+                   check=True, timeout=120)
+    shapes = ["pp_spin", "pp_pause", "pq_inline", "pq_call", "pq_ptr", "pq_copy"]
+    proc = subprocess.run([exe, "2"] + shapes, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3, proc.stdout
+    for line in lines[:2]:
+        got = dict(f.split("=") for f in line.split(":", 1)[1].split())
+        assert list(got) == shapes, line
+        for v in got.values():
+            p10, p50, p90 = map(float, v.split("/"))
+            assert 0 < p10 <= p50 <= p90, line
+    assert lines[2].startswith("median p50") and all(s + "=" in lines[2] for s in shapes)
+    for bad in (["1", "pq_fast"], ["0", "pp_spin"], ["1"]):
+        proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "rt_shape" in proc.stderr, bad
 
 
 @pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
