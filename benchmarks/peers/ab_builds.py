@@ -15,7 +15,8 @@ the numbers" entries of docs/BENCHMARKS.md were measured.
 
 throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
 CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
-message and with bursts of 32, plus rte_ring single and burst-32 when built.
+message and with bursts of 32, the yardstick ring, plus rte_ring single and burst-32
+when built.
 episodes:   the same contenders in the streaming regime the bench reports (DESIGN
 §8.4, pyq_bench_adapter_stream: the reader held while the writer gets half the
 queue's capacity ahead, then both flat out), the figure being the writer's rate
@@ -47,14 +48,17 @@ def load(tag, path):
 
 
 def queue(ffi, lib, adapter, hot=4, **cfg):
-    """An adapter handle over a 1 MiB budget (pyqueue: hot + spill = 256 blocks)."""
+    """An adapter handle over a 1 MiB budget (pyqueue: hot + spill = 256 blocks;
+    the yardstick: the bench's 16,384 slots of 32 bytes)."""
     out = ffi.new("const pyq_adapter_t **")
-    if lib.pyq_adapter_get(adapter.encode(), PEER_DIR, out) != 0:
+    if adapter == "yardstick":
+        out[0] = lib.pyq_bench_yardstick()
+    elif lib.pyq_adapter_get(adapter.encode(), PEER_DIR, out) != 0:
         return None
     p = ffi.new("pyq_adapter_params_t *")
     lib.pyq_adapter_params_init(p)
     p.msg_size = 32
-    p.capacity_bytes = 4096 * 256
+    p.capacity_bytes = twins.YARDSTICK_SLOTS * 32 if adapter == "yardstick" else 4096 * 256
     p.queue.hot_blocks, p.queue.spill_blocks = hot, 256 - hot
     for k, v in cfg.items():
         setattr(p.queue, k, v)
@@ -80,6 +84,7 @@ def contenders(builds, mode, new_cfg):
                                                 for _ in "ab"])
     ffi, lib = list(builds.values())[-1]
     if mode != "roundtrip":
+        rows["yardstick"] = (ffi, lib, 0, queue(ffi, lib, "yardstick"))
         dpdk = queue(ffi, lib, "dpdk")
         if dpdk:
             rows["dpdk"] = (ffi, lib, 0, dpdk)
