@@ -1,7 +1,8 @@
 /*
- * writer_fill.c - the writer alone, per message: how fast one thread writes
- * 16,384 32-byte messages (512 KiB) into a queue whose reader waits, episode
- * after episode (the reader drains everything, checked, between two fills),
+ * writer_fill.c - the writer alone (or, --reader, the reader alone), per
+ * message: how fast one thread writes 16,384 32-byte messages (512 KiB) into
+ * a queue whose reader waits, episode after episode (the reader drains
+ * everything, checked, between two fills; --reader times those drains),
  * for pyqueue's inline per-message path and the yardstick ring beside it, in
  * one process, taking turns.  No Python, no driver: the loops are the ones
  * below, the library's calls inlined (docs/BENCHMARKS.md, "The writer alone").
@@ -9,7 +10,7 @@
  *     make lib
  *     cc -O2 -std=gnu11 -fno-strict-aliasing -Icsrc/include \
  *         benchmarks/peers/writer_fill.c build/clib/libpyqueue.a -pthread -o writer_fill
- *     chrt -f 50 ./writer_fill ROUNDS SPEC [SPEC ...]
+ *     chrt -f 50 ./writer_fill [--reader] ROUNDS SPEC [SPEC ...]
  *
  * SPEC is queue,stamp,hot,prefetch,block:
  *   queue     pyqueue             pyq_writer_try_write_inline (pyqueue.h)
@@ -32,7 +33,10 @@
  * e.g.  ./writer_fill 8 yardstick,batch,4,1,4096 pyqueue,batch,4,1,4096
  *
  * Writer on CPU 0, reader on CPU 1.  Per round and spec: the median over
- * episodes 10..59 of the fill rate, M msg/s (the first 10 warm the pages);
+ * episodes 10..59 of the fill rate, M msg/s (the first 10 warm the pages) --
+ * with --reader, of the drain rate instead: the reader alone, from the fill's
+ * end to its last message, pyq_reader_poll_inline (pyqueue.h) or the ring's
+ * own loop, each message's sequence number checked;
  * the last line, per spec, the median over rounds of its ratio to the first
  * spec of the same round.  Every message's sequence number is checked by the
  * reader; a wrong one exits 1.
@@ -80,6 +84,7 @@ static pyq_queue_t *q;
 static struct ring *ring;
 static _Atomic int phase; /* 0: the writer fills; 1: the reader drains */
 static double fill_ns[EPISODES];
+static double drain_ns[EPISODES]; /* --reader: the reader's drains */
 
 static uint64_t now_ns(void)
 {
@@ -210,8 +215,11 @@ static void *reader(void *arg)
     for (int e = 0; e < EPISODES; e++) {
         uint64_t end = (uint64_t)(e + 1) * FILL;
 
+        uint64_t t0;
+
         while (atomic_load(&phase) != 1)
             ;
+        t0 = now_ns();
         while (got < end) {
             if (cur.queue >= Q_RING) {
                 uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -227,6 +235,7 @@ static void *reader(void *arg)
                 die("pyqueue delivered a wrong message");
             }
         }
+        drain_ns[e] = (double)(now_ns() - t0);
         atomic_store(&phase, 0);
     }
     return NULL;
@@ -238,8 +247,9 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double run(const struct spec *s)
+static double run(const struct spec *s, int drains)
 {
+    double *t = drains ? drain_ns : fill_ns;
     pthread_t w, r;
 
     cur = *s;
@@ -263,8 +273,8 @@ static double run(const struct spec *s)
     pthread_join(r, NULL);
     if (q)
         pyq_queue_destroy(q);
-    qsort(fill_ns + WARM, EPISODES - WARM, sizeof(double), cmp_double);
-    return FILL / fill_ns[WARM + (EPISODES - WARM) / 2] * 1e3;
+    qsort(t + WARM, EPISODES - WARM, sizeof(double), cmp_double);
+    return FILL / t[WARM + (EPISODES - WARM) / 2] * 1e3;
 }
 
 static int parse(const char *text, struct spec *s)
@@ -291,11 +301,16 @@ int main(int argc, char **argv)
 {
     static double res[MAX_ROUNDS][MAX_SPECS];
     struct spec specs[MAX_SPECS];
-    int rounds = argc > 1 ? atoi(argv[1]) : 0, n = argc - 2;
+    int drains = argc > 1 && strcmp(argv[1], "--reader") == 0;
+    int rounds, n;
 
+    argc -= drains;
+    argv += drains;
+    rounds = argc > 1 ? atoi(argv[1]) : 0;
+    n = argc - 2;
     if (rounds < 1 || rounds > MAX_ROUNDS || n < 1 || n > MAX_SPECS) {
-        fprintf(stderr, "usage: writer_fill ROUNDS(1-%d) SPEC [SPEC ...] (at most %d; see the "
-                "file's header)\n", MAX_ROUNDS, MAX_SPECS);
+        fprintf(stderr, "usage: writer_fill [--reader] ROUNDS(1-%d) SPEC [SPEC ...] (at most %d; "
+                "see the file's header)\n", MAX_ROUNDS, MAX_SPECS);
         return 2;
     }
     for (int i = 0; i < n; i++)
@@ -310,7 +325,7 @@ int main(int argc, char **argv)
         printf("round %2d:", r);
         for (int j = 0; j < n; j++) { /* every other round in reverse order */
             int i = (r & 1) ? n - 1 - j : j;
-            res[r][i] = run(&specs[i]);
+            res[r][i] = run(&specs[i], drains);
         }
         for (int i = 0; i < n; i++)
             printf(" %s=%.0f", specs[i].text, res[r][i]);

@@ -100,7 +100,8 @@ def test_rt_shape_runs_every_shape_and_checks_every_message(build, tmp_path):
 @pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
 def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
     """benchmarks/peers/writer_fill.c (docs/BENCHMARKS.md, "The writer alone")
-    builds against the C library and runs each queue and stamp mode to the end:
+    builds against the C library and runs each queue and stamp mode to the end,
+    the fills and (--reader) the drains:
     one line per round with a figure per spec, the ratio line with the first
     spec at 1.000 (its reader checks every sequence number and exits 1 on a
     wrong one); a bad spec is refused with exit 2."""
@@ -120,7 +121,12 @@ def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
         got = dict(f.split("=") for f in line.split(":", 1)[1].split())
         assert list(got) == specs and all(float(v) > 0 for v in got.values()), line
     assert lines[2].startswith("ratio to the first") and (specs[0] + "=1.000") in lines[2]
-    for bad in (["1", "pyqueue,batch,4,1,1000"], ["1", "pyqueue,batch,4,1,65536"],
+    proc = subprocess.run([exe, "--reader", "1"] + specs[:3], capture_output=True, text=True,
+                          timeout=300)   # the drains instead of the fills
+    assert proc.returncode == 0, proc.stderr
+    got = dict(f.split("=") for f in proc.stdout.splitlines()[0].split(":", 1)[1].split())
+    assert list(got) == specs[:3] and all(float(v) > 0 for v in got.values()), proc.stdout
+    for bad in (["--reader"], ["1", "pyqueue,batch,4,1,1000"], ["1", "pyqueue,batch,4,1,65536"],
                 ["1", "ring,batch,4,1,4096"], ["0", specs[0]]):
         proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "writer_fill" in proc.stderr, bad
