@@ -2,7 +2,8 @@
  * rt_shape.c - how much the shape of a round trip's receive loop moves the
  * round trip itself: the same library calls, spun on inline, in a function of
  * their own, through a pointer, or with a copy of the message out, side by side
- * in one process, taking turns (docs/BENCHMARKS.md, "The receive's shape").
+ * in one process, taking turns (docs/BENCHMARKS.md, "What the driver got
+ * wrong": round trips on an Intel guest).
  * No Python, no driver: the loops are the ones below.
  *
  *     make lib

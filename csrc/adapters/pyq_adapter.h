@@ -145,8 +145,8 @@ typedef struct pyq_adapter {
      * a driver pays one indirect call per message received, not one per empty
      * poll: for ck_ring a call per spin iteration cost ~160 ns a round trip
      * that its own loop does not pay (DESIGN §8.3); and nothing is copied out
-     * to be checked after the loop, which cost pyqueue 40-110 ns of a ~210 ns
-     * round trip on an Intel guest (docs/BENCHMARKS.md).
+     * to be checked after the loop, which read 218 ns a round trip against 134
+     * in a C loop on an Intel guest (docs/BENCHMARKS.md).
      * @return 1, 0 (stopped, nothing taken), PYQ_EBADMSG (another sequence
      * number, consumed) or the read's negative code. */
     int64_t (*read_spin)(void *h, uint64_t seq, const int *stop);

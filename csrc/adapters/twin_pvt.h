@@ -777,10 +777,10 @@ static inline __attribute__((always_inline)) int64_t pyq_twin_pq_read_each(pyq_q
  * poll(max 1) spun on until one message arrives or *stop is set, its sequence
  * number checked in poll's callback (pyq_twin_next), all compiled in the
  * adapter's translation unit with poll and the check inlined -- the twins'
- * receive, pyq_twin_recv, instruction for instruction.  (A copy of the message
- * out to the driver, checked there, cost 40-110 ns a round trip on an Intel
- * guest where the round trip is ~210 ns: docs/BENCHMARKS.md, "The receive's
- * shape".) */
+ * receive, pyq_twin_recv, the same loop.  (A copy of the message out to be
+ * checked after the loop read 218 ns a round trip against 134 on an Intel
+ * guest: benchmarks/peers/rt_shape.c, docs/BENCHMARKS.md, "What the driver got
+ * wrong".) */
 #define PYQ_TWIN_READ_SPIN(prefix, poll)                                                        \
     PYQ_TWIN_FLAT static int64_t prefix##_read_spin(void *h, uint64_t seq, const int *stop)    \
     {                                                                                           \

@@ -66,32 +66,46 @@ def test_example_links_against_the_shared_library(build, tmp_path):
     assert "5000 messages of 32 bytes arrived in order" in proc.stdout
 
 
+def _bench_tool(build, tmp_path, name):
+    """benchmarks/peers/NAME.c built against the static library, warnings as errors."""
+    exe = str(tmp_path / name)
+    subprocess.run(["cc", "-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
+                    "-Werror", "-I" + os.path.join(ROOT, "csrc", "include"),
+                    os.path.join(ROOT, "benchmarks", "peers", name + ".c"),
+                    os.path.join(build, "libpyqueue.a"), "-pthread", "-o", exe],
+                   check=True, timeout=120)
+    return exe
+
+
+def _rounds(exe, args, names):
+    """Run a bench tool; its per-round lines as {name: figure} (every name, in
+    order), and its last line."""
+    proc = subprocess.run([exe] + args, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    got = [dict(f.split("=") for f in line.split(":", 1)[1].split()) for line in lines[:-1]]
+    assert all(list(g) == names for g in got), proc.stdout
+    return got, lines[-1]
+
+
 @pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="rdtsc and PAUSE: x86-64 only")
 def test_rt_shape_runs_every_shape_and_checks_every_message(build, tmp_path):
-    """benchmarks/peers/rt_shape.c (docs/BENCHMARKS.md, "The receive's shape")
-    builds against the C library and runs every shape to the end: one line per
+    """benchmarks/peers/rt_shape.c (docs/BENCHMARKS.md, "What the driver got
+    wrong": round trips on an Intel guest) builds against the C library and runs
+    every shape to the end: one line per
     round with p10/p50/p90 per shape, the median line with every shape (each
     echo checks every sequence number and exits 1 on a wrong one); bad
     arguments are refused with exit 2."""
-    exe = str(tmp_path / "rt_shape")
-    subprocess.run(["cc", "-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
-                    "-Werror", "-I" + os.path.join(ROOT, "csrc", "include"),
-                    os.path.join(ROOT, "benchmarks", "peers", "rt_shape.c"),
-                    os.path.join(build, "libpyqueue.a"), "-pthread", "-o", exe],
-                   check=True, timeout=120)
+    exe = _bench_tool(build, tmp_path, "rt_shape")
     shapes = ["pp_spin", "pp_pause", "pq_inline", "pq_call", "pq_ptr", "pq_copy"]
-    proc = subprocess.run([exe, "2"] + shapes, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 3, proc.stdout
-    for line in lines[:2]:
-        got = dict(f.split("=") for f in line.split(":", 1)[1].split())
-        assert list(got) == shapes, line
-        for v in got.values():
+    got, last = _rounds(exe, ["2"] + shapes, shapes)
+    assert len(got) == 2
+    for g in got:
+        for v in g.values():
             p10, p50, p90 = map(float, v.split("/"))
-            assert 0 < p10 <= p50 <= p90, line
-    assert lines[2].startswith("median p50") and all(s + "=" in lines[2] for s in shapes)
+            assert 0 < p10 <= p50 <= p90, g
+    assert last.startswith("median p50") and all(s + "=" in last for s in shapes)
     for bad in (["1", "pq_fast"], ["0", "pp_spin"], ["1"]):
         proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "rt_shape" in proc.stderr, bad
@@ -105,27 +119,14 @@ def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
     one line per round with a figure per spec, the ratio line with the first
     spec at 1.000 (its reader checks every sequence number and exits 1 on a
     wrong one); a bad spec is refused with exit 2."""
-    exe = str(tmp_path / "writer_fill")
-    subprocess.run(["cc", "-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
-                    "-Werror", "-I" + os.path.join(ROOT, "csrc", "include"),
-                    os.path.join(ROOT, "benchmarks", "peers", "writer_fill.c"),
-                    os.path.join(build, "libpyqueue.a"), "-pthread", "-o", exe],
-                   check=True, timeout=120)
+    exe = _bench_tool(build, tmp_path, "writer_fill")
     specs = ["yardstick,batch,4,1,4096", "yardstick_shuffled,each,4,1,4096",
              "pyqueue,each,4,0,4096", "pyqueue_move16,batch,256,1,8192"]
-    proc = subprocess.run([exe, "2"] + specs, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 3, proc.stdout
-    for line in lines[:2]:
-        got = dict(f.split("=") for f in line.split(":", 1)[1].split())
-        assert list(got) == specs and all(float(v) > 0 for v in got.values()), line
-    assert lines[2].startswith("ratio to the first") and (specs[0] + "=1.000") in lines[2]
-    proc = subprocess.run([exe, "--reader", "1"] + specs[:3], capture_output=True, text=True,
-                          timeout=300)   # the drains instead of the fills
-    assert proc.returncode == 0, proc.stderr
-    got = dict(f.split("=") for f in proc.stdout.splitlines()[0].split(":", 1)[1].split())
-    assert list(got) == specs[:3] and all(float(v) > 0 for v in got.values()), proc.stdout
+    got, last = _rounds(exe, ["2"] + specs, specs)
+    assert len(got) == 2 and all(float(v) > 0 for g in got for v in g.values()), got
+    assert last.startswith("ratio to the first") and (specs[0] + "=1.000") in last
+    got, last = _rounds(exe, ["--reader", "1"] + specs[:3], specs[:3])   # the drains
+    assert len(got) == 1 and all(float(v) > 0 for v in got[0].values()), got
     for bad in (["--reader"], ["1", "pyqueue,batch,4,1,1000"], ["1", "pyqueue,batch,4,1,65536"],
                 ["1", "ring,batch,4,1,4096"], ["0", specs[0]]):
         proc = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=60)
