@@ -213,9 +213,7 @@ static void *reader(void *arg)
     (void)arg;
     pin(1);
     for (int e = 0; e < EPISODES; e++) {
-        uint64_t end = (uint64_t)(e + 1) * FILL;
-
-        uint64_t t0;
+        uint64_t end = (uint64_t)(e + 1) * FILL, t0;
 
         while (atomic_load(&phase) != 1)
             ;
