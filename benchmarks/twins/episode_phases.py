@@ -5,6 +5,10 @@ near pairs (docs/BENCHMARKS.md, "What the driver got wrong": the cold latch).
 
     chrt -f 50 python benchmarks/twins/episode_phases.py [--pairs 20]
         [--rows pyqueue,pyqueue_stream,yardstick] [--driver] [--messages 4000000]
+        [--near-ns 100]
+
+A row may carry pyqueue configuration fields for its queue, ROW:FIELD=VALUE;...
+(e.g. "pyqueue_stream:block_size=65536;hot_blocks=16;spill_blocks=0").
 
 Per episode k >= 1 of a run (pyq_twin_episode_t, DESIGN §8.4): the fill is the
 writer's messages from the reader's catch-up that ended episode k-1 to its
@@ -14,7 +18,8 @@ release to the reader's catch-up (or its own end), over that time, and the
 reader's drain rate beside: both as the bench takes them, over the episodes it
 counts (regime.episode_intervals).  Medians over a
 run's episodes, then over the pairs whose one-way probes, before and after the
-pair, were both near (< 100 ns).  --driver runs the bench's driver
+pair, were both near (< --near-ns, 100 ns; a large value keeps every pair, for a
+machine whose placements are all far).  --driver runs the bench's driver
 (twins.adapter_throughput) instead of the twin (twins.throughput)."""
 import argparse
 import time
@@ -26,6 +31,18 @@ from pyqueue.lab.common import regime, twins
 from pyqueue.lab.experiments.bench import probe_one_way_ns
 
 NEAR_NS = 100.0
+
+
+def parse_row(text):
+    """ROW or ROW:FIELD=VALUE;... -> (row, {field: int})."""
+    row, _, fields = text.partition(":")
+    cfg = {}
+    for item in filter(None, fields.split(";")):
+        field, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit("episode_phases: %r: a field needs =VALUE" % item)
+        cfg[field] = int(value)
+    return row, cfg
 
 
 def phases(recs, messages, writer_end_ns):
@@ -49,9 +66,11 @@ def main():
     ap.add_argument("--rows", default="pyqueue,pyqueue_stream,yardstick")
     ap.add_argument("--messages", type=int, default=4_000_000)
     ap.add_argument("--driver", action="store_true")
+    ap.add_argument("--near-ns", type=float, default=NEAR_NS)
     a = ap.parse_args()
     _blas.single_thread()
     rows = a.rows.split(",")
+    specs = {r: parse_row(r) for r in rows}
     run = twins.adapter_throughput if a.driver else twins.throughput
     # The records of the run just made: twins._stream sees them before it
     # summarises them (the result keeps only the summary).
@@ -68,14 +87,15 @@ def main():
         before = probe_one_way_ns(0, 1)
         pair = {}
         for row in rows if i % 2 == 0 else rows[::-1]:
-            run(row, a.messages, backlog=twins.stream_backlog(row))
+            name, cfg = specs[row]
+            run(name, a.messages, backlog=twins.stream_backlog(name, **cfg), **cfg)
             pair[row] = phases(*seen["run"])
             time.sleep(0.02)
-        if before < NEAR_NS and probe_one_way_ns(0, 1) < NEAR_NS:
+        if before < a.near_ns and probe_one_way_ns(0, 1) < a.near_ns:
             for row in rows:
                 got[row].append(pair[row])
-    print("%s, %d of %d pairs near; M msg/s, medians" % (
-        "drivers" if a.driver else "twins", len(got[rows[0]]), a.pairs))
+    print("%s, %d of %d pairs near (< %g ns); M msg/s, medians" % (
+        "drivers" if a.driver else "twins", len(got[rows[0]]), a.pairs, a.near_ns))
     print("%-24s %10s %10s %10s" % ("row", "alone", "episode", "reader"))
     for row in rows:
         if got[row]:

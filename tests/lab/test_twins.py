@@ -655,3 +655,25 @@ def test_episode_phases_runs_twins_and_drivers():
         assert m and m.group(1) == ("drivers" if extra else "twins"), out
         rows = re.findall(r"^(pyqueue|yardstick) +([\d.]+|nan) +([\d.]+) +([\d.]+)$", out, re.M)
         assert len(rows) == (2 if int(m.group(2)) else 0), out
+
+
+def test_episode_phases_takes_configured_rows_and_any_placement():
+    """A row may carry its queue's fields (ROW:FIELD=VALUE;...), run with them;
+    --near-ns widens the placement filter, so every pair counts; a field
+    without a value is refused."""
+    mod = _episode_phases()
+    assert mod.parse_row("pyqueue") == ("pyqueue", {})
+    assert mod.parse_row("pyqueue_stream:block_size=8192;hot_blocks=128;spill_blocks=0") == (
+        "pyqueue_stream", {"block_size": 8192, "hot_blocks": 128, "spill_blocks": 0})
+    with pytest.raises(SystemExit, match="needs =VALUE"):
+        mod.parse_row("pyqueue:prefetch")
+    if not TWO_CPUS:
+        return
+    script = os.path.join(support.ROOT, "benchmarks", "twins", "episode_phases.py")
+    row = "pyqueue_stream:block_size=8192;hot_blocks=128;spill_blocks=0"
+    out = subprocess.run([sys.executable, script, "--pairs", "2", "--messages", "300000",
+                          "--near-ns", "1e9", "--rows", row + ",yardstick"],
+                         capture_output=True, text=True, timeout=240, check=True,
+                         env=support.subprocess_env()).stdout
+    assert re.search(r"^twins, 2 of 2 pairs near \(< 1e\+09 ns\)", out, re.M), out
+    assert re.search(r"^%s +([\d.]+|nan) +[\d.]+ +[\d.]+$" % re.escape(row), out, re.M), out
