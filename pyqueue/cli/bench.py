@@ -24,6 +24,10 @@ def add_arguments(p):
     p.add_argument("--budget-bytes", type=int, default=1 << 20,
                    help="memory budget of every queue (pyqueue: %d hot %d-byte blocks + spill)"
                         % (DEFAULTS["hot_blocks"], DEFAULTS["block_size"]))
+    p.add_argument("--yardstick-slots", type=int, default=16384, metavar="N",
+                   help="slots of 32 bytes in the yardstick ring, a power of two (default "
+                        "%(default)d: 512 KiB, half the budget; 32768 gives it the 1 MiB "
+                        "every queue has)")
     p.add_argument("--split-ns", type=float, default=DEFAULT_SPLIT_NS,
                    help="one-way probe threshold between 'near' and 'far' placements "
                         "(default %(default)g)")
@@ -57,7 +61,7 @@ def run(args):
             args.settle_rounds = 0
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
-                split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
+                yardstick_slots=args.yardstick_slots, split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
                 overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
                 fifo_priority=args.fifo, only=args.only,

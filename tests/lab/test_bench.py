@@ -615,6 +615,31 @@ def test_slice_limit_is_checked_before_anything_runs():
         B.bench(CPUS[0], CPUS[-1], slice_limit_s=-1, **TINY)
 
 
+@pytest.mark.parametrize("slots, why", [(1000, "not a power of two"), (1, "yardstick_slots"),
+                                        (1 << 27, "yardstick_slots")])
+def test_yardstick_slots_are_checked_before_anything_runs(slots, why):
+    with pytest.raises(ValueError, match=why):
+        B.bench(CPUS[0], CPUS[-1], yardstick_slots=slots, **TINY)
+
+
+def test_cli_yardstick_slots_reach_the_run_and_a_bad_one_is_refused(tmp_path):
+    """--yardstick-slots sets the ring the yardstick rows use (the run's params
+    say so); a size that is not a power of two ends with an error naming it,
+    before anything runs."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "pyqueue", "bench", "--quick", "--no-progress", "--only",
+           "yardstick", "--writer-cpu", str(CPUS[0]), "--reader-cpu", str(CPUS[-1])]
+    p = subprocess.run(cmd + ["--yardstick-slots", "1000"], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert p.returncode != 0 and "yardstick_slots=1000: not a power of two" in p.stderr, p.stderr
+    out = tmp_path / "run"
+    p = subprocess.run(cmd + ["--yardstick-slots", "32768", "--out", str(out)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with open(out / "summary.json") as f:
+        assert json.load(f)["params"]["yardstick_slots"] == 32768
+
+
 def test_median_interval_is_the_order_statistics_of_its_coverage():
     assert report.median_ci([1.0] * 5) is None                # n < 6: no 95 % interval
     ci = report.median_ci([float(k) for k in range(10, 0, -1)])

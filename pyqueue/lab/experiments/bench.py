@@ -625,6 +625,9 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     trips = validate.integer("trips", trips, 1, None)
     py_messages = validate.integer("py_messages", py_messages, 1, None)
     budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
+    yardstick_slots = validate.integer("yardstick_slots", yardstick_slots, 2, 1 << 26)
+    if yardstick_slots & (yardstick_slots - 1):
+        raise ValueError("yardstick_slots=%d: not a power of two" % yardstick_slots)
     chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
     gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
     slice_limit_s = validate.number("slice_limit_s", slice_limit_s or 0, 0, float("inf"))
