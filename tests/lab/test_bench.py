@@ -348,6 +348,34 @@ def test_targets_take_only_slices_of_their_pass_regime():
     assert (py["median"], py["rounds"]) == (0.5, 1)
 
 
+def test_a_ratio_on_a_row_its_twin_check_flagged_says_so():
+    """pyqueue / yardstick over slices where the yardstick's driver read a third
+    of its twin (a DRIVER DEFECT verdict, 6 slices, all alike): the ratio is
+    printed with the flagged row named, in the targets too when one of their
+    rows is flagged; a ratio on rows the check passed carries nothing."""
+    sl = []
+    for r in range(6):
+        sl += [_slice("pyqueue", 300.0, "streaming", 300.0, "streaming", r=r),
+               _slice("yardstick", 150.0, "streaming", 450.0, "streaming", r=r),
+               _slice("rwq", 350.0, "streaming", 340.0, "streaming", r=r),
+               _slice("pyqueue_stream", 280.0, "streaming", 280.0, "streaming", r=r)]
+    s = report.summarize({"throughput": sl}, {})
+    assert s["throughput"]["streaming"]["near"]["yardstick"]["flag"].startswith("DRIVER DEFECT")
+    ys = s["ratios"]["pyqueue / yardstick [streaming]"]["near"]
+    assert ys["median"] == 2.0 and ys["driver_defects"] == ["yardstick"]
+    assert s["ratios"]["pyqueue / rwq [streaming]"]["near"]["driver_defects"] == []
+    best = {t["label"]: t for t in s["targets"]}[
+        "pyqueue / best per-message peer, 32 B throughput [streaming]"]["by_placement"]["near"]
+    assert best["against"] == [("rwq", 6)] and best["driver_defects"] == []
+    md = report.format_markdown(s, {"settle_rounds": 0})
+    assert "2.00x (6 rounds; driver defect: yardstick)" in md
+    assert "0.86x (6 rounds)" in md          # pyqueue / rwq: no mark
+    text = report.format_summary(s, dict(writer_cpu=0, reader_cpu=1, rounds=6,
+                                         budget_bytes=1 << 20, split_ns=100.0,
+                                         settle_rounds=0))
+    assert "2.00x (6 rounds; driver defect: yardstick)" in text
+
+
 def test_a_chasing_row_held_at_the_pace_gets_no_verdict():
     """Paced at 50 ns (20 M msg/s): pyqueue at the pace and the best peer at it
     too read 1.0x, which says nothing of the 1.5x goal -- 'pace-bound', no

@@ -304,6 +304,20 @@ def _pace_bound(sl, num, place, pace):
     return bool(pace and rates and statistics.median(rates) >= PACE_BOUND * pace)
 
 
+def _defects(summ, kind, tag, place, rows):
+    """The rows among ``rows`` whose twin verdict in ``place`` (and, for
+    throughput, in the regime of ``tag``) is a driver defect: a ratio taken on
+    them measured a driver the check found wrong, and says so."""
+    if kind == "throughput":
+        cells = summ["throughput"].get(tag.strip(" []"), {}).get(place, {})
+    elif kind == "roundtrip":
+        cells = summ["roundtrip_twins"].get(place, {})
+    else:
+        return []
+    return sorted({r for r in rows
+                   if cells.get(r, {}).get("flag", "").startswith("DRIVER DEFECT")})
+
+
 def summarize(slices, status):
     """Spreads per regime and placement, medians per placement, the per-round ratios."""
     tput_all = slices.get("throughput", []) + slices.get("chasing", [])
@@ -344,7 +358,9 @@ def summarize(slices, status):
                 if e["median"] is not None:
                     met = e["median"] >= target if higher else e["median"] <= target
                     per[place] = {"median": e["median"], "rounds": len(e["ratios"]), "met": met,
-                                  "against": collections.Counter(e["against"]).most_common()}
+                                  "against": collections.Counter(e["against"]).most_common(),
+                                  "driver_defects": _defects(summ, kind, tag, place,
+                                                             [num] + e["against"])}
                     if not met and _pace_bound(sl, num, place, pace):
                         per[place].update(met=None, pace_bound=True, pace_mmsg_s=pace)
             summ["targets"].append({"label": label, "target": target, "higher_is_better": higher,
@@ -352,7 +368,10 @@ def summarize(slices, status):
                                     "moved_rounds": r.get("moved", {}).get("rounds", 0)})
     for label0, kind, num, den in EXTRA_RATIOS:
         for tag, sl in by_kind[kind]:
-            summ["ratios"][label0 + tag] = _ratio_entry(_ratios(sl, kind, num, den))
+            entry = _ratio_entry(_ratios(sl, kind, num, den))
+            for place, e in entry.items():
+                e["driver_defects"] = _defects(summ, kind, tag, place, [num] + e["against"])
+            summ["ratios"][label0 + tag] = entry
     return summ
 
 
@@ -520,8 +539,8 @@ def _targets_table(summary, missed):
             e = t["by_placement"].get(p)
             verdict = None if not e else ("pace-bound" if e.get("pace_bound")
                                           else "met" if e["met"] else missed)
-            cells.append("%.2fx %s (%d rounds)" % (e["median"], verdict, e["rounds"])
-                         if e else "-")
+            cells.append("%.2fx %s (%d rounds%s)" % (e["median"], verdict, e["rounds"],
+                                                    _defect_text(e)) if e else "-")
         rows.append([t["label"], "%s %.2fx" % ("≥" if t["higher_is_better"] else "≤",
                                                t["target"])] + cells)
     return ["target", "goal"] + places, rows
@@ -536,10 +555,17 @@ def _pace_bound_note(summary):
             ] if paces else []
 
 
+def _defect_text(e):
+    """'; driver defect: ROWS' for a ratio taken on rows the twin check flagged."""
+    rows = e.get("driver_defects")
+    return "; driver defect: %s" % ", ".join(rows) if rows else ""
+
+
 def _ratios_table(summary):
     places = _places(summary)
     return ["ratio"] + places, [
-        [label] + ["%.2fx (%d rounds)" % (d[p]["median"], len(d[p]["ratios"]))
+        [label] + ["%.2fx (%d rounds%s)" % (d[p]["median"], len(d[p]["ratios"]),
+                                             _defect_text(d[p]))
                    if d.get(p, {}).get("median") is not None else "-" for p in places]
         for label, d in summary["ratios"].items()]
 
