@@ -61,8 +61,8 @@ def run(args):
             args.settle_rounds = 0
     res = bench(args.writer_cpu, args.reader_cpu, args.rounds, args.messages, args.trips,
                 py_messages=args.py_messages, budget_bytes=args.budget_bytes,
-                yardstick_slots=args.yardstick_slots, split_ns=args.split_ns, progress=not args.no_progress, out=args.out,
-                overwrite=args.overwrite,
+                yardstick_slots=args.yardstick_slots, split_ns=args.split_ns,
+                progress=not args.no_progress, out=args.out, overwrite=args.overwrite,
                 chasing_messages=args.chasing_messages, gap_ns=args.gap_ns,
                 fifo_priority=args.fifo, only=args.only,
                 slice_limit_s=args.slice_limit, settle_rounds=args.settle_rounds)

@@ -18,6 +18,7 @@ TWIN_BAND = (0.85, 1.15)
 # The words of a twin verdict that the slices leave open (twin_flag): bench's
 # settle pass gives those rows more slices (unsettled()).
 NOT_SETTLED = "not settled"
+DRIVER_DEFECT = "DRIVER DEFECT"   # how twin_flag begins a verdict against the driver
 # Which pass measures which regime on purpose (experiments/bench.py).
 PASSES = (("throughput", _regime.STREAMING), ("chasing", _regime.CHASING))
 
@@ -130,7 +131,7 @@ def twin_flag(ratio_p50, placement=None, ci=None, n=None):
         return ("outside %.2f-%.2f, %s: the median's %.0f%% interval %.2f-%.2f reaches "
                 "inside (the slices' spread)" % (lo, hi, NOT_SETTLED, 100 * ci["level"],
                                                  ci["lo"], ci["hi"]))
-    return "DRIVER DEFECT (outside %.2f-%.2f)" % (lo, hi)
+    return "%s (outside %.2f-%.2f)" % (DRIVER_DEFECT, lo, hi)
 
 
 def regime_cells(slices):
@@ -315,7 +316,7 @@ def _defects(summ, kind, tag, place, rows):
     else:
         return []
     return sorted({r for r in rows
-                   if cells.get(r, {}).get("flag", "").startswith("DRIVER DEFECT")})
+                   if cells.get(r, {}).get("flag", "").startswith(DRIVER_DEFECT)})
 
 
 def summarize(slices, status):
