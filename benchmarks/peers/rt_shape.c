@@ -240,8 +240,10 @@ static int one_round(enum shape s, uint64_t *samples, uint64_t out[3])
         if (i > WARM)
             samples[i - WARM - 1] = __rdtsc() - t0;
     }
-    if (bad) /* the echo may be spinning on a message that never comes */
+    if (bad) { /* the echo may be spinning on a message that never comes */
+        fprintf(stderr, "rt_shape: %s: a wrong sequence number\n", names[s]);
         exit(1);
+    }
     pthread_join(t, NULL);
     pthread_attr_destroy(&at);
     pyq_queue_destroy(r.ab);
