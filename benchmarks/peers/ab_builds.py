@@ -2,7 +2,7 @@
 
     python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20]
                                          [--mode throughput|episodes|roundtrip] [--messages N]
-                                         [--new-cfg FIELD=VALUE ...]
+                                         [--new-cfg FIELD=VALUE ...] [--peer NAME ...]
 
 Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
 (NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
@@ -21,6 +21,8 @@ episodes:   the same contenders in the streaming regime the bench reports (DESIG
 §8.4, pyq_bench_adapter_stream: the reader held while the writer gets half the
 queue's capacity ahead, then both flat out), the figure being the writer's rate
 inside the episodes (the median over episodes, regime.classify_episodes).
+--peer NAME adds a peer's per-message row through each build's driver (base_NAME,
+new_NAME): how a change to csrc/bench/bench_adapter.c moves a peer's row.
 --new-cfg sets pyq_config_t fields of the "new" side's queues only: a configuration
 lever (e.g. prefetch=0) A/B'd within one build, passing the same .so twice.
 roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
@@ -68,11 +70,16 @@ def queue(ffi, lib, adapter, hot=4, **cfg):
     return out[0], h[0]
 
 
-def contenders(builds, mode, new_cfg):
+def contenders(builds, mode, new_cfg, peers=()):
     rows = {}
     for tag, (ffi, lib) in builds.items():
         extra = new_cfg if tag == "new" else {}
         if mode != "roundtrip":
+            for peer in peers:  # the same peer library through each build's driver
+                q = queue(ffi, lib, peer)
+                if q is None:
+                    raise SystemExit("ab_builds: peer %r is not built here" % peer)
+                rows["%s_%s" % (tag, peer)] = (ffi, lib, 0, q)
             for name, hot, burst in (("default", 4, 0), ("default32", 4, 32), ("stream", 256, 0),
                                      ("stream32", 256, 32)):
                 rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot, **extra))
@@ -141,10 +148,14 @@ def main():
                          "episodes; 20,000 round trips)")
     ap.add_argument("--new-cfg", action="append", default=[], metavar="FIELD=VALUE",
                     help="a pyq_config_t field for the new side's queues (repeatable)")
+    ap.add_argument("--peer", action="append", default=[], metavar="NAME",
+                    help="a peer's per-message row through each build's driver, beside "
+                         "pyqueue's (throughput and episodes; repeatable): a driver change "
+                         "A/B'd on that peer")
     args = ap.parse_args()
     new_cfg = {k: int(v) for k, v in (a.split("=", 1) for a in args.new_cfg)}
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
-    rows = contenders(builds, args.mode, new_cfg)
+    rows = contenders(builds, args.mode, new_cfg, args.peer)
     names = list(rows)
     n = args.messages or {"throughput": 1_000_000, "episodes": 20_000_000,
                           "roundtrip": 20_000}[args.mode]

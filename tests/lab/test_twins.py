@@ -677,3 +677,28 @@ def test_episode_phases_takes_configured_rows_and_any_placement():
                          env=support.subprocess_env()).stdout
     assert re.search(r"^twins, 2 of 2 pairs near \(< 1e\+09 ns\)", out, re.M), out
     assert re.search(r"^%s +([\d.]+|nan) +[\d.]+ +[\d.]+$" % re.escape(row), out, re.M), out
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs CPUs 0 and 1")
+def test_ab_builds_runs_a_peer_through_each_builds_driver():
+    """benchmarks/peers/ab_builds.py --peer NAME (BENCHMARKS cites its A/Bs):
+    the peer's per-message row runs once through each build's driver, beside
+    pyqueue's rows, in every round; a peer that is not built here is refused
+    before anything runs."""
+    script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
+    import pyqueue._pyq as ext
+    so = ext.__file__  # the same build as both sides
+    out = subprocess.run([sys.executable, script, so, so, "--mode", "throughput", "--rounds", "2",
+                          "--messages", "100000", "--peer", "mutex"],
+                         capture_output=True, text=True, timeout=240, check=True,
+                         cwd=support.ROOT, env=support.subprocess_env()).stdout
+    rounds = re.findall(r"^round \d probe .*$", out, re.M)
+    assert len(rounds) == 2, out
+    for line in rounds:
+        got = dict(re.findall(r"(\w+) ([\d.]+)(?=  |$)", line.split(": ", 1)[1]))
+        assert {"base_mutex", "new_mutex", "base_default", "new_default", "yardstick"} <= set(got)
+        assert all(float(v) > 0 for v in got.values()), line
+    bad = subprocess.run([sys.executable, script, so, so, "--rounds", "1", "--peer", "nope"],
+                         capture_output=True, text=True, timeout=120, cwd=support.ROOT,
+                         env=support.subprocess_env())
+    assert bad.returncode != 0 and "peer 'nope' is not built here" in bad.stderr, bad.stderr
