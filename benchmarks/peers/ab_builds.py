@@ -153,6 +153,8 @@ def main():
                          "pyqueue's (throughput and episodes; repeatable): a driver change "
                          "A/B'd on that peer")
     args = ap.parse_args()
+    if args.peer and args.mode == "roundtrip":
+        ap.error("--peer runs a peer's throughput row: --mode throughput or episodes")
     new_cfg = {k: int(v) for k, v in (a.split("=", 1) for a in args.new_cfg)}
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
     rows = contenders(builds, args.mode, new_cfg, args.peer)

@@ -683,8 +683,8 @@ def test_episode_phases_takes_configured_rows_and_any_placement():
 def test_ab_builds_runs_a_peer_through_each_builds_driver():
     """benchmarks/peers/ab_builds.py --peer NAME (BENCHMARKS cites its A/Bs):
     the peer's per-message row runs once through each build's driver, beside
-    pyqueue's rows, in every round; a peer that is not built here is refused
-    before anything runs."""
+    pyqueue's rows, in every round; a peer that is not built here, or a round
+    trip asked of one, is refused before anything runs."""
     script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
     import pyqueue._pyq as ext
     so = ext.__file__  # the same build as both sides
@@ -702,3 +702,7 @@ def test_ab_builds_runs_a_peer_through_each_builds_driver():
                          capture_output=True, text=True, timeout=120, cwd=support.ROOT,
                          env=support.subprocess_env())
     assert bad.returncode != 0 and "peer 'nope' is not built here" in bad.stderr, bad.stderr
+    rt = subprocess.run([sys.executable, script, so, so, "--mode", "roundtrip", "--peer", "mutex"],
+                        capture_output=True, text=True, timeout=120, cwd=support.ROOT,
+                        env=support.subprocess_env())
+    assert rt.returncode == 2 and "--peer runs a peer's throughput row" in rt.stderr, rt.stderr
