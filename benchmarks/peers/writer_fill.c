@@ -23,6 +23,12 @@
  *                                 visited in a fixed shuffled order: the pages
  *                                 no longer follow each other in memory, as a
  *                                 pyqueue writer's blocks need not
+ *             yardstick_unread    the ring whose reader takes each fill without
+ *                                 reading a slot (its head set to the tail: the
+ *                                 count checked, not the messages), so the
+ *                                 writer finds every line still in its own
+ *                                 cache: the writer with no line to take back
+ *                                 from the reader's -- what the others pay for
  *   stamp     batch   the writer stamps 32 sequence numbers into its array,
  *                     then writes the 32 (as the bench's drivers and twins do)
  *             each    it stamps each message the moment before writing it
@@ -39,7 +45,8 @@
  * own loop, each message's sequence number checked;
  * the last line, per spec, the median over rounds of its ratio to the first
  * spec of the same round.  Every message's sequence number is checked by the
- * reader; a wrong one exits 1.
+ * reader (yardstick_unread's reader checks the fill's count instead); a wrong
+ * one exits 1.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -65,7 +72,7 @@ typedef struct {
     uint8_t rest[24];
 } msg_t;
 
-enum { Q_PYQUEUE, Q_MOVE16, Q_RING, Q_RING_SHUFFLED };
+enum { Q_PYQUEUE, Q_MOVE16, Q_RING, Q_RING_SHUFFLED, Q_RING_UNREAD };
 
 struct spec {
     int queue, stamp_each, hot, prefetch, block;
@@ -154,6 +161,7 @@ static inline int write_one(const msg_t *m)
     switch (cur.queue) {
     case Q_RING:
     case Q_RING_SHUFFLED:
+    case Q_RING_UNREAD:
         return ring_write(m);
     case Q_MOVE16:
         return move16_write(m);
@@ -222,6 +230,12 @@ static void *reader(void *arg)
             if (cur.queue >= Q_RING) {
                 uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
                 uint64_t t = atomic_load_explicit(&ring->tail, memory_order_acquire);
+                if (cur.queue == Q_RING_UNREAD) { /* the fill taken unread */
+                    if (t > end)
+                        die("the ring holds more than its fill");
+                    h = t;
+                    atomic_store_explicit(&ring->head, h, memory_order_release);
+                }
                 for (; h < t; h++) {
                     msg_t m = ring->slots[ring_slot(h)];
                     if (m.seq != h)
@@ -277,13 +291,14 @@ static double run(const struct spec *s, int drains)
 
 static int parse(const char *text, struct spec *s)
 {
-    static const char *names[] = {"pyqueue", "pyqueue_move16", "yardstick", "yardstick_shuffled"};
+    static const char *names[] = {"pyqueue", "pyqueue_move16", "yardstick", "yardstick_shuffled",
+                                  "yardstick_unread"};
     char queue[32], stamp[8];
 
     if (sscanf(text, "%31[^,],%7[^,],%d,%d,%d", queue, stamp, &s->hot, &s->prefetch, &s->block) != 5)
         return -1;
     s->queue = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
         if (strcmp(queue, names[i]) == 0)
             s->queue = i;
     s->stamp_each = strcmp(stamp, "each") == 0;

@@ -121,7 +121,8 @@ def test_writer_fill_runs_every_queue_and_checks_every_message(build, tmp_path):
     wrong one); a bad spec is refused with exit 2."""
     exe = _bench_tool(build, tmp_path, "writer_fill")
     specs = ["yardstick,batch,4,1,4096", "yardstick_shuffled,each,4,1,4096",
-             "pyqueue,each,4,0,4096", "pyqueue_move16,batch,256,1,8192"]
+             "pyqueue,each,4,0,4096", "pyqueue_move16,batch,256,1,8192",
+             "yardstick_unread,batch,4,1,4096"]
     got, last = _rounds(exe, ["2"] + specs, specs)
     assert len(got) == 2 and all(float(v) > 0 for g in got for v in g.values()), got
     assert last.startswith("ratio to the first") and (specs[0] + "=1.000") in last
