@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "core/queue_pvt.h"
 #include "core/shared_pvt.h"
@@ -68,6 +71,18 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
     return why ? PYQ_EINVAL : 0;
 }
 
+/* Whether the CPU has CLFLUSHOPT: CPUID.(EAX=7, ECX=0):EBX bit 23. */
+static bool have_clflushopt(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 23 & 1);
+#else
+    return false;
+#endif
+}
+
 /* The fields every queue derives from its configuration (in-process or in a
  * segment: shared.c checks an attached segment against them). */
 int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
@@ -88,6 +103,7 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX;
+    q->flush_spill = cfg->spill_nontemporal && have_clflushopt();
     pyq_q_gate(q);
     q->r.block_size = cfg->block_size;
     q->w.claim_len = PYQ_NO_CLAIM;

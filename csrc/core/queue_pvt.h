@@ -269,6 +269,9 @@ struct pyq_queue {
     bool xproc;                    /* shared: the sides wake each other (shared_pvt.h) */
     bool commit_hook;              /* writer.c calls publish_policy after each commit:
                                       publish each or bytes:N, or shared scan_current */
+    bool flush_spill;              /* the reader flushes each spill block it has read
+                                      (reader.c, finish_block): spill_nontemporal on a
+                                      CPU with CLFLUSHOPT */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

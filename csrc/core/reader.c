@@ -9,12 +9,38 @@
 #include "core/queue_pvt.h"
 #include "core/shared_pvt.h"
 
+/* A spill block read to its end, out of every cache (q->flush_spill;
+ * spill_nontemporal, DESIGN §3.10): its lines sit Shared in this core's cache,
+ * and the writer, when it takes the block again, would take each back from
+ * here, a cross-core hand-off a line -- the per-message writers' whole cost
+ * while streaming (docs/BENCHMARKS.md, "A second AMD EPYC guest": a writer
+ * whose lines the reader never read ran 3.4x to 16x one whose lines it did).
+ * Flushed, they come from memory, where the writer's block prefetch and the
+ * hardware's fetch many at once.  A spill block is read long after it was
+ * written and rewritten long after it is read (the hot tier is for quick
+ * reuse, and is left alone).  CLFLUSHOPT orders itself against nothing the
+ * queue relies on: a line the writer has written meanwhile is written back,
+ * never lost, and the release below orders the block's reads, as before. */
+static void flush_block(const uint8_t *blk, uint32_t bytes)
+{
+#if defined(__x86_64__)
+    for (uint32_t o = 0; o < bytes; o += PYQ_CACHELINE)
+        __asm__ __volatile__("clflushopt %0" : : "m"(*(const volatile uint8_t *)(blk + o)));
+#else
+    (void)blk;
+    (void)bytes;
+#endif
+}
+
 /* Give a drained block back to its tier and move to the next ring position. */
 static inline void finish_block(struct pyq_queue *q)
 {
     struct pyq_reader_state *r = &q->r;
     int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
     uint64_t tail = r->free_tail[t];
+
+    if (t == PYQ_TIER_SPILL && q->flush_spill && r->blk)
+        flush_block(r->blk, q->cfg.block_size);
 
     r->free_slots[t][tail & q->free_mask[t]] = r->idx ^ pyq_free_code(q, t, tail & q->free_mask[t]);
     r->free_tail[t] = tail + 1;

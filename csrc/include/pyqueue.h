@@ -94,11 +94,16 @@ typedef struct pyq_config {
     int32_t hugepages;          /* MAP_HUGETLB, falling back to MADV_HUGEPAGE */
     int32_t prefault;           /* touch every page of the pool at creation */
     int32_t mlock;              /* mlock() the pool; failure is PYQ_EPERM/PYQ_ENOMEM */
-    int32_t spill_nontemporal;  /* write tier-2 blocks with streaming stores (x86-64 only;
-                                   default 1 there) when taken under a backlog of at
-                                   least nontemporal_backlog_kib: such blocks are read
+    int32_t spill_nontemporal;  /* spill (tier-2) blocks stay out of the caches
+                                   (x86-64 only; default 1 there): written with
+                                   streaming stores when taken under a backlog of at
+                                   least nontemporal_backlog_kib (such blocks are read
                                    much later, so they bypass the writer's caches;
-                                   touch_after_write skips them */
+                                   touch_after_write skips them), and flushed from
+                                   the reader's caches once read (CLFLUSHOPT, where
+                                   the CPU has it), so that the writer takes them
+                                   again from memory, not line by line from the
+                                   reader's cache (DESIGN §3.10) */
     int32_t prefetch;           /* writer prefetches a block for writing when it takes
                                    it, reader prefetches the published part of a block
                                    when it starts it; default 1 */

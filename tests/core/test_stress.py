@@ -1,6 +1,8 @@
 """FIFO and every byte between a C writer thread and a C reader thread ([DESIGN §3](DESIGN.md#3-the-queue)):
 >= 10 million messages per publish policy, with and without scan_current, random
 sizes from 0 bytes to the maximum, with backlog spilling into tier 2 and back."""
+import platform
+
 import pytest
 
 import pyqueue as pq
@@ -98,3 +100,20 @@ def test_stress_rejects_bad_params():
         p.messages = 10
         p.min_len, p.max_len = 0, 10_000
         assert lib.pyq_stress_run(q.c_handle, p, r) == lib.PYQ_EINVAL
+
+
+@pytest.mark.parametrize("flush", [False, True])
+def test_spill_blocks_flushed_once_read_come_back_intact(flush):
+    # spill_nontemporal on x86-64 also flushes each spill block from the
+    # reader's caches once read (DESIGN §3.10); a backlog never deep enough to
+    # stream keeps the writer's stores cached, and a spill ring of 8 blocks
+    # makes the writer rewrite every flushed block many times over: FIFO and
+    # every byte (the stress reader checks both), every spill block returned.
+    if flush and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("spill_nontemporal is x86-64 only")
+    with pq.Queue(block_size=4096, hot_blocks=1, spill_blocks=8, publish="max",
+                  spill_nontemporal=flush, nontemporal_backlog_kib=1 << 20) as q:
+        st = stress(q, 2_000_000, pause_every=100_000, pause_us=2_000, min_len=32, max_len=32)
+        assert st["messages_read"] == 2_000_000
+        assert st["takes_spill"] > 8 * 10, "the ring of 8 spill blocks went round many times"
+        assert st["returns_spill"] >= st["takes_spill"] - 1
