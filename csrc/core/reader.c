@@ -12,9 +12,10 @@
 /* A spill block read to its end, out of every cache (q->flush_spill;
  * spill_nontemporal, DESIGN §3.10): its lines sit Shared in this core's cache,
  * and the writer, when it takes the block again, would take each back from
- * here, a cross-core hand-off a line -- the per-message writers' whole cost
- * while streaming (docs/BENCHMARKS.md, "A second AMD EPYC guest": a writer
- * whose lines the reader never read ran 3.4x to 16x one whose lines it did).
+ * here, a cross-core hand-off a line -- what set every per-message writer's
+ * rate while streaming on the guests measured (docs/BENCHMARKS.md, "A second
+ * AMD EPYC guest": a writer whose lines the reader never read ran 3.4x to 16x
+ * one whose lines it did).
  * Flushed, they come from memory, where the writer's block prefetch and the
  * hardware's fetch many at once.  A spill block is read long after it was
  * written and rewritten long after it is read (the hot tier is for quick
