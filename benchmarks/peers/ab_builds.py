@@ -3,6 +3,7 @@
     python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20]
                                          [--mode throughput|episodes|roundtrip] [--messages N]
                                          [--new-cfg FIELD=VALUE ...] [--peer NAME ...]
+                                         [--hot N,N,...] [--gap-ns NS]
 
 Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
 (NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
@@ -16,7 +17,11 @@ the numbers" entries of docs/BENCHMARKS.md were measured.
 throughput: 32-byte messages through the adapter driver, writer CPU 0, reader
 CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
 message and with bursts of 32, the yardstick ring, plus rte_ring single and burst-32
-when built.
+when built.  --gap-ns paces every writer to one message per NS on a schedule
+(pyq_bench_adapter_paced, the bench's chasing pass).
+--hot N,N,... sets the hot tiers of pyqueue's rows (hot + spill = 256 blocks of
+4 KiB; default 4,256: rows "default" and "stream", any other N "hotN"): a lever
+whose effect depends on the tier's size.
 episodes:   the same contenders in the streaming regime the bench reports (DESIGN
 §8.4, pyq_bench_adapter_stream: the reader held while the writer gets half the
 queue's capacity ahead, then both flat out), the figure being the writer's rate
@@ -70,7 +75,11 @@ def queue(ffi, lib, adapter, hot=4, **cfg):
     return out[0], h[0]
 
 
-def contenders(builds, mode, new_cfg, peers=()):
+def tier_name(hot):
+    return {4: "default", 256: "stream"}.get(hot, "hot%d" % hot)
+
+
+def contenders(builds, mode, new_cfg, peers=(), hots=(4, 256)):
     rows = {}
     for tag, (ffi, lib) in builds.items():
         extra = new_cfg if tag == "new" else {}
@@ -80,9 +89,11 @@ def contenders(builds, mode, new_cfg, peers=()):
                 if q is None:
                     raise SystemExit("ab_builds: peer %r is not built here" % peer)
                 rows["%s_%s" % (tag, peer)] = (ffi, lib, 0, q)
-            for name, hot, burst in (("default", 4, 0), ("default32", 4, 32), ("stream", 256, 0),
-                                     ("stream32", 256, 32)):
-                rows["%s_%s" % (tag, name)] = (ffi, lib, burst, queue(ffi, lib, "pyqueue", hot, **extra))
+            for hot in hots:
+                for burst in (0, 32):
+                    name = tier_name(hot) + ("32" if burst else "")
+                    rows["%s_%s" % (tag, name)] = (ffi, lib, burst,
+                                                   queue(ffi, lib, "pyqueue", hot, **extra))
         else:
             for name, cfg in (("each", dict(publish=lib.PYQ_PUBLISH_EACH)),
                               ("scan", dict(publish=lib.PYQ_PUBLISH_MAX, scan_current=1))):
@@ -114,14 +125,14 @@ def stream(ffi, lib, a, h, burst, n):
     return st["mmsg_s"] or float("nan")
 
 
-def run(row, mode, n):
+def run(row, mode, n, gap=0):
     ffi, lib, burst, q = row
     if mode == "episodes":
         return stream(ffi, lib, q[0], q[1], burst, n)
     if mode == "throughput":
         a, h = q
         r = ffi.new("pyq_bench_result_t *")
-        if lib.pyq_bench_adapter_throughput(a, h, n, burst, 0, 1, r) != 0:
+        if lib.pyq_bench_adapter_paced(a, h, n, burst, gap, 0, 1, r) != 0:
             raise RuntimeError("throughput slice failed: %d" % r.error)
         return r.messages / r.elapsed_ns * 1e3
     s = np.zeros(n, np.uint64)
@@ -152,16 +163,33 @@ def main():
                     help="a peer's per-message row through each build's driver, beside "
                          "pyqueue's (throughput and episodes; repeatable): a driver change "
                          "A/B'd on that peer")
+    ap.add_argument("--hot", default="4,256", metavar="N,N,...",
+                    help="hot tiers of pyqueue's throughput rows, in 4 KiB blocks of 256 "
+                         "(default 4,256: the default tiers and all hot)")
+    ap.add_argument("--gap-ns", type=float, default=0.0, metavar="NS",
+                    help="throughput mode: pace every writer to one message per NS "
+                         "(the bench's chasing pass; default 0, flat out)")
     args = ap.parse_args()
     if args.peer and args.mode == "roundtrip":
         ap.error("--peer runs a peer's throughput row: --mode throughput or episodes")
+    if args.gap_ns and args.mode != "throughput":
+        ap.error("--gap-ns paces the throughput runs: --mode throughput")
+    try:
+        hots = tuple(int(h) for h in args.hot.split(","))
+    except ValueError:
+        hots = ()
+    if not hots or len(set(hots)) != len(hots) or not all(1 <= h <= 256 for h in hots):
+        ap.error("--hot takes distinct hot-tier sizes in 1..256 blocks, e.g. 4,64,256")
+    if args.gap_ns < 0:
+        ap.error("--gap-ns takes a pace >= 0")
     new_cfg = {k: int(v) for k, v in (a.split("=", 1) for a in args.new_cfg)}
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
-    rows = contenders(builds, args.mode, new_cfg, args.peer)
+    rows = contenders(builds, args.mode, new_cfg, args.peer, hots)
     names = list(rows)
     n = args.messages or {"throughput": 1_000_000, "episodes": 20_000_000,
                           "roundtrip": 20_000}[args.mode]
     ffi, lib = builds["new"]
+    gap = twins.gap_ticks(args.gap_ns)
 
     def probe():
         s = np.zeros(2000, np.uint64)
@@ -171,7 +199,7 @@ def main():
     kept = {}
     for r in range(args.rounds):
         before = probe()
-        got = {name: run(rows[name], args.mode, n)
+        got = {name: run(rows[name], args.mode, n, gap)
                for name in names[r % len(names):] + names[:r % len(names)]}
         after = probe()
         place = ("near" if max(before, after) < SPLIT_NS else

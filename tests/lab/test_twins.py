@@ -706,3 +706,36 @@ def test_ab_builds_runs_a_peer_through_each_builds_driver():
                         capture_output=True, text=True, timeout=120, cwd=support.ROOT,
                         env=support.subprocess_env())
     assert rt.returncode == 2 and "--peer runs a peer's throughput row" in rt.stderr, rt.stderr
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs CPUs 0 and 1")
+def test_ab_builds_sets_the_hot_tiers_and_the_pace():
+    """ab_builds.py --hot N,N: pyqueue's rows for each hot tier (4 and 256 keep
+    their names, any other is hotN), per message and in bursts, on both sides;
+    --gap-ns paces the throughput runs (a 2,000 ns pace over 20,000 messages
+    runs at no more than the pace allows); bad values are refused before
+    anything runs."""
+    script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
+    import pyqueue._pyq as ext
+    so = ext.__file__
+
+    def ab(*args, check=True):
+        return subprocess.run([sys.executable, script, so, so] + list(args),
+                              capture_output=True, text=True, timeout=240, check=check,
+                              cwd=support.ROOT, env=support.subprocess_env())
+
+    out = ab("--mode", "throughput", "--rounds", "1", "--messages", "20000", "--hot", "4,16",
+             "--gap-ns", "2000").stdout
+    line = re.search(r"^round 0 probe .*$", out, re.M).group(0)
+    got = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+)(?=  |$)", line.split(": ", 1)[1])}
+    want = {"%s_%s" % (side, row) for side in ("base", "new")
+            for row in ("default", "default32", "hot16", "hot1632")}
+    assert want <= set(got) and not any(k.endswith("stream") for k in got), line
+    # One message per 2 us is at most 0.5 M msg/s, whatever the machine.
+    assert all(0 < got[k] <= 0.5 * 1.05 for k in want), line
+    for args, why in ((("--hot", "0,4"), "--hot takes"), (("--hot", "4,4"), "--hot takes"),
+                      (("--hot", "x"), "--hot takes"),
+                      (("--mode", "episodes", "--gap-ns", "20"), "--gap-ns paces"),
+                      (("--gap-ns", "-1"), "--gap-ns takes")):
+        bad = ab("--rounds", "1", *args, check=False)
+        assert bad.returncode == 2 and why in bad.stderr, (args, bad.stderr)
