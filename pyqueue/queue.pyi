@@ -66,7 +66,7 @@ class Queue:
                  touch_after_write: bool = ..., hugepages: bool = ..., prefault: bool = ...,
                  mlock: bool = ..., spill_nontemporal: Optional[bool] = ...,
                  prefetch: bool = ..., hot_nontemporal: bool = ...,
-                 nontemporal_backlog_kib: int = ...,
+                 nontemporal_backlog_kib: int = ..., flush_hot_kib: int = ...,
                  **overrides: Any) -> None: ...
     @property
     def config(self) -> QueueConfig: ...

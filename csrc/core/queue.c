@@ -31,6 +31,7 @@ void pyq_config_init(pyq_config_t *cfg)
     cfg->spill_nontemporal = 1;
 #endif
     cfg->nontemporal_backlog_kib = PYQ_NT_BACKLOG_KIB;
+    cfg->flush_hot_kib = PYQ_FLUSH_HOT_KIB;
 }
 
 /* Every flag field is 0 or 1: a 7 or a -3 is a caller's bug, not a "yes". */
@@ -103,7 +104,10 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX;
-    q->flush_spill = cfg->spill_nontemporal && have_clflushopt();
+    q->flush[PYQ_TIER_SPILL] = cfg->spill_nontemporal && have_clflushopt();
+    q->flush[PYQ_TIER_HOT] = cfg->flush_hot_kib != 0 && have_clflushopt() &&
+                             (uint64_t)cfg->hot_blocks * cfg->block_size >=
+                                 (uint64_t)cfg->flush_hot_kib << 10;
     pyq_q_gate(q);
     q->r.block_size = cfg->block_size;
     q->w.claim_len = PYQ_NO_CLAIM;
@@ -247,6 +251,7 @@ void pyq_queue_stats(const pyq_queue_t *cq, pyq_stats_t *s)
     s->bytes_read = pyq_load_relaxed(&q->rs.bytes);
     s->returns_hot = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_HOT]);
     s->returns_spill = pyq_load_relaxed(&q->rs.returns[PYQ_TIER_SPILL]);
+    s->blocks_flushed = pyq_load_relaxed(&q->rs.flushed);
     /* A6: pairs with W5: the open run read after these is not in them yet, so
      * adding its members back is exact from the writer's thread and never an
      * overcount from another (DESIGN §3.8). */

@@ -213,7 +213,7 @@ struct pyq_reader_state {
 };
 
 struct pyq_reader_stats {
-    _Atomic uint64_t messages, bytes, returns[PYQ_TIERS];
+    _Atomic uint64_t messages, bytes, returns[PYQ_TIERS], flushed;
 };
 
 /* The first line of every queue, and of a shared segment (shared.c checks it). */
@@ -227,7 +227,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 9u                          /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 10u                         /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -269,9 +269,10 @@ struct pyq_queue {
     bool xproc;                    /* shared: the sides wake each other (shared_pvt.h) */
     bool commit_hook;              /* writer.c calls publish_policy after each commit:
                                       publish each or bytes:N, or shared scan_current */
-    bool flush_spill;              /* the reader flushes each spill block it has read
-                                      (reader.c, finish_block): spill_nontemporal on a
-                                      CPU with CLFLUSHOPT */
+    bool flush[PYQ_TIERS];         /* the reader flushes each block of the tier it has
+                                      read (reader.c, finish_block), on a CPU with
+                                      CLFLUSHOPT: spill under spill_nontemporal, hot
+                                      when the tier holds flush_hot_kib or more */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

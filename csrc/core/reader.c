@@ -9,19 +9,21 @@
 #include "core/queue_pvt.h"
 #include "core/shared_pvt.h"
 
-/* A spill block read to its end, out of every cache (q->flush_spill;
- * spill_nontemporal, DESIGN §3.10): its lines sit Shared in this core's cache,
- * and the writer, when it takes the block again, would take each back from
- * here, a cross-core hand-off a line -- what set every per-message writer's
- * rate while streaming on the guests measured (docs/BENCHMARKS.md, "A second
- * AMD EPYC guest": a writer whose lines the reader never read ran 3.4x to 16x
- * one whose lines it did).
- * Flushed, they come from memory, where the writer's block prefetch and the
- * hardware's fetch many at once.  A spill block is read long after it was
- * written and rewritten long after it is read (the hot tier is for quick
- * reuse, and is left alone).  CLFLUSHOPT orders itself against nothing the
- * queue relies on: a line the writer has written meanwhile is written back,
- * never lost, and the release below orders the block's reads, as before. */
+/* A block read to its end, out of every cache (q->flush; DESIGN §3.10): its
+ * lines sit Shared in this core's cache, and the writer, when it takes the
+ * block again, would take each back from here, a cross-core hand-off a line --
+ * what set every per-message writer's rate while streaming on the guests
+ * measured (docs/BENCHMARKS.md, "A second AMD EPYC guest": a writer whose lines
+ * the reader never read ran 3.4x to 16x one whose lines it did).  Flushed,
+ * they come from memory, where the writer's block prefetch and the hardware's
+ * fetch many at once.  Spill blocks (spill_nontemporal) are read long after
+ * they were written and rewritten long after they are read; hot blocks only
+ * when their tier holds flush_hot_kib or more: a small tier comes back to the
+ * writer at once, and from memory it came slower (chasing, 0.90-0.95x with 4
+ * and 8 blocks of 4 KiB, 0.97-1.00x from 16 on).  CLFLUSHOPT orders itself
+ * against nothing the queue relies on: a line the writer has written meanwhile
+ * is written back, never lost, and the release below orders the block's
+ * reads, as before. */
 static void flush_block(const uint8_t *blk, uint32_t bytes)
 {
 #if defined(__x86_64__)
@@ -40,8 +42,10 @@ static inline void finish_block(struct pyq_queue *q)
     int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
     uint64_t tail = r->free_tail[t];
 
-    if (t == PYQ_TIER_SPILL && q->flush_spill && r->blk)
+    if (q->flush[t] && r->blk) {
         flush_block(r->blk, q->cfg.block_size);
+        pyq_counter_add(&q->rs.flushed, 1);
+    }
 
     r->free_slots[t][tail & q->free_mask[t]] = r->idx ^ pyq_free_code(q, t, tail & q->free_mask[t]);
     r->free_tail[t] = tail + 1;

@@ -61,6 +61,9 @@
 #define PYQ_MAX_BLOCKS 1073741824
 /* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
 #define PYQ_NT_BACKLOG_KIB 4096
+/* flush_hot_kib's default: 16 blocks of 4 KiB, the smallest hot tier that took no
+ * loss from the flush in the chasing regime where it was measured (DESIGN §3.10). */
+#define PYQ_FLUSH_HOT_KIB 64
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
@@ -117,6 +120,15 @@ typedef struct pyq_config {
                                    at least this many KiB (0: every spill block); a
                                    block that close behind the reader is read while
                                    it is still cached; default 4096 (DESIGN §3.10) */
+    uint32_t flush_hot_kib;     /* the reader flushes each hot (tier-1) block from its
+                                   caches once read, as spill_nontemporal does a spill
+                                   block, when the hot tier (hot_blocks * block_size)
+                                   holds at least this many KiB: such a tier comes back
+                                   to the writer long after the block was read, line
+                                   by line from the reader's cache unless flushed.  A
+                                   small tier comes back at once and is left alone.
+                                   0: never.  No effect on a CPU without CLFLUSHOPT;
+                                   default 64 (DESIGN §3.10) */
 } pyq_config_t;
 
 /* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */
@@ -139,6 +151,8 @@ typedef struct pyq_stats {
     uint64_t backlog;           /* payload bytes written but not yet read, now */
     uint32_t hugepages_used;    /* 1 MAP_HUGETLB, 2 MADV_HUGEPAGE advice, 0 none */
     uint32_t mlocked;
+    uint64_t blocks_flushed;    /* blocks the reader flushed from its caches once read
+                                   (spill_nontemporal, flush_hot_kib) */
 } pyq_stats_t;
 
 /* Per-message callback of pyq_reader_poll(): return 0 to go on; any other value

@@ -1,4 +1,5 @@
 """Behaviour of Queue / Writer / Reader from Python (DESIGN §3, §5)."""
+import platform
 import threading
 import time
 
@@ -192,6 +193,48 @@ def test_stats_and_tiers():
         assert st["returns_hot"] == 2
         assert st["peak_backlog"] >= 32 * 7 * 6
         assert q.backlog() == 0
+
+
+def _has_clflushopt():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " clflushopt" in line for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("hot, spill_nt, flush_hot_kib, flushed", [
+    (4, False, 64, "none"),      # a 16 KiB hot tier is under the default 64 KiB
+    (16, False, 64, "hot"),      # 64 KiB: its blocks are flushed
+    (4, False, 16, "hot"),       # the threshold is the field's
+    (16, False, 0, "none"),      # 0: never
+    (4, True, 64, "spill"),      # spill_nontemporal flushes spill blocks only
+    (16, True, 64, "all"),
+])
+def test_blocks_flushed_once_read_follow_the_tiers_rule(hot, spill_nt, flush_hot_kib, flushed):
+    # The reader flushes a block it has read when its tier says so (DESIGN
+    # §3.10): spill blocks under spill_nontemporal, hot blocks when the hot
+    # tier holds flush_hot_kib or more; blocks_flushed counts them, and only
+    # where the CPU can (CLFLUSHOPT).  Every message still arrives, in order.
+    if spill_nt and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("spill_nontemporal is x86-64 only")
+    with pq.Queue(block_size=4096, hot_blocks=hot, spill_blocks=64 - hot, publish="max",
+                  spill_nontemporal=spill_nt, flush_hot_kib=flush_hot_kib) as q:
+        assert q.config.flush_hot_kib == flush_hot_kib
+        got = []
+        for rnd in range(4):  # the pool goes round more than once
+            rows = np.arange(rnd * 5000, (rnd + 1) * 5000, dtype=np.uint64)
+            q.writer.write_batch(np.repeat(rows, 4).reshape(-1, 4).view(np.uint8))
+            q.writer.flush()
+            out = np.empty((5000, 32), np.uint8)
+            assert q.reader.poll_into(out) == 5000
+            got.append(out.view(np.uint64)[:, 0].copy())
+        assert np.array_equal(np.concatenate(got), np.arange(20000, dtype=np.uint64))
+        st = q.stats()
+        assert st["returns_hot"] > 0 and st["returns_spill"] > 0
+        want = {"none": 0, "hot": st["returns_hot"], "spill": st["returns_spill"],
+                "all": st["returns_hot"] + st["returns_spill"]}[flushed]
+        assert st["blocks_flushed"] == (want if _has_clflushopt() else 0)
 
 
 # ---- bad input -----------------------------------------------------------

@@ -522,6 +522,7 @@ static void check_stats(void)
     REQUIRE(st.blocks_published == m.seals);
     REQUIRE(st.takes_hot + st.takes_spill == m.takes);
     REQUIRE(st.returns_hot <= st.takes_hot && st.returns_spill <= st.takes_spill);
+    REQUIRE(st.blocks_flushed <= st.returns_hot + st.returns_spill);
     /* Blocks in use: taken and not returned; never more than the pool. */
     REQUIRE(m.takes - st.returns_hot - st.returns_spill <= m.nblocks);
     REQUIRE(st.full_events == m.full_events);
@@ -550,6 +551,10 @@ static void configure(struct input *in)
     m.cfg.touch_after_write = (c >> 4) & 1;
     m.cfg.prefetch = (c >> 5) & 1;
     m.cfg.retry_yield_every = (c >> 6) & 1 ? 0 : 4;
+    /* Hot blocks flushed once read where the hot tier holds 1 KiB or more (2
+     * or 3 blocks of 512 bytes): bit 7 of b, otherwise taken only by
+     * spill_blocks' % 5. */
+    m.cfg.flush_hot_kib = (b >> 7) & 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
