@@ -24,6 +24,9 @@
  *   pq_ptr     pyq_reader_poll called through a function pointer each spin
  *   pq_copy    pq_inline with the message copied out (32 bytes) in the
  *              callback and checked after the loop
+ *   pq_pause   pq_inline with a PAUSE after each empty poll (pp_pause's spin)
+ *   pq_wait    pyq_reader_wait() (the library's own wait: a relaxed spin,
+ *              then sleeps; never reached here) before each poll
  * e.g.  ./rt_shape 4 pp_spin pq_inline pq_call
  *
  * A on CPU 0 times each round trip with rdtsc; the echo runs on CPU 1.  Per
@@ -50,9 +53,9 @@
 #define MAX_SHAPES 8
 #define MAX_ROUNDS 64
 
-enum shape { PP_SPIN, PP_PAUSE, PQ_INLINE, PQ_CALL, PQ_PTR, PQ_COPY, N_SHAPES };
-static const char *const names[N_SHAPES] = {"pp_spin", "pp_pause", "pq_inline",
-                                            "pq_call", "pq_ptr", "pq_copy"};
+enum shape { PP_SPIN, PP_PAUSE, PQ_INLINE, PQ_CALL, PQ_PTR, PQ_COPY, PQ_PAUSE, PQ_WAIT, N_SHAPES };
+static const char *const names[N_SHAPES] = {"pp_spin", "pp_pause", "pq_inline", "pq_call",
+                                            "pq_ptr",  "pq_copy",  "pq_pause",  "pq_wait"};
 
 static struct {
     _Alignas(64) _Atomic uint64_t v;
@@ -145,6 +148,15 @@ static inline __attribute__((always_inline)) int recv(struct run *r, pyq_queue_t
         break;
     case PQ_PTR:
         while ((k = poll_ptr(q, 1, check_seq, &e)) == 0)
+            ;
+        break;
+    case PQ_PAUSE:
+        while ((k = pyq_reader_poll(q, 1, check_seq, &e)) == 0)
+            _mm_pause();
+        break;
+    case PQ_WAIT:
+        while ((k = pyq_reader_wait(q, PYQ_WAIT_FOREVER)) == 1 &&
+               (k = pyq_reader_poll(q, 1, check_seq, &e)) == 0)
             ;
         break;
     default: /* PQ_COPY */
