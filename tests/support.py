@@ -13,6 +13,16 @@ ALLOWED_CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity
 TWO_CPUS = len(ALLOWED_CPUS) >= 2
 
 
+def has_clflushopt():
+    """Whether this CPU has CLFLUSHOPT (the reader's block flush, DESIGN §3.10):
+    where it has not, the queue flushes nothing and counts nothing."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " clflushopt" in line for line in f)
+    except OSError:
+        return False
+
+
 def subprocess_env(**extra):
     """os.environ for a child Python that must import the pyqueue this test
     imports (also when the child runs outside the source tree)."""

@@ -61,8 +61,8 @@
 #define PYQ_MAX_BLOCKS 1073741824
 /* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
 #define PYQ_NT_BACKLOG_KIB 4096
-/* flush_hot_kib's default: 16 blocks of 4 KiB, the smallest hot tier that took no
- * loss from the flush in the chasing regime where it was measured (DESIGN §3.10). */
+/* flush_hot_kib's default: 16 blocks of 4 KiB, the smallest hot tier whose flush
+ * cost the chasing regime at most 3 % where it was measured (DESIGN §3.10). */
 #define PYQ_FLUSH_HOT_KIB 64
 
 /* Pass as timeout_ns to wait without limit. */

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import pyqueue as pq
+import support
 
 
 def small(**kw):
@@ -195,14 +196,6 @@ def test_stats_and_tiers():
         assert q.backlog() == 0
 
 
-def _has_clflushopt():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " clflushopt" in line for line in f)
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("hot, spill_nt, flush_hot_kib, flushed", [
     (4, False, 64, "none"),      # a 16 KiB hot tier is under the default 64 KiB
     (16, False, 64, "hot"),      # 64 KiB: its blocks are flushed
@@ -234,7 +227,7 @@ def test_blocks_flushed_once_read_follow_the_tiers_rule(hot, spill_nt, flush_hot
         assert st["returns_hot"] > 0 and st["returns_spill"] > 0
         want = {"none": 0, "hot": st["returns_hot"], "spill": st["returns_spill"],
                 "all": st["returns_hot"] + st["returns_spill"]}[flushed]
-        assert st["blocks_flushed"] == (want if _has_clflushopt() else 0)
+        assert st["blocks_flushed"] == (want if support.has_clflushopt() else 0)
 
 
 # ---- bad input -----------------------------------------------------------
