@@ -3,7 +3,7 @@
     python benchmarks/peers/ab_builds.py BASE.so NEW.so [--rounds 20]
                                          [--mode throughput|episodes|roundtrip] [--messages N]
                                          [--new-cfg FIELD=VALUE ...] [--peer NAME ...]
-                                         [--hot N,N,...] [--gap-ns NS]
+                                         [--hot N,N,...] [--gap-ns NS] [--cfg FIELD=VALUE ...]
 
 Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
 (NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
@@ -30,6 +30,8 @@ inside the episodes (the median over episodes, regime.classify_episodes).
 new_NAME): how a change to csrc/bench/bench_adapter.c moves a peer's row.
 --new-cfg sets pyq_config_t fields of the "new" side's queues only: a configuration
 lever (e.g. prefetch=0) A/B'd within one build, passing the same .so twice.
+--cfg sets them on both sides' queues (e.g. block_size=65536: the tiers are then
+256 blocks of that size), before --new-cfg.
 roundtrip:  p50 and p99.9 of one 32-byte message there and back, publish each
 and max + scan_current, beside the two-line ping-pong floor.
 """
@@ -79,10 +81,10 @@ def tier_name(hot):
     return {4: "default", 256: "stream"}.get(hot, "hot%d" % hot)
 
 
-def contenders(builds, mode, new_cfg, peers=(), hots=(4, 256)):
+def contenders(builds, mode, new_cfg, peers=(), hots=(4, 256), both_cfg=None):
     rows = {}
     for tag, (ffi, lib) in builds.items():
-        extra = new_cfg if tag == "new" else {}
+        extra = dict(both_cfg or {}, **(new_cfg if tag == "new" else {}))
         if mode != "roundtrip":
             for peer in peers:  # the same peer library through each build's driver
                 q = queue(ffi, lib, peer)
@@ -163,6 +165,9 @@ def main():
                     help="a peer's per-message row through each build's driver, beside "
                          "pyqueue's (throughput and episodes; repeatable): a driver change "
                          "A/B'd on that peer")
+    ap.add_argument("--cfg", action="append", default=[], metavar="FIELD=VALUE",
+                    help="a pyq_config_t field for both sides' queues (repeatable; "
+                         "--new-cfg overrides it on the new side)")
     ap.add_argument("--hot", default="4,256", metavar="N,N,...",
                     help="hot tiers of pyqueue's throughput rows, in 4 KiB blocks of 256 "
                          "(default 4,256: the default tiers and all hot)")
@@ -182,9 +187,18 @@ def main():
         ap.error("--hot takes distinct hot-tier sizes in 1..256 blocks, e.g. 4,64,256")
     if args.gap_ns < 0:
         ap.error("--gap-ns takes a pace >= 0")
-    new_cfg = {k: int(v) for k, v in (a.split("=", 1) for a in args.new_cfg)}
+    try:
+        new_cfg, both_cfg = ({k: int(v) for k, v in (a.split("=", 1) for a in given)}
+                             for given in (args.new_cfg, args.cfg))
+    except ValueError:
+        ap.error("--cfg and --new-cfg take FIELD=INTEGER")
     builds = {"base": load("base", args.base), "new": load("new", args.new)}
-    rows = contenders(builds, args.mode, new_cfg, args.peer, hots)
+    for tag, (ffi, _) in builds.items():
+        fields = {f for f, _ in ffi.typeof("pyq_config_t").fields}
+        for k in set(both_cfg) | (set(new_cfg) if tag == "new" else set()):
+            if k not in fields:
+                ap.error("%s build's pyq_config_t has no field %r" % (tag, k))
+    rows = contenders(builds, args.mode, new_cfg, args.peer, hots, both_cfg)
     names = list(rows)
     n = args.messages or {"throughput": 1_000_000, "episodes": 20_000_000,
                           "roundtrip": 20_000}[args.mode]

@@ -713,8 +713,8 @@ def test_ab_builds_sets_the_hot_tiers_and_the_pace():
     """ab_builds.py --hot N,N: pyqueue's rows for each hot tier (4 and 256 keep
     their names, any other is hotN), per message and in bursts, on both sides;
     --gap-ns paces the throughput runs (a 2,000 ns pace over 20,000 messages
-    runs at no more than the pace allows); bad values are refused before
-    anything runs."""
+    runs at no more than the pace allows); --cfg sets a field on both sides;
+    bad values are refused before anything runs."""
     script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
     import pyqueue._pyq as ext
     so = ext.__file__
@@ -733,7 +733,13 @@ def test_ab_builds_sets_the_hot_tiers_and_the_pace():
     assert want <= set(got) and not any(k.endswith("stream") for k in got), line
     # One message per 2 us is at most 0.5 M msg/s, whatever the machine.
     assert all(0 < got[k] <= 0.5 * 1.05 for k in want), line
-    for args, why in ((("--hot", "0,4"), "--hot takes"), (("--hot", "4,4"), "--hot takes"),
+    # --cfg on both sides, --new-cfg over it on the new side: 64 KiB blocks.
+    out = ab("--mode", "throughput", "--rounds", "1", "--messages", "20000", "--hot", "4",
+             "--cfg", "block_size=65536", "--new-cfg", "flush_hot_kib=0").stdout
+    assert re.search(r"new_default ([\d.]+)", out), out
+    for args, why in ((("--cfg", "nope=1"), "has no field 'nope'"),
+                      (("--cfg", "block_size=x"), "take FIELD=INTEGER"),
+                      (("--hot", "0,4"), "--hot takes"), (("--hot", "4,4"), "--hot takes"),
                       (("--hot", "x"), "--hot takes"),
                       (("--mode", "episodes", "--gap-ns", "20"), "--gap-ns paces"),
                       (("--gap-ns", "-1"), "--gap-ns takes")):
