@@ -19,9 +19,9 @@ CPU 1, for the default tiers (4 hot + 252 spill) and all-hot (256 hot), each per
 message and with bursts of 32, the yardstick ring, plus rte_ring single and burst-32
 when built.  --gap-ns paces every writer to one message per NS on a schedule
 (pyq_bench_adapter_paced, the bench's chasing pass).
---hot N,N,... sets the hot tiers of pyqueue's rows (hot + spill = 256 blocks of
-4 KiB; default 4,256: rows "default" and "stream", any other N "hotN"): a lever
-whose effect depends on the tier's size.
+--hot N,N,... sets the hot tiers of pyqueue's rows (hot + spill = 256 blocks, of
+4 KiB unless --cfg block_size says otherwise; default 4,256: rows "default" and
+"stream", any other N "hotN"): a lever whose effect depends on the tier's size.
 episodes:   the same contenders in the streaming regime the bench reports (DESIGN
 §8.4, pyq_bench_adapter_stream: the reader held while the writer gets half the
 queue's capacity ahead, then both flat out), the figure being the writer's rate
@@ -169,7 +169,7 @@ def main():
                     help="a pyq_config_t field for both sides' queues (repeatable; "
                          "--new-cfg overrides it on the new side)")
     ap.add_argument("--hot", default="4,256", metavar="N,N,...",
-                    help="hot tiers of pyqueue's throughput rows, in 4 KiB blocks of 256 "
+                    help="hot tiers of pyqueue's throughput rows, in blocks of the 256 "
                          "(default 4,256: the default tiers and all hot)")
     ap.add_argument("--gap-ns", type=float, default=0.0, metavar="NS",
                     help="throughput mode: pace every writer to one message per NS "
