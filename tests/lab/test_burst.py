@@ -245,19 +245,30 @@ def test_a_class_without_a_twin_is_refused():
         lab.burst_tail(classes=["mutex-twin"], **dict(SMALL, rounds=1))
 
 
-def test_every_send_meets_a_full_queue_with_a_small_spill_tier():
-    # Without a spill tier the queue holds ~400 messages: one send of 8,192 is 20
-    # times that, so each send waits for the consumer -- the retry strategies' case.
-    res = lab.burst_tail(classes=["yield0+spill_blocks=0", "yield1+spill_blocks=0", "none"],
+def test_a_full_queue_makes_each_retry_strategy_wait_its_own_way():
+    # Without a spill tier the queue holds ~500 messages and one send of 8,192 is
+    # 16 times that: the retry strategies' case.  Whether one send meets the full
+    # queue is a race, not a rule: the consumer drains during the writer's warm-up
+    # queries, and on a quiet core it can keep pace with a send (on two vCPUs, with
+    # the threads pinned apart, 7 of 50 runs had a window whose send never waited
+    # and 1 a window that started below the target; unpinned, 1 and 2 of 38; the
+    # test that asserted neither happened failed 5 times in 25 at 82ce11a).  The
+    # protocol's report names such windows, as it should; this test asserts what
+    # is not a race: every message verified, yield0 never yields, yield1 yields
+    # at every failed retry.
+    yield0, yield1 = "yield0+spill_blocks=0", "yield1+spill_blocks=0"
+    res = lab.burst_tail(classes=[yield0, yield1, "none"],
                          **dict(SMALL, rounds=1, send_bytes=256 << 10))
     c = res.summary["classes"]
-    assert res.summary["protocol_not_met"] == {}
-    for name in ("yield0+spill_blocks=0", "yield1+spill_blocks=0"):
-        assert c[name]["all_verified"]
-        assert c[name]["retries_per_window"] > 0, name
-        assert (res.samples[name]["retries"] > 0).all(), name
-    assert c["yield0+spill_blocks=0"]["yields_per_window"] == 0
-    assert c["yield1+spill_blocks=0"]["yields_per_window"] > 0
+    for name, why in res.summary["protocol_not_met"].items():
+        assert name in (yield0, yield1), (name, why)
+        assert "the send fit in the queue" in why or "backlog" in why, (name, why)
+    for name in (yield0, yield1):
+        assert c[name]["all_verified"], name
+    retries = {n: res.samples[n]["retries"] for n in (yield0, yield1)}
+    assert sum(int(r.sum()) for r in retries.values()) > 0, "no send met the full queue"
+    assert (res.samples[yield0]["yields"] == 0).all()
+    assert (res.samples[yield1]["yields"] >= retries[yield1]).all()
     assert "retries/yields per window" in res.table()
 
 
