@@ -186,15 +186,21 @@ static int send_burst(struct pyq_burst *b, uint64_t *retries_out)
 /* Untimed: write single messages until the backlog reaches the target, the
  * consumer held so that the backlog only grows; stop early at a full queue (a
  * target the queue cannot hold), or -- returning 1 -- once the clock passes
- * deadline (ns; checked every 1,024 messages).  *topped: messages written. */
-static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline)
+ * deadline (ns; checked every 1,024 messages).  *topped: messages written;
+ * *bl (if not NULL): the backlog as the consumer is let go, the window's start
+ * -- read after the release, a consumer that drains a batch before the writer
+ * gets there (a preempted vCPU) would make a window that started on target
+ * look as if it started below. */
+static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline, uint64_t *bl)
 {
     const uint32_t size = b->c.msg_size;
-    uint64_t n = 0;
+    uint64_t n = 0, now;
     int rc = 0;
 
-    if (backlog(b) >= b->c.backlog_target) {
+    if ((now = backlog(b)) >= b->c.backlog_target) {
         *topped = 0;
+        if (bl)
+            *bl = now;
         return 0;
     }
     atomic_store_explicit(&b->hold, 1, memory_order_relaxed);
@@ -209,6 +215,8 @@ static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline)
         }
     }
     b->a->flush(b->h);
+    if (bl)
+        *bl = backlog(b);
     atomic_store_explicit(&b->hold, 0, memory_order_relaxed);
     *topped = n;
     return rc == PYQ_EAGAIN ? 0 : rc;
@@ -357,7 +365,7 @@ static int pretouch(struct pyq_burst *b, uint64_t deadline)
     while (rc == 0 && b->touched < PRETOUCH_STEPS) {
         if (b->touched % 2 == 0) {
             b->c.backlog_target = UINT64_MAX; /* top_up stops at the full queue */
-            rc = top_up(b, &topped, deadline);
+            rc = top_up(b, &topped, deadline, NULL);
         } else {
             b->c.backlog_target = 0;
             b->take.loop = 0;
@@ -390,7 +398,7 @@ int pyq_burst_fill(pyq_burst_t *b, int64_t slice_ns)
     /* No consumer runs between calls, so the backlog only grows: top-ups reach
      * the target (or a full queue, for a target it cannot hold). */
     if (rc == 0)
-        rc = top_up(b, &topped, deadline);
+        rc = top_up(b, &topped, deadline, NULL);
     writer_unpin(&ps);
     return rc ? rc : get_error(b);
 }
@@ -421,14 +429,14 @@ int64_t pyq_burst_windows(pyq_burst_t *b, uint32_t n, const pyq_burst_records_t 
     for (w = 0; w < n && rc == 0;) {
         uint64_t t0 = pyq_cycles_fenced(), retries = 0, y0 = b->snd.yields, bl, f0;
 
-        if ((rc = wait_backlog(b, deadline)) != 0 || (rc = top_up(b, &rec->topup[w], UINT64_MAX)) != 0) {
+        if ((rc = wait_backlog(b, deadline)) != 0 ||
+            (rc = top_up(b, &rec->topup[w], UINT64_MAX, &bl)) != 0) {
             if (rc == 1) /* the slice ended in the wait: window w did not start */
                 rc = 0;
             break;
         }
         rec->wait_ticks[w] = pyq_cycles_fenced() - t0;
         f0 = thread_faults();
-        bl = backlog(b);
         rec->backlog[w] = bl;
         if (bl > b->max_backlog)
             b->max_backlog = bl;
