@@ -88,6 +88,8 @@ static bool have_clflushopt(void)
  * segment: shared.c checks an attached segment against them). */
 int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
 {
+    bool flush;
+
     if (pyq_config_check(cfg, NULL) != 0)
         return PYQ_EINVAL;
     memset(q, 0, sizeof(*q));
@@ -104,8 +106,9 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->line_headers = cfg->scan_current != 0;
     q->batch_ok = !q->scan && cfg->publish == PYQ_PUBLISH_MAX;
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX;
-    q->flush[PYQ_TIER_SPILL] = cfg->spill_nontemporal && have_clflushopt();
-    q->flush[PYQ_TIER_HOT] = cfg->flush_hot_kib != 0 && have_clflushopt() &&
+    flush = have_clflushopt();
+    q->flush[PYQ_TIER_SPILL] = flush && cfg->spill_nontemporal;
+    q->flush[PYQ_TIER_HOT] = flush && cfg->flush_hot_kib != 0 &&
                              (uint64_t)cfg->hot_blocks * cfg->block_size >=
                                  (uint64_t)cfg->flush_hot_kib << 10;
     pyq_q_gate(q);

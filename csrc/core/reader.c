@@ -19,11 +19,11 @@
  * fetch many at once.  Spill blocks (spill_nontemporal) are read long after
  * they were written and rewritten long after they are read; hot blocks only
  * when their tier holds flush_hot_kib or more: a small tier comes back to the
- * writer at once, and from memory it came slower (chasing, 0.90-0.95x with 4
- * and 8 blocks of 4 KiB, 0.97-1.00x from 16 on).  CLFLUSHOPT orders itself
- * against nothing the queue relies on: a line the writer has written meanwhile
- * is written back, never lost, and the release below orders the block's
- * reads, as before. */
+ * writer at once, and from memory it came slower (chasing, near: 0.90-0.96x
+ * with 4 blocks of 4 KiB, 0.97-1.00x from 8 on in one binary).  CLFLUSHOPT
+ * orders itself against nothing the queue relies on: a line the writer has
+ * written meanwhile is written back, never lost, and the release below orders
+ * the block's reads, as before. */
 static void flush_block(const uint8_t *blk, uint32_t bytes)
 {
 #if defined(__x86_64__)

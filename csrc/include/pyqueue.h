@@ -62,7 +62,8 @@
 /* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
 #define PYQ_NT_BACKLOG_KIB 4096
 /* flush_hot_kib's default: 16 blocks of 4 KiB, the smallest hot tier whose flush
- * cost the chasing regime at most 3 % where it was measured (DESIGN §3.10). */
+ * cost the chasing regime at most 3 % both as a build variant and in one binary
+ * where it was measured (8 blocks: only in one binary; DESIGN §3.10). */
 #define PYQ_FLUSH_HOT_KIB 64
 
 /* Pass as timeout_ns to wait without limit. */
