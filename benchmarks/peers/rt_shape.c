@@ -27,6 +27,10 @@
  *   pq_pause   pq_inline with a PAUSE after each empty poll (pp_pause's spin)
  *   pq_wait    pyq_reader_wait() (the library's own wait: a relaxed spin,
  *              then sleeps; never reached here) before each poll
+ *   pq_scan    pq_inline's loop on queues with scan_current under publish max
+ *              (the send's flush publishes): every record starts a line (the
+ *              bench's pyqueue_scan)
+ *   pq_scan_each  the same with publish each
  * e.g.  ./rt_shape 4 pp_spin pq_inline pq_call
  *
  * A on CPU 0 times each round trip with rdtsc; the echo runs on CPU 1.  Per
@@ -50,12 +54,16 @@
 
 #define TRIPS 20000
 #define WARM 1000
-#define MAX_SHAPES 8
+#define MAX_SHAPES 10
 #define MAX_ROUNDS 64
 
-enum shape { PP_SPIN, PP_PAUSE, PQ_INLINE, PQ_CALL, PQ_PTR, PQ_COPY, PQ_PAUSE, PQ_WAIT, N_SHAPES };
+enum shape {
+    PP_SPIN, PP_PAUSE, PQ_INLINE, PQ_CALL, PQ_PTR, PQ_COPY, PQ_PAUSE, PQ_WAIT, PQ_SCAN,
+    PQ_SCAN_EACH, N_SHAPES
+};
 static const char *const names[N_SHAPES] = {"pp_spin", "pp_pause", "pq_inline", "pq_call",
-                                            "pq_ptr",  "pq_copy",  "pq_pause",  "pq_wait"};
+                                            "pq_ptr",  "pq_copy",  "pq_pause",  "pq_wait",
+                                            "pq_scan", "pq_scan_each"};
 
 static struct {
     _Alignas(64) _Atomic uint64_t v;
@@ -140,6 +148,8 @@ static inline __attribute__((always_inline)) int recv(struct run *r, pyq_queue_t
             _mm_pause();
         return 0;
     case PQ_INLINE:
+    case PQ_SCAN:
+    case PQ_SCAN_EACH:
         while ((k = pyq_reader_poll(q, 1, check_seq, &e)) == 0)
             ;
         break;
@@ -227,7 +237,8 @@ static int one_round(enum shape s, uint64_t *samples, uint64_t out[3])
     int bad = 0;
 
     pyq_config_init(&cfg);
-    cfg.publish = PYQ_PUBLISH_EACH;
+    cfg.publish = s == PQ_SCAN ? PYQ_PUBLISH_MAX : PYQ_PUBLISH_EACH;
+    cfg.scan_current = s == PQ_SCAN || s == PQ_SCAN_EACH;
     if (pyq_queue_create(&cfg, &r.ab) != 0 || pyq_queue_create(&cfg, &r.ba) != 0) {
         fprintf(stderr, "rt_shape: cannot create the queues\n");
         exit(2);
