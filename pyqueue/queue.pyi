@@ -67,6 +67,7 @@ class Queue:
                  mlock: bool = ..., spill_nontemporal: Optional[bool] = ...,
                  prefetch: bool = ..., hot_nontemporal: bool = ...,
                  nontemporal_backlog_kib: int = ..., flush_hot_kib: int = ...,
+                 flush_backlog_kib: int = ...,
                  **overrides: Any) -> None: ...
     @property
     def config(self) -> QueueConfig: ...

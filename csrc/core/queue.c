@@ -32,6 +32,7 @@ void pyq_config_init(pyq_config_t *cfg)
 #endif
     cfg->nontemporal_backlog_kib = PYQ_NT_BACKLOG_KIB;
     cfg->flush_hot_kib = PYQ_FLUSH_HOT_KIB;
+    cfg->flush_backlog_kib = PYQ_FLUSH_BACKLOG_KIB;
 }
 
 /* Every flag field is 0 or 1: a 7 or a -3 is a caller's bug, not a "yes". */
@@ -111,6 +112,10 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->flush[PYQ_TIER_HOT] = flush && cfg->flush_hot_kib != 0 &&
                              (uint64_t)cfg->hot_blocks * cfg->block_size >=
                                  (uint64_t)cfg->flush_hot_kib << 10;
+    /* A tier flushed whole needs no backlog rule. */
+    q->flush_backlog = flush && !q->flush[PYQ_TIER_HOT] && cfg->flush_backlog_kib != 0
+                           ? (uint64_t)cfg->flush_backlog_kib << 10
+                           : 0;
     pyq_q_gate(q);
     q->r.block_size = cfg->block_size;
     q->w.claim_len = PYQ_NO_CLAIM;

@@ -227,7 +227,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 10u                         /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 11u                         /* bump with struct pyq_queue */
 #define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
@@ -273,6 +273,10 @@ struct pyq_queue {
                                       read (reader.c, finish_block), on a CPU with
                                       CLFLUSHOPT: spill under spill_nontemporal, hot
                                       when the tier holds flush_hot_kib or more */
+    uint64_t flush_backlog;        /* cfg.flush_backlog_kib in bytes, 0 when off or the
+                                      hot tier is flushed whole (flush[HOT]): a hot
+                                      block is flushed when the writer is that far
+                                      ahead of its end (reader.c, finish_block) */
 
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */

@@ -65,6 +65,10 @@
  * cost the chasing regime at most 3 % both as a build variant and in one binary
  * where it was measured (8 blocks: only in one binary; DESIGN §3.10). */
 #define PYQ_FLUSH_HOT_KIB 64
+/* flush_backlog_kib's default: the default hot tier's 16 KiB, the smallest
+ * backlog measured -- a writer that far ahead streams, and a reader that far
+ * behind never chases (DESIGN §3.10). */
+#define PYQ_FLUSH_BACKLOG_KIB 16
 
 /* Pass as timeout_ns to wait without limit. */
 #define PYQ_WAIT_FOREVER (-1)
@@ -130,6 +134,14 @@ typedef struct pyq_config {
                                    small tier comes back at once and is left alone.
                                    0: never.  No effect on a CPU without CLFLUSHOPT;
                                    default 64 (DESIGN §3.10) */
+    uint32_t flush_backlog_kib; /* the reader also flushes a hot block of a smaller
+                                   tier once read when, as it finishes the block, the
+                                   writer is at least this many KiB ahead of the
+                                   block's end (as far as the reader last looked):
+                                   the writer, streaming ahead, takes the block again
+                                   at once, after the reader's copy but long after
+                                   its own.  0: never.  No effect on a CPU without
+                                   CLFLUSHOPT (DESIGN §3.10) */
 } pyq_config_t;
 
 /* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */
@@ -153,7 +165,8 @@ typedef struct pyq_stats {
     uint32_t hugepages_used;    /* 1 MAP_HUGETLB, 2 MADV_HUGEPAGE advice, 0 none */
     uint32_t mlocked;
     uint64_t blocks_flushed;    /* blocks the reader flushed from its caches once read
-                                   (spill_nontemporal, flush_hot_kib) */
+                                   (spill_nontemporal, flush_hot_kib,
+                                   flush_backlog_kib) */
 } pyq_stats_t;
 
 /* Per-message callback of pyq_reader_poll(): return 0 to go on; any other value

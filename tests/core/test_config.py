@@ -113,7 +113,7 @@ BAD_TYPE = [("block_size", "4096"), ("hot_blocks", 1.5), ("spill_blocks", None),
             ("touch_after_write", 1.0), ("hugepages", "no"), ("prefault", None),
             ("mlock", []), ("spill_nontemporal", "on"), ("prefetch", 0.0),
             ("hot_nontemporal", "yes"), ("nontemporal_backlog_kib", 4.0),
-            ("flush_hot_kib", "64")]
+            ("flush_hot_kib", "64"), ("flush_backlog_kib", 16.0)]
 BAD_VALUE = [("block_size", 100, "multiple of 64 in [64, 16777216]"),
              ("block_size", 32, "in [64, 16777216]"),
              ("block_size", 1 << 30, "in [64, 16777216]"),
@@ -128,6 +128,7 @@ BAD_VALUE = [("block_size", 100, "multiple of 64 in [64, 16777216]"),
              ("retry_yield_every", 1 << 32, "in [0, 4294967295]"),
              ("nontemporal_backlog_kib", -1, "in [0, 4294967295]"),
              ("flush_hot_kib", 1 << 32, "in [0, 4294967295]"),
+             ("flush_backlog_kib", -1, "in [0, 4294967295]"),
              ("scan_current", 2, "True or False"), ("mlock", 3, "True or False"),
              ("prefetch", -1, "True or False")]
 

@@ -196,24 +196,31 @@ def test_stats_and_tiers():
         assert q.backlog() == 0
 
 
-@pytest.mark.parametrize("hot, spill_nt, flush_hot_kib, flushed", [
-    (4, False, 64, "none"),      # a 16 KiB hot tier is under the default 64 KiB
-    (16, False, 64, "hot"),      # 64 KiB: its blocks are flushed
-    (4, False, 16, "hot"),       # the threshold is the field's
-    (16, False, 0, "none"),      # 0: never
-    (4, True, 64, "spill"),      # spill_nontemporal flushes spill blocks only
-    (16, True, 64, "all"),
+@pytest.mark.parametrize("hot, spill_nt, flush_hot_kib, flush_backlog_kib, flushed", [
+    (4, False, 64, 0, "none"),      # a 16 KiB hot tier is under the default 64 KiB
+    (16, False, 64, 0, "hot"),      # 64 KiB: its blocks are flushed
+    (4, False, 16, 0, "hot"),       # the threshold is the field's
+    (16, False, 0, 0, "none"),      # 0: never
+    (4, True, 64, 0, "spill"),      # spill_nontemporal flushes spill blocks only
+    (16, True, 64, 0, "all"),
+    (4, False, 64, 16, "hot"),      # the writer ~40 blocks ahead: the backlog rule
+    (4, True, 64, 16, "all"),
+    (16, False, 0, 16, "hot"),      # flush_hot_kib 0 leaves the backlog rule on
 ])
-def test_blocks_flushed_once_read_follow_the_tiers_rule(hot, spill_nt, flush_hot_kib, flushed):
+def test_blocks_flushed_once_read_follow_the_tiers_rule(hot, spill_nt, flush_hot_kib,
+                                                        flush_backlog_kib, flushed):
     # The reader flushes a block it has read when its tier says so (DESIGN
     # §3.10): spill blocks under spill_nontemporal, hot blocks when the hot
-    # tier holds flush_hot_kib or more; blocks_flushed counts them, and only
-    # where the CPU can (CLFLUSHOPT).  Every message still arrives, in order.
+    # tier holds flush_hot_kib or more, or when the writer is flush_backlog_kib
+    # or more ahead of the block; blocks_flushed counts them, and only where the
+    # CPU can (CLFLUSHOPT).  Every message still arrives, in order.
     if spill_nt and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("spill_nontemporal is x86-64 only")
     with pq.Queue(block_size=4096, hot_blocks=hot, spill_blocks=64 - hot, publish="max",
-                  spill_nontemporal=spill_nt, flush_hot_kib=flush_hot_kib) as q:
+                  spill_nontemporal=spill_nt, flush_hot_kib=flush_hot_kib,
+                  flush_backlog_kib=flush_backlog_kib) as q:
         assert q.config.flush_hot_kib == flush_hot_kib
+        assert q.config.flush_backlog_kib == flush_backlog_kib
         got = []
         for rnd in range(4):  # the pool goes round more than once
             rows = np.arange(rnd * 5000, (rnd + 1) * 5000, dtype=np.uint64)
@@ -227,6 +234,76 @@ def test_blocks_flushed_once_read_follow_the_tiers_rule(hot, spill_nt, flush_hot
         assert st["returns_hot"] > 0 and st["returns_spill"] > 0
         want = {"none": 0, "hot": st["returns_hot"], "spill": st["returns_spill"],
                 "all": st["returns_hot"] + st["returns_spill"]}[flushed]
+        assert st["blocks_flushed"] == (want if support.has_clflushopt() else 0)
+
+
+@pytest.mark.parametrize("read", ["poll", "poll_into"])
+def test_the_backlog_rule_flushes_the_blocks_the_writer_is_far_enough_ahead_of(read):
+    # flush_backlog_kib=8 on an all-hot tier of 8 blocks (32 KiB, under
+    # flush_hot_kib): 127 messages of 32 bytes fill a 4 KiB block (one run
+    # header), so 8 * 127 messages leave 7 blocks sealed and the last one
+    # current, 4072 bytes in.  As the reader finishes block i the writer is
+    # (5 - i) * 4096 + 4072 bytes past its end: 8 KiB or more for i <= 4, so
+    # 5 of the 7 blocks returned are flushed, the two next to the writer not.
+    with pq.Queue(block_size=4096, hot_blocks=8, spill_blocks=0, publish="max",
+                  spill_nontemporal=False, flush_backlog_kib=8) as q:
+        for i in range(8 * 127):
+            q.writer.write(i.to_bytes(8, "little") * 4)
+        q.writer.flush()
+        if read == "poll":
+            msgs = q.reader.poll()
+            seqs = [int.from_bytes(bytes(m[:8]), "little") for m in msgs]
+        else:
+            out = np.empty((8 * 127, 32), np.uint8)
+            assert q.reader.poll_into(out) == 8 * 127
+            seqs = out.view(np.uint64)[:, 0].tolist()
+        assert seqs == list(range(8 * 127))
+        st = q.stats()
+        assert st["takes_hot"] == 8 and st["returns_hot"] == 7
+        assert st["blocks_flushed"] == (5 if support.has_clflushopt() else 0)
+
+
+@pytest.mark.parametrize("publish", ["max", "each"])
+def test_a_reader_that_keeps_up_flushes_nothing_under_the_backlog_rule(publish):
+    # The backlog rule (default flush_backlog_kib 16) flushes only blocks the
+    # writer has left far behind: a reader that reads each hundred messages as
+    # they are written -- the chasing regime, where a hot block comes back to
+    # the writer from the reader's cache faster than from memory -- flushes
+    # none, through ~12 laps of the 4 hot blocks.  Under publish each the
+    # reader scans headers and knows the writer's block count, not its offset.
+    with pq.Queue(block_size=4096, hot_blocks=4, spill_blocks=4, publish=publish,
+                  spill_nontemporal=False) as q:
+        assert q.config.flush_backlog_kib == 16
+        n = 0
+        for rnd in range(60):
+            for i in range(100):
+                q.writer.write((n + i).to_bytes(8, "little") * 4)
+            q.writer.flush()
+            msgs = q.reader.poll()
+            assert [int.from_bytes(bytes(m[:8]), "little") for m in msgs] == \
+                list(range(n, n + 100))
+            n += 100
+        st = q.stats()
+        assert st["returns_hot"] + st["returns_spill"] >= 40
+        assert st["blocks_flushed"] == 0
+
+
+def test_the_backlog_rule_under_publish_each_counts_whole_blocks():
+    # A scanning reader (publish each) knows how many blocks the writer took,
+    # not where it is in the last: the writer counts as at that block's start.
+    # All written first, then read: block i is flushed when (taken - 2 - i)
+    # blocks lie between it and the writer's, 16 KiB or more.
+    with pq.Queue(block_size=4096, hot_blocks=16, spill_blocks=0, publish="each",
+                  spill_nontemporal=False, flush_hot_kib=0, flush_backlog_kib=16) as q:
+        for i in range(1200):
+            q.writer.write(i.to_bytes(8, "little") * 4)
+        msgs = q.reader.poll()
+        assert [int.from_bytes(bytes(m[:8]), "little") for m in msgs] == list(range(1200))
+        st = q.stats()
+        taken, returned = st["takes_hot"], st["returns_hot"]
+        assert taken >= 10 and returned >= taken - 2
+        want = sum(1 for i in range(returned) if (taken - 2 - i) * 4096 >= 16 << 10)
+        assert want > 0
         assert st["blocks_flushed"] == (want if support.has_clflushopt() else 0)
 
 

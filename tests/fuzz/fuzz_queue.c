@@ -555,6 +555,10 @@ static void configure(struct input *in)
      * or 3 blocks of 512 bytes): bit 7 of b, otherwise taken only by
      * spill_blocks' % 5. */
     m.cfg.flush_hot_kib = (b >> 7) & 1;
+    /* Hot blocks flushed once read with the writer 1 KiB or more ahead (two
+     * blocks of 512 bytes; the default 16 KiB is more than these pools hold):
+     * bit 6 of b. */
+    m.cfg.flush_backlog_kib = (b >> 6) & 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -119,7 +119,11 @@ def random_config(rng):
                        # 0: every spill block streamed; 64 KiB: the small pools' backlogs
                        # cross it, so blocks switch between streamed and cached.
                        nontemporal_backlog_kib=rng.choice([0, 64, 4096]),
-                       touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7)
+                       touch_after_write=rng.random() < 0.7, prefetch=rng.random() < 0.7,
+                       # 4 KiB: a hot block flushed whenever the writer is a block
+                       # or so ahead, on and off through a run (drawn last: the
+                       # draws above stay those of a seed before this field).
+                       flush_backlog_kib=rng.choice([0, 4, 16]))
 
 
 def _nontemporal_supported():
