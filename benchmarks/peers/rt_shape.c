@@ -31,6 +31,14 @@
  *              (the send's flush publishes): every record starts a line (the
  *              bench's pyqueue_scan)
  *   pq_scan_each  the same with publish each
+ *   fl_ring    no queue: a fresh line a message, as pyqueue's scan_current
+ *              records take (line seq % 4096 of a 256 KiB ring a direction,
+ *              the payload then the sequence number stored with release, the
+ *              receiver spinning on that line's number) -- what handing a
+ *              message over in a new line costs against reusing one (pp_spin)
+ *   fl_ring_pfw  fl_ring with a PREFETCHW of the line two ahead after each send
+ *              (as pyqueue's zeroing ahead owns the next lines before the
+ *              receiver spins on them)
  * e.g.  ./rt_shape 4 pp_spin pq_inline pq_call
  *
  * A on CPU 0 times each round trip with rdtsc; the echo runs on CPU 1.  Per
@@ -54,20 +62,30 @@
 
 #define TRIPS 20000
 #define WARM 1000
-#define MAX_SHAPES 10
+#define MAX_SHAPES 12
+#define RING_LINES 4096
 #define MAX_ROUNDS 64
 
 enum shape {
     PP_SPIN, PP_PAUSE, PQ_INLINE, PQ_CALL, PQ_PTR, PQ_COPY, PQ_PAUSE, PQ_WAIT, PQ_SCAN,
-    PQ_SCAN_EACH, N_SHAPES
+    PQ_SCAN_EACH, FL_RING, FL_RING_PFW, N_SHAPES
 };
 static const char *const names[N_SHAPES] = {"pp_spin", "pp_pause", "pq_inline", "pq_call",
                                             "pq_ptr",  "pq_copy",  "pq_pause",  "pq_wait",
-                                            "pq_scan", "pq_scan_each"};
+                                            "pq_scan", "pq_scan_each", "fl_ring",
+                                            "fl_ring_pfw"};
 
 static struct {
     _Alignas(64) _Atomic uint64_t v;
 } line_ab, line_ba;
+
+/* fl_ring's lines, one ring a direction: a message's sequence number in the
+ * first word, its 32-byte payload after it. */
+struct rline {
+    _Alignas(64) _Atomic uint64_t seq;
+    uint8_t pay[56];
+};
+static struct rline ring_ab[RING_LINES], ring_ba[RING_LINES];
 
 struct run {
     enum shape shape;
@@ -125,6 +143,15 @@ static inline __attribute__((always_inline)) int send(struct run *r, pyq_queue_t
     }
     memset(m, 0x5a, sizeof m);
     memcpy(m, &seq, 8);
+    if (r->shape == FL_RING || r->shape == FL_RING_PFW) {
+        struct rline *ring = line == &line_ab.v ? ring_ab : ring_ba;
+        struct rline *l = &ring[seq % RING_LINES];
+        memcpy(l->pay, m, sizeof m);
+        atomic_store_explicit(&l->seq, seq, memory_order_release);
+        if (r->shape == FL_RING_PFW)
+            __asm__ __volatile__("prefetchw %0" : : "m"(ring[(seq + 2) % RING_LINES]));
+        return 0;
+    }
     while (pyq_writer_try_write(q, m, 32) == PYQ_EAGAIN)
         ;
     return pyq_writer_flush(q);
@@ -147,6 +174,14 @@ static inline __attribute__((always_inline)) int recv(struct run *r, pyq_queue_t
         while (atomic_load_explicit(line, memory_order_acquire) != seq)
             _mm_pause();
         return 0;
+    case FL_RING:
+    case FL_RING_PFW: {
+        struct rline *l = &(line == &line_ab.v ? ring_ab : ring_ba)[seq % RING_LINES];
+        while (atomic_load_explicit(&l->seq, memory_order_acquire) != seq)
+            ;
+        memcpy(&v, l->pay, 8);
+        return v != seq;
+    }
     case PQ_INLINE:
     case PQ_SCAN:
     case PQ_SCAN_EACH:
@@ -245,6 +280,8 @@ static int one_round(enum shape s, uint64_t *samples, uint64_t out[3])
     }
     atomic_store(&line_ab.v, 0);
     atomic_store(&line_ba.v, 0);
+    memset(ring_ab, 0, sizeof ring_ab);
+    memset(ring_ba, 0, sizeof ring_ba);
     /* The echo starts on its own CPU: behind a spinning SCHED_FIFO A on A's
      * CPU it would never run. */
     pthread_attr_init(&at);

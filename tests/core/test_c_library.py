@@ -99,7 +99,7 @@ def test_rt_shape_runs_every_shape_and_checks_every_message(build, tmp_path):
     arguments are refused with exit 2."""
     exe = _bench_tool(build, tmp_path, "rt_shape")
     shapes = ["pp_spin", "pp_pause", "pq_inline", "pq_call", "pq_ptr", "pq_copy", "pq_pause",
-              "pq_wait", "pq_scan", "pq_scan_each"]
+              "pq_wait", "pq_scan", "pq_scan_each", "fl_ring", "fl_ring_pfw"]
     got, last = _rounds(exe, ["2"] + shapes, shapes)
     assert len(got) == 2
     for g in got:
