@@ -1,10 +1,15 @@
-"""pip install . : builds the C core into pyqueue._pyq with cffi (API, out-of-line),
-and the per-message Writer/Reader calls into pyqueue._pyext (CPython C API, stable
-ABI), which calls the core of _pyq through pointers instead of a second copy.
+"""pip install . : two packages in one distribution.
 
-Peer queues (ck_ring, DPDK rte_ring, moodycamel ReaderWriterQueue, boost) are built
-as separate small shared objects by pyqueue/_build_peers.py when their Debian
-headers are present; a missing peer is recorded, never an install failure.
+- pyqueue, the queue: the C core into pyqueue._pyq with cffi (API, out-of-line), and
+  the per-message Writer/Reader calls into pyqueue._pyext (CPython C API, stable
+  ABI), which calls the core of _pyq through pointers instead of a second copy.
+- pyqueue.lab, the instrument: runtime, adapters, experiments' loops, bench and
+  stress into pyqueue.lab._lab (cffi; pyqueue/lab/_build.py).
+
+Peer queues (ck_ring, DPDK rte_ring, moodycamel ReaderWriterQueue, boost,
+atomic_queue) are built as separate small shared objects by
+pyqueue/lab/_build_peers.py when their Debian headers are present; a missing peer
+is recorded, never an install failure.
 """
 import os
 import re
@@ -14,7 +19,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BUILD_PEERS = os.path.join(HERE, "pyqueue", "_build_peers.py")
+BUILD_PEERS = os.path.join(HERE, "pyqueue", "lab", "_build_peers.py")
 BUILD = os.path.join(HERE, "pyqueue", "_build.py")
 # The limited API of 3.11: METH_FASTCALL (3.10) and the buffer protocol (3.11).
 LIMITED_API = 0x030B0000
@@ -31,7 +36,7 @@ class BuildExtWithPeers(build_ext):
         super().run()
         # By path, under the name the package gives it: pyqueue itself cannot be
         # imported before its extension exists.
-        build_peers = runpy.run_path(BUILD_PEERS, run_name="pyqueue._build_peers")
+        build_peers = runpy.run_path(BUILD_PEERS, run_name="pyqueue.lab._build_peers")
         build_peers["build_all"](self)
 
 
@@ -52,7 +57,7 @@ def pyext():
 
 setup(
     version=version(),
-    cffi_modules=["pyqueue/_build.py:ffibuilder"],
+    cffi_modules=["pyqueue/_build.py:ffibuilder", "pyqueue/lab/_build.py:ffibuilder"],
     ext_modules=[pyext()],
     cmdclass={"build_ext": BuildExtWithPeers},
     # cffi builds _pyq and _pyext is built against the stable ABI (Py_LIMITED_API,

@@ -1,5 +1,5 @@
 # layers.mk - the C sources of each layer, in one place for every build: the
-# Python extension (pyqueue/_build.py reads this file), the C library
+# Python extensions (pyqueue/_build.py and pyqueue/lab/_build.py read this file), the C library
 # (../Makefile), the sanitizer tests (tests/c), the fuzzer (tests/fuzz) and the
 # instruction counts (benchmarks/peers).  Paths are relative to csrc/.
 #
@@ -34,12 +34,19 @@ PYQ_STRESS   := stress/selftest.c stress/soak.c
 # inside, they call the one in the cffi extension through pointers (DESIGN §5.3).
 PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/reader.c
 
-# The Python extension: every layer, in one shared object.
-PYQ_ALL      := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_LAB) \
-                $(PYQ_BENCH) $(PYQ_STRESS)
-# The public headers the extension's cdef is made of, in include order.
-PYQ_CDEF     := include/pyqueue.h common/pyq_pattern.h runtime/pyq_runtime.h \
-                adapters/pyq_adapter.h adapters/pyq_twin.h lab/pyq_business.h lab/pyq_burst_tail.h \
-                lab/pyq_ownership.h lab/pyq_c2c.h lab/pyq_pipeline.h bench/pyq_bench.h \
-                bench/pyq_twins.h bench/pyq_xproc.h \
-                stress/pyq_selftest.h stress/pyq_soak.h
+# The two Python extensions.  pyqueue._pyq is the queue: the core alone, and
+# its cdef the one installed header.  pyqueue.lab._lab is the instrument: every
+# other layer, over its own copy of the core compiled from the same sources
+# (its cffi FFI includes _pyq's, so a queue made by either is one C type).
+PYQ_QUEUE_EXT  := $(PYQ_COMMON) $(PYQ_CORE)
+PYQ_QUEUE_CDEF := include/pyqueue.h
+PYQ_LAB_EXT    := $(PYQ_COMMON) $(PYQ_CORE) $(PYQ_RUNTIME) $(PYQ_ADAPTERS) $(PYQ_LAB) \
+                  $(PYQ_BENCH) $(PYQ_STRESS)
+# The lab's public headers, its cdef, in include order.
+PYQ_LAB_CDEF   := common/pyq_pattern.h runtime/pyq_runtime.h \
+                  adapters/pyq_adapter.h adapters/pyq_twin.h lab/pyq_business.h lab/pyq_burst_tail.h \
+                  lab/pyq_ownership.h lab/pyq_c2c.h lab/pyq_pipeline.h bench/pyq_bench.h \
+                  bench/pyq_twins.h bench/pyq_xproc.h \
+                  stress/pyq_selftest.h stress/pyq_soak.h
+# Every layer, for the builds that want them all (tests/c, tests/fuzz).
+PYQ_ALL      := $(PYQ_LAB_EXT)

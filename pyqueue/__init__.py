@@ -5,18 +5,16 @@
         q.writer.write(b"hello")
         q.reader.poll()          # [b'hello']
 """
-from importlib import metadata as _metadata
-
-from ._errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
-                      QueueFull, UnsupportedError, VerificationError)
+from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
+                     QueueFull, UnsupportedError, VerificationError)
 from .config import QueueConfig
 from .queue import Queue, Reader, Writer, cleanup_stale
 
-# Written once, in the C header; the installed metadata (distribution pyqueue-lab) carries it.
-try:
-    __version__ = _metadata.version("pyqueue-lab")
-except _metadata.PackageNotFoundError:  # imported from a tree that was never installed
-    __version__ = "unknown"
+from ._pyq import ffi as _ffi, lib as _lib
+
+# Written once, in the C header (PYQ_VERSION), which setup.py reads for the metadata too.
+__version__ = _ffi.string(_lib.pyq_version()).decode()
+del _ffi, _lib
 
 __all__ = ["Queue", "QueueConfig", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
            "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",

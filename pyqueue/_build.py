@@ -1,4 +1,5 @@
-"""cffi build script (API mode, out-of-line): compiles every layer of csrc/ into pyqueue._pyq.
+"""cffi build script (API mode, out-of-line) of the queue: csrc/common and csrc/core
+into pyqueue._pyq, nothing of the lab (that is pyqueue/lab/_build.py's pyqueue.lab._lab).
 
 setup.py names this file in ``cffi_modules``; ``pip install .`` runs it.  The sources
 and the cdef headers are the lists of csrc/layers.mk, the one source list every build
@@ -33,8 +34,8 @@ def make_lists(path=LAYERS_MK):
 
 
 _LISTS = make_lists()
-HEADERS = [os.path.join(CSRC, h) for h in _LISTS["PYQ_CDEF"]]
-SOURCES = [os.path.join(CSRC, c) for c in _LISTS["PYQ_ALL"]]
+HEADERS = [os.path.join(CSRC, h) for h in _LISTS["PYQ_QUEUE_CDEF"]]
+SOURCES = [os.path.join(CSRC, c) for c in _LISTS["PYQ_QUEUE_EXT"]]
 
 # Integer constants only: a string #define (PYQ_VERSION) has no cdef form.
 _DEFINE = re.compile(r"^#define\s+(PYQ_\w+)\s+[^\s\"].*$")
@@ -67,20 +68,35 @@ def compile_args():
     return args
 
 
-ffibuilder = FFI()
-for h in HEADERS:
-    ffibuilder.cdef(cdef_text(h))
+def builder(module, headers, sources, include=None):
+    """An out-of-line FFI named ``module``: cdef = ``headers``, compiled from ``sources``
+    (paths under csrc/); ``include`` is another such FFI whose types it shares."""
+    ffi = FFI()
+    if include is not None:
+        ffi.include(include)
+    for h in headers:
+        ffi.cdef(cdef_text(h))
+    preamble = list(include_headers(include)) if include is not None else []
+    ffi.set_source(
+        module,
+        "\n".join('#include "%s"' % os.path.relpath(h, CSRC) for h in preamble + headers),
+        # setuptools wants sources relative to setup.py (the build's working directory).
+        sources=[os.path.relpath(p, ROOT) for p in sources],
+        include_dirs=[INCLUDE, CSRC],
+        extra_compile_args=compile_args(),
+        extra_link_args=["-pthread"] + os.environ.get("PYQ_LDFLAGS", "").split(),
+        libraries=["dl", "m"],
+    )
+    ffi.pyq_headers = headers
+    return ffi
 
-ffibuilder.set_source(
-    "pyqueue._pyq",
-    "\n".join('#include "%s"' % os.path.relpath(h, CSRC) for h in HEADERS),
-    # setuptools wants sources relative to setup.py (the build's working directory).
-    sources=[os.path.relpath(p, ROOT) for p in SOURCES],
-    include_dirs=[INCLUDE, CSRC],
-    extra_compile_args=compile_args(),
-    extra_link_args=["-pthread"] + os.environ.get("PYQ_LDFLAGS", "").split(),
-    libraries=["dl", "m"],
-)
+
+def include_headers(ffi):
+    """The headers an FFI made by builder() declares (those its C preamble includes)."""
+    return ffi.pyq_headers
+
+
+ffibuilder = builder("pyqueue._pyq", HEADERS, SOURCES)
 
 if __name__ == "__main__":
     os.chdir(ROOT)

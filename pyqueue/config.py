@@ -8,8 +8,10 @@ converted here and nowhere else:
     publish          'max' | 'each' | 'bytes:N'    (C: publish and publish_bytes)
     int32_t fields   True / False                  (C: 0 / 1)
 
-A QueueConfig is checked once, when it is made: types and ranges in Python,
-then pyq_config_check() for the rules C keeps.  A bad value raises ValueError
+A QueueConfig is checked once, when it is made: types (and what each C field can
+hold) in Python, then pyq_config_check() for the rules, which C states.  A Queue
+made from keywords is checked once too, by pyq_queue_create(); its ``config`` is
+read back from C and trusted (from_c).  A bad value raises ValueError
 (ArgumentTypeError, also a TypeError, for a wrong type) naming the parameter and
 what it may be::
 
@@ -18,8 +20,6 @@ what it may be::
     q.config == cfg                 # read back from C (pyq_queue_config)
     cfg.replace(hot_blocks=8)
 """
-import dataclasses
-
 from . import cstruct, validate
 from ._pyq import ffi, lib
 
@@ -78,8 +78,8 @@ def _from_c(c):
     return out
 
 
-def _to_c(values):
-    """A pyq_config_t * from checked Python values."""
+def to_c(values):
+    """A new pyq_config_t * from converted Python values (see converted())."""
     c = ffi.new("pyq_config_t *")
     lib.pyq_config_init(c)
     for name, kind in KINDS.items():
@@ -141,9 +141,9 @@ def _count(name, value, values):
     return value
 
 
-def _checked(values):
-    """The values made plain (bool, int, canonical publish), once each is of the
-    right type and pyq_config_check() accepts them all."""
+def _converted(values):
+    """The values made plain (bool, int, canonical publish) and fitted to their C
+    types: what it takes to build a pyq_config_t.  The rules are C's (_c_check)."""
     out = {}
     for name, kind in KINDS.items():
         value = values[name]
@@ -156,12 +156,34 @@ def _checked(values):
             out[name] = validate.flag(name, value)
         else:
             out[name] = _count(name, value, out)
-    bad = ffi.new("const char **")
-    if lib.pyq_config_check(_to_c(out), bad) != 0:
-        field = ffi.string(bad[0]).decode()
-        name = "publish" if field == _COUNT_FIELD else field
-        raise _bad(name, out[name], out)
     return out
+
+
+def refused(values):
+    """The ValueError naming the field pyq_config_check() refuses in ``values``
+    (converted), or None when it accepts them all."""
+    bad = ffi.new("const char **")
+    if lib.pyq_config_check(to_c(values), bad) == 0:
+        return None
+    field = ffi.string(bad[0]).decode()
+    name = "publish" if field == _COUNT_FIELD else field
+    return _bad(name, values[name], values)
+
+
+def converted(config=None, **overrides):
+    """``config`` (a QueueConfig, or None for the defaults) with ``overrides``, as
+    converted values for C to check: Queue() hands them to pyq_queue_create(),
+    whose check is the one a queue construction makes."""
+    _known(overrides)
+    if config is None:
+        values = dict(DEFAULTS)
+    elif isinstance(config, QueueConfig):
+        values = config.as_dict()
+    else:
+        raise TypeError("config must be a pyqueue.QueueConfig or None, got %s"
+                        % type(config).__name__)
+    values.update(overrides)
+    return _converted(values)
 
 
 def _known(names):
@@ -173,12 +195,69 @@ def _known(names):
 
 # ---- the class --------------------------------------------------------------------
 
-class _QueueConfig:
-    """Methods of QueueConfig; its fields are made from pyq_config_t below."""
+class QueueConfig:
+    """The queue's configuration, checked: pyq_config_t in Python terms (see
+    pyqueue.config).  Frozen: ``replace()`` makes a changed copy.  Its fields are
+    ``QueueConfig.FIELDS``, in pyq_config_t's order (the keywords of pyqueue.Queue).
 
-    def __post_init__(self):
-        for name, value in _checked(self.as_dict()).items():
-            object.__setattr__(self, name, value)  # frozen: the plain value, once
+    A plain class rather than a dataclass: dataclasses costs ``import pyqueue``
+    half its time, and a queue's configuration needs none of it."""
+
+    FIELDS = tuple(KINDS)
+    __slots__ = FIELDS
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(self.FIELDS):
+            raise TypeError("QueueConfig takes at most %d positional arguments (%d given)"
+                            % (len(self.FIELDS), len(args)))
+        values = dict(DEFAULTS)
+        for name, value in zip(self.FIELDS, args):
+            values[name] = value
+        twice = sorted(set(self.FIELDS[:len(args)]) & set(kwargs))
+        if twice:
+            raise TypeError("QueueConfig got multiple values for %s" % ", ".join(twice))
+        _known(kwargs)
+        values.update(kwargs)
+        values = _converted(values)
+        error = refused(values)      # types in Python, the rules in C: one pyq_config_check()
+        if error is not None:
+            raise error
+        self._set(values)
+
+    @classmethod
+    def _trusted(cls, values):
+        """A QueueConfig of values C holds (converted, checked): no second check."""
+        self = object.__new__(cls)
+        self._set(values)
+        return self
+
+    def _set(self, values):
+        for name in self.FIELDS:
+            object.__setattr__(self, name, values[name])
+
+    def __setattr__(self, name, value):
+        raise AttributeError("QueueConfig is frozen: cfg.replace(%s=...) makes a changed copy"
+                             % name)
+
+    def __delattr__(self, name):
+        raise AttributeError("QueueConfig is frozen")
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def __repr__(self):
+        return "QueueConfig(%s)" % ", ".join("%s=%r" % (n, getattr(self, n)) for n in self.FIELDS)
+
+    def __reduce__(self):
+        return (self.__class__, self._key())   # unpickling checks the values again
 
     @classmethod
     def of(cls, config=None, **overrides):
@@ -194,20 +273,21 @@ class _QueueConfig:
     def replace(self, **changes):
         """A copy with ``changes`` (checked like a new QueueConfig)."""
         _known(changes)
-        return dataclasses.replace(self, **changes)
+        return self.__class__(**dict(self.as_dict(), **changes))
 
     def as_dict(self):
         """{field: value}, in pyq_config_t's order (the keywords of pyqueue.Queue)."""
-        return {name: getattr(self, name) for name in KINDS}
+        return {name: getattr(self, name) for name in self.FIELDS}
 
     def to_c(self):
         """A new ``pyq_config_t *`` (cffi) holding this configuration."""
-        return _to_c(self.as_dict())
+        return to_c(self.as_dict())
 
     @classmethod
     def from_c(cls, c):
-        """The QueueConfig of a ``pyq_config_t`` (cffi pointer or struct)."""
-        return cls(**_from_c(c))
+        """The QueueConfig of a ``pyq_config_t`` (cffi pointer or struct) that C has
+        checked -- a queue's own (pyq_queue_config): trusted, not checked again."""
+        return cls._trusted(_from_c(c))
 
     @property
     def pool_bytes(self):
@@ -215,11 +295,4 @@ class _QueueConfig:
         return self.block_size * (self.hot_blocks + self.spill_blocks)
 
 
-QueueConfig = dataclasses.make_dataclass(
-    "QueueConfig",
-    [(name, _TYPES[kind], dataclasses.field(default=DEFAULTS[name])) for name, kind in KINDS.items()],
-    bases=(_QueueConfig,), frozen=True,
-    namespace={"__doc__": "The queue's configuration, checked: pyq_config_t in Python terms "
-                          "(see pyqueue.config).  Defaults: %s."
-                          % ", ".join("%s=%r" % kv for kv in DEFAULTS.items())})
-QueueConfig.__module__ = __name__
+QueueConfig.__doc__ += "\n\n    Defaults: %s." % ", ".join("%s=%r" % kv for kv in DEFAULTS.items())

@@ -133,7 +133,7 @@ class PacingTable:
             else:
                 rate, ratio = "≈ %s" % _rate(r.p_max), "%.3f" % r.p_max_over_d
             body.append((_duration(r.t), "≈ %s msgs" % _count(r.burst_limit), rate, ratio))
-        from .lab.common.table import render   # the one table formatter of every command
+        from .table import render  # the one table formatter of every command
         lines = ["D = %s, N = %s messages; unpaced delay floor N/D = %s"
                  % (_rate(self.d), _count(self.n), _duration(self.unpaced_delay))]
         if markdown:

@@ -19,19 +19,19 @@ segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
 import os
-import secrets
 import sys
 import threading
 import time
 import weakref
 
-import numpy as np
-
 from . import _pyext, cstruct, validate
-from ._errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
+from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                       QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
 from .config import QueueConfig
+from .config import converted as config_values
+from .config import refused as config_refused
+from .config import to_c as _config_to_c
 
 # A blocking call waits in C in slices this long, so Ctrl-C and close() are seen.
 _WAIT_SLICE_NS = _pyext.SLICE_NS
@@ -65,11 +65,18 @@ _pyext.setup({name: _address(name) for name in _pyext.CORE_FUNCTIONS},
               "EndOfStream": EndOfStream})
 
 
+def _numpy():
+    """numpy, imported on the first array call: ``import pyqueue`` does not load it."""
+    import numpy
+    return numpy
+
+
 def check_array(arr, name, writable=False, width=None):
     """A 2-D, C-contiguous uint8 ndarray (n, size), or a clear exception."""
+    np = _numpy()
     if not isinstance(arr, np.ndarray):
         raise TypeError("%s must be a numpy.ndarray, got %s" % (name, type(arr).__name__))
-    if arr.dtype is not _UINT8 and arr.dtype != np.uint8:   # identity first: the cheap test
+    if arr.dtype != np.uint8:
         raise ValueError("%s must have dtype uint8, got %s" % (name, arr.dtype))
     if arr.ndim != 2:
         raise ValueError("%s must be 2-D (n_messages, message_size), got shape %s" % (name, arr.shape))
@@ -83,7 +90,6 @@ def check_array(arr, name, writable=False, width=None):
     return arr
 
 
-_UINT8 = np.dtype(np.uint8)
 _BUILD = object()   # only Queue builds its sides
 
 
@@ -293,6 +299,7 @@ class Writer(_Side, _pyext.WriterCore):
         exception out of the call (QueueClosed, KeyboardInterrupt) carries
         ``written`` too.  C is called for at most _BATCH_BYTES at a time, so
         Ctrl-C is seen within one wait slice even when the queue never fills."""
+        np = _numpy()
         n = arr.shape[0] if isinstance(arr, np.ndarray) and arr.ndim == 2 else None
         if n == 0 and arr.dtype == np.uint8:
             return 0   # zero rows: nothing to write, whatever their width
@@ -432,20 +439,28 @@ class Queue:
         shared = validate.flag("shared", shared)
         if name is not None and not shared:
             raise ValueError("name is for a shared queue: pass shared=True with it")
-        cfg = QueueConfig.of(config, **overrides)
+        # Converted here, checked once: by pyq_queue_create*, whose refusal is
+        # turned into the ValueError that names the field.
+        values = config_values(config, **overrides)
+        c_cfg = _config_to_c(values)
+        pool_bytes = values["block_size"] * (values["hot_blocks"] + values["spill_blocks"])
         out = ffi.new("pyq_queue_t **")
         hints = ({lib.PYQ_EPERM: "mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
-                                 "use mlock=False" % cfg.pool_bytes} if cfg.mlock else {})
+                                 "use mlock=False" % pool_bytes} if values["mlock"] else {})
         if shared:
             name = _new_name() if name is None else _check_name(name)
             hints[lib.PYQ_EEXIST] = (FileExistsError, "a shared queue named %r exists; choose "
                                      "another name (pyqueue.cleanup_stale() removes the leftovers "
                                      "of dead runs)" % name)
             hints[lib.PYQ_ENOMEM] = (MemoryError, "no room for a %d-byte shared queue in "
-                                     "/dev/shm" % cfg.pool_bytes)
-            rc = lib.pyq_queue_create_shared(name.encode(), cfg.to_c(), out, ffi.NULL)
+                                     "/dev/shm" % pool_bytes)
+            rc = lib.pyq_queue_create_shared(name.encode(), c_cfg, out, ffi.NULL)
         else:
-            rc = lib.pyq_queue_create(cfg.to_c(), out)
+            rc = lib.pyq_queue_create(c_cfg, out)
+        if rc == lib.PYQ_EINVAL:
+            error = config_refused(values)
+            if error is not None:
+                raise error
         check(rc, "Queue()", hints)
         self._setup(out[0], name if shared else None)
 
@@ -742,7 +757,7 @@ def _check_name(name):
 
 
 def _new_name():
-    return "pyq-%d-%s" % (os.getpid(), secrets.token_hex(6))
+    return "pyq-%d-%s" % (os.getpid(), os.urandom(6).hex())
 
 
 def cleanup_stale():

@@ -10,7 +10,7 @@ import numbers
 import os
 from collections.abc import Sequence
 
-import numpy as np
+import sys
 
 from .cpulist import format_cpulist
 
@@ -21,6 +21,13 @@ FIFO_MIN, FIFO_MAX = 1, 99
 class ArgumentTypeError(TypeError, ValueError):
     """A parameter of the wrong type.  Also a ValueError: every bad argument
     raised ValueError before these checks were shared, and callers catch it."""
+
+
+def _numpy_types(name):
+    """numpy's type ``name`` as a 0- or 1-tuple: a value can only be a numpy one
+    when numpy is loaded, and validating must not be what loads it."""
+    np = sys.modules.get("numpy")
+    return (getattr(np, name),) if np is not None else ()
 
 
 def _bounds(lo, hi):
@@ -56,7 +63,7 @@ def number(name, value, lo, hi, *, lo_open=False, hi_open=False):
 def sequence(name, values, item):
     """``values`` (a non-empty sequence, not a str) as a list, each entry checked
     by ``item(entry_name, entry)``, entry_name being "name[i]"."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, *_numpy_types("ndarray"))):
         raise ArgumentTypeError("%s must be a sequence (list, tuple), got %r" % (name, values))
     if len(values) == 0:
         raise ValueError("%s must not be empty" % name)
@@ -65,7 +72,7 @@ def sequence(name, values, item):
 
 def flag(name, value):
     """``value`` as a bool: True, False, 1 or 0."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, *_numpy_types("bool_"))):
         return bool(value)
     if isinstance(value, numbers.Integral):
         if value in (0, 1):

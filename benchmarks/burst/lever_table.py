@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from pyqueue.lab.common.stats import NOT_MEASURED  # noqa: E402
-from pyqueue.lab.common.table import render  # noqa: E402
+from pyqueue.table import render  # noqa: E402
 
 
 def _mean(d, i):

@@ -5,8 +5,8 @@
                                          [--new-cfg FIELD=VALUE ...] [--peer NAME ...]
                                          [--hot N,N,...] [--gap-ns NS] [--cfg FIELD=VALUE ...]
 
-Copy pyqueue/_pyq.abi3.so aside before a change (BASE.so), rebuild in place
-(NEW.so = pyqueue/_pyq.abi3.so), then run this from the repository root.  Both
+Copy pyqueue/lab/_lab.abi3.so (the bench drivers over their copy of the core) aside before a change (BASE.so), rebuild in place
+(NEW.so = pyqueue/lab/_lab.abi3.so), then run this from the repository root.  Both
 builds are loaded into one process and their contenders run interleaved, slice
 by slice, with the order rotated each round and a ping-pong probe before and
 after each round (as `python -m pyqueue bench` does), through the same C
@@ -45,12 +45,12 @@ from pyqueue.lab.common import regime
 from pyqueue.lab.common import twins
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEER_DIR = os.path.join(ROOT, "pyqueue", "peers").encode()
+PEER_DIR = os.path.join(ROOT, "pyqueue", "lab", "peers").encode()
 SPLIT_NS = 100.0
 
 
 def load(tag, path):
-    spec = importlib.util.spec_from_file_location("ab_%s._pyq" % tag, path)
+    spec = importlib.util.spec_from_file_location("ab_%s._lab" % tag, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.ffi, mod.lib

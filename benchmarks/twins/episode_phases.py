@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from pyqueue import _blas
+from pyqueue.lab.runtime import blas as _blas
 from pyqueue.lab.common import regime, twins
 from pyqueue.lab.experiments.bench import probe_one_way_ns
 

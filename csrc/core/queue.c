@@ -44,9 +44,20 @@ static const struct { size_t off; const char *name; } flags[] = {
     PYQ_FLAG(hot_nontemporal),
 };
 
+/* How many configurations this copy of the core has checked: a counter for
+ * tests (one queue construction, one check), never read on a queue's path. */
+static _Atomic uint64_t config_checks;
+
+uint64_t pyq_config_check_count(void)
+{
+    return atomic_load_explicit(&config_checks, memory_order_relaxed); /* a tally: no order */
+}
+
 int pyq_config_check(const pyq_config_t *c, const char **bad)
 {
     const char *why = NULL;
+
+    atomic_fetch_add_explicit(&config_checks, 1, memory_order_relaxed); /* a tally: no order */
 
     if (c->block_size < PYQ_MIN_BLOCK_SIZE || c->block_size > PYQ_MAX_BLOCK_SIZE ||
         c->block_size % PYQ_CACHELINE != 0)
@@ -86,13 +97,12 @@ static bool have_clflushopt(void)
 }
 
 /* The fields every queue derives from its configuration (in-process or in a
- * segment: shared.c checks an attached segment against them). */
+ * segment: shared.c checks an attached segment against them).  cfg has passed
+ * pyq_config_check(): each caller checks it once, at its door. */
 int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
 {
     bool flush;
 
-    if (pyq_config_check(cfg, NULL) != 0)
-        return PYQ_EINVAL;
     memset(q, 0, sizeof(*q));
     q->seg.layout = PYQ_SEG_LAYOUT;
     q->seg.queue_bytes = (uint32_t)sizeof(*q);

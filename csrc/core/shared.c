@@ -50,8 +50,12 @@ uint8_t *pyq_shm_pool(struct pyq_queue *q)
 /* The fields a segment made from cfg has: q holds them after this. */
 static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
 {
-    int rc = pyq_q_init(q, cfg);
-    if (rc != 0)
+    int rc;
+
+    /* The one check of a new segment's cfg, or of an attached one's (untrusted). */
+    if (pyq_config_check(cfg, NULL) != 0)
+        return PYQ_EINVAL;
+    if ((rc = pyq_q_init(q, cfg)) != 0)
         return rc;
     q->seg.ctl_off = round_page(sizeof(*q));
     q->seg.pool_off = round_page(q->seg.ctl_off + q->ctl_bytes);

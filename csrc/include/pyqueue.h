@@ -181,6 +181,12 @@ void pyq_config_init(pyq_config_t *cfg);
  * @return 0, or PYQ_EINVAL; *bad_field (if not NULL) names the first bad field. */
 int pyq_config_check(const pyq_config_t *cfg, const char **bad_field);
 
+/* Any thread.  How many times this process's copy of the core has run
+ * pyq_config_check() (directly or inside pyq_queue_create*, pyq_queue_attach):
+ * a diagnostic for tests, which count one check per queue made.
+ * @return the count (relaxed: exact once the checking threads are joined). */
+uint64_t pyq_config_check_count(void);
+
 /* Any thread.  Create a queue; the whole pool is mapped here (no later allocation).
  * @return 0 and *out, or PYQ_EINVAL, PYQ_ENOMEM, PYQ_EPERM (mlock refused). */
 int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out);

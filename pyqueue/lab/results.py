@@ -190,7 +190,7 @@ def _pipeline(d):
 @dataclass
 class SavedThread:
     """What runs.json keeps of a run's producer or consumer thread (a
-    pyqueue.threads.ThreadResult while the run is in memory)."""
+    pyqueue.lab.runtime.threads.ThreadResult while the run is in memory)."""
     policy: str
     cpu_start: int
     cpu_end: int

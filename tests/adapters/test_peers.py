@@ -11,9 +11,9 @@ import shutil
 import pytest
 
 import pyqueue as pq
-import pyqueue.peers as peers
-from pyqueue import _build_peers
-from pyqueue._pyq import ffi, lib
+import pyqueue.lab.peers as peers
+from pyqueue.lab import _build_peers
+from pyqueue.lab._lab import ffi, lib
 
 import support
 
@@ -293,7 +293,7 @@ ROOT = support.ROOT
 
 
 def test_the_peers_come_from_the_table():
-    from pyqueue import peer_table
+    from pyqueue.lab.peers import table as peer_table
     assert peers.PEERS == tuple(p.name for p in peer_table.PEERS) == tuple(_build_peers.PEER_NAMES)
     assert peers.PACKAGES == {p.name: p.package for p in peer_table.PEERS}
     assert _build_peers.PEERS is peer_table.PEERS       # one module, not a copy
@@ -312,7 +312,7 @@ def test_the_builtins_and_the_abi_come_from_c():
 
 
 def test_readme_and_ci_install_the_table_s_packages():
-    from pyqueue import peer_table
+    from pyqueue.lab.peers import table as peer_table
     line = "apt-get install -y " + " ".join(peer_table.APT_PACKAGES + peer_table.BUILD_PACKAGES)
     readme = os.path.join(ROOT, "README.md")
     if not os.path.exists(readme):
@@ -321,18 +321,18 @@ def test_readme_and_ci_install_the_table_s_packages():
         assert line in f.read()
     assert line in peers.install_hint()
     with open(os.path.join(ROOT, ".ci", "run")) as f:
-        assert "$(python3 pyqueue/peer_table.py)" in f.read()
+        assert "$(python3 pyqueue/lab/peers/table.py)" in f.read()
 
 
 def test_the_table_runs_alone_and_the_runtime_does_not_import_the_build():
     import subprocess
     import sys
-    table = os.path.join(os.path.dirname(peers.__file__), "peer_table.py")
+    table = os.path.join(os.path.dirname(peers.__file__), "table.py")
     out = subprocess.run([sys.executable, "-I", table], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [p for p in peers.PACKAGES.values()]
-    code = ("import sys, pyqueue.peers, pyqueue.lab\n"
-            "print(sorted(m for m in sys.modules if m.startswith('pyqueue._build')))")
+    code = ("import sys, pyqueue.lab.peers, pyqueue.lab\n"
+            "print(sorted(m for m in sys.modules if '._build' in m))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The CLI runs with numpy's OpenBLAS pool set to one thread (pyqueue/_blas.py):
+"""The CLI runs with numpy's OpenBLAS pool set to one thread (pyqueue/lab/runtime/blas.py):
 on a two-CPU machine its spinning threads would be a third busy thread beside an
 experiment's writer and reader."""
 import os
@@ -21,7 +21,7 @@ def test_single_thread_stops_the_pool_and_exports_the_variable():
     p = _run("""
         import os, time
         import numpy as np
-        from pyqueue import _blas
+        from pyqueue.lab.runtime import blas as _blas
 
         def ticks(main):   # CPU ticks of this thread (main) or of all the others
             out = 0
@@ -57,7 +57,8 @@ def test_single_thread_stops_the_pool_and_exports_the_variable():
 def test_the_cli_sets_it_before_a_command():
     p = _run("""
         import sys
-        from pyqueue import _blas, __main__
+        from pyqueue import __main__
+        from pyqueue.lab.runtime import blas as _blas
         called = []
         real = _blas.single_thread
         _blas.single_thread = lambda: called.append(1) or real()

@@ -112,7 +112,7 @@ def test_out_is_created_before_measuring(tmp_path):
 
 def test_old_spellings_still_work():
     from pyqueue.__main__ import _Parser
-    from pyqueue.cli import c2c, ownership, pacing, pipeline
+    from pyqueue.lab.cli import c2c, ownership, pacing, pipeline
     cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
               dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True)),
              (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0)),

@@ -1,6 +1,5 @@
 """QueueConfig: its fields and defaults are C's, it round-trips through a Queue,
 and every bad value is refused naming the parameter."""
-import dataclasses
 import pickle
 import re
 
@@ -22,7 +21,7 @@ def _c_init():
 
 def test_fields_are_pyq_config_t_in_c_order():
     c_fields = [n for n, _ in ffi.typeof("pyq_config_t").fields]
-    names = [f.name for f in dataclasses.fields(pq.QueueConfig)]
+    names = list(pq.QueueConfig.FIELDS)
     assert names == [n for n in c_fields if n != "publish_bytes"]  # folded into publish
     assert names[:4] == ["block_size", "hot_blocks", "spill_blocks", "publish"]
 
@@ -81,7 +80,7 @@ def test_a_config_and_overrides():
         assert q.config == base.replace(publish="each")
         assert q.config.block_size == 1024
     assert base.publish == "max"                    # frozen: replace made a copy
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError, match="frozen"):
         base.block_size = 64
     assert pq.QueueConfig.of(base) is base
     assert base.pool_bytes == 1024 * (4 + 16)
@@ -173,7 +172,7 @@ def test_stats_keys_are_pyq_stats_t():
 
 def test_the_cli_offers_every_field_with_its_default():
     import argparse
-    from pyqueue.cli.common import add_queue_arguments, queue_config
+    from pyqueue.lab.cli.common import add_queue_arguments, queue_config
     p = argparse.ArgumentParser()
     add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"})
     assert queue_config(p.parse_args([])) == pq.QueueConfig()

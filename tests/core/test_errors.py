@@ -2,7 +2,7 @@
 import pytest
 
 import pyqueue as pq
-from pyqueue._errors import check, error_for, strerror
+from pyqueue.errors import check, error_for, strerror
 from pyqueue._pyq import lib
 
 MAPPED = [(lib.PYQ_EINVAL, ValueError), (lib.PYQ_ENOMEM, MemoryError),

@@ -16,7 +16,7 @@ import pytest
 
 import pyqueue as pq
 from pyqueue.lab.common import output as _output
-from pyqueue.threads import ConsumerThread, ProducerThread
+from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
 
 import support
 
@@ -222,8 +222,8 @@ def test_cpu_removed_from_the_allowed_set():
     proc = child("""
         import os
         import pyqueue as pq
-        from pyqueue.threads import ConsumerThread, ProducerThread
-        from pyqueue._pyq import ffi, lib
+        from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
+        from pyqueue.lab._lab import ffi, lib
         keep, gone = %d, %d
         os.sched_setaffinity(0, {keep})          # the CPU 'disappears'
         q = pq.Queue(spill_blocks=16, publish="each")

@@ -63,7 +63,7 @@ def test_no_allocation_in_steady_state(alloc_count, publish, scan):
     # allocation call from any thread during the window is counted.
     out = run_py("""
         import ctypes
-        from pyqueue.threads import ConsumerThread, ProducerThread
+        from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
         lib = ctypes.CDLL(%r)
         lib.pyq_alloc_window_ns.restype = ctypes.c_ulong
         lib.pyq_alloc_window_ns.argtypes = [ctypes.c_uint64]

@@ -7,7 +7,8 @@ import pytest
 
 import pyqueue as pq
 import support
-from pyqueue._pyq import ffi, lib
+from pyqueue.errors import strerror
+from pyqueue.lab._lab import ffi, lib
 
 POLICIES = ["max", "each", "bytes:1000"]
 
@@ -29,7 +30,7 @@ def stress(q, n, use_claim=False, pause_every=0, pause_us=0, flush_every=0, batc
     p.write_timeout_ns = lib.PYQ_WAIT_FOREVER
     rc = lib.pyq_stress_run(q.c_handle, p, r)
     assert rc == 0, "error %d (%s) on side %d at seq %d" % (
-        r.error, ffi.string(lib.pyq_strerror(r.error)).decode(), r.error_side, r.error_seq)
+        r.error, strerror(r.error), r.error_side, r.error_seq)
     assert r.written == n and r.read == n
     return q.stats()
 

@@ -12,10 +12,10 @@ import threading
 import numpy as np
 import pytest
 
-import pyqueue.peers as peers
+import pyqueue.lab.peers as peers
 from pyqueue import VerificationError
-from pyqueue._errors import check
-from pyqueue._pyq import ffi, lib
+from pyqueue.errors import check
+from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.experiments import bench as B
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.common import placement as pl
@@ -474,7 +474,7 @@ def test_fifo_refused_by_the_os_is_a_clear_error():
 
 @pytest.mark.two_cpus
 def test_fifo_run_end_to_end_when_allowed():
-    ok, why = __import__("pyqueue.cpu", fromlist=["probe_fifo"]).probe_fifo(10)
+    ok, why = __import__("pyqueue.lab.runtime.cpu", fromlist=["probe_fifo"]).probe_fifo(10)
     if not ok:
         pytest.skip(why)
     old = os.sched_getscheduler(0)

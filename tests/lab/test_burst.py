@@ -12,7 +12,7 @@ import pytest
 
 import pyqueue
 import pyqueue.lab as lab
-from pyqueue import peers
+from pyqueue.lab import peers
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.experiments.burst_tail import DEFAULT_CLASSES
 
@@ -228,11 +228,11 @@ def test_the_study_keeps_the_touch_and_huge_pages_unless_told_otherwise():
     assert lab.burst_tail(classes=["yield0"], hot_blocks=2, **small).params["hugepages"] is True
     off = pyqueue.QueueConfig(touch_after_write=False)
     assert lab.burst_tail(classes=["yield0"], config=off, **small).params["touch_after_write"] is False
-    from pyqueue.cli import burst_tail as cli
+    from pyqueue.lab.cli import burst_tail as cli
     import argparse
     p = argparse.ArgumentParser()
     cli.add_arguments(p)
-    from pyqueue.cli.common import queue_config
+    from pyqueue.lab.cli.common import queue_config
     from pyqueue.lab.experiments.burst_tail import STUDY_QUEUE
     assert queue_config(p.parse_args([]), base=STUDY_QUEUE).touch_after_write is True
     assert queue_config(p.parse_args(["--no-touch-after-write"]),

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pyqueue._pyq import ffi, lib
+from pyqueue.lab._lab import ffi, lib
 
 
 def _business(nbytes=lib.PYQ_BUSINESS_DEFAULT_BYTES, seed=1, mem=None):

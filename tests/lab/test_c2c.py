@@ -8,7 +8,7 @@ import pytest
 
 import pyqueue.lab as lab
 from pyqueue.lab.experiments import c2c
-from pyqueue.topology import read as read_topology
+from pyqueue.lab.runtime.topology import read as read_topology
 from pyqueue.lab.common.output import load, verify
 
 import support

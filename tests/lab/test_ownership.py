@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from pyqueue._pyq import ffi, lib
+from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.common import output as _output
 from pyqueue.lab import ownership
 from pyqueue.lab.experiments.ownership import COUNTER_NAMES

@@ -140,7 +140,7 @@ def test_bad_inputs_name_the_argument(call, name):
 
 def test_cli_pacing_table(capsys):
     from pyqueue.__main__ import main
-    from pyqueue.cli.pacing_table import parse_duration
+    from pyqueue.lab.cli.pacing_table import parse_duration
     assert [parse_duration(t) for t in ("0.5ms", "25 ms", "1s", "2", "100us", "1e-3")] == \
         pytest.approx([5e-4, 0.025, 1.0, 2.0, 1e-4, 1e-3])
     with pytest.raises(ValueError):

@@ -15,7 +15,7 @@ import pyqueue as pq
 from pyqueue import lab
 from pyqueue.__main__ import main
 from pyqueue.lab.common.output import load, verify
-from pyqueue.threads import ConsumerThread, ProducerThread
+from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
 
 import support
 

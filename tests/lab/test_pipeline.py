@@ -9,8 +9,8 @@ import os
 import pytest
 
 import pyqueue.lab as lab
-import pyqueue.peers as peers
-from pyqueue._pyq import ffi, lib
+import pyqueue.lab.peers as peers
+from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.experiments import pipeline as pl
 from pyqueue.lab.common.output import load, verify
 

@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from pyqueue.cli import common as cli
+from pyqueue.lab.cli import common as cli
 from pyqueue.lab.common import output, status
 from pyqueue.lab.common.progress import GracefulInterrupt
 from pyqueue.lab.common.session import Session

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import pyqueue as pq
-from pyqueue._pyq import ffi, lib
+from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.experiments.soak import soak
 

@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
-import pyqueue.peers as peers
+import pyqueue.lab.peers as peers
 import pyqueue.lab.common.twins as twins
 from pyqueue.lab.common import regime as bench_regime
-from pyqueue._errors import UnsupportedError
-from pyqueue._pyq import ffi, lib
+from pyqueue.errors import UnsupportedError
+from pyqueue.lab._lab import ffi, lib
 
 import support
 
@@ -498,7 +498,7 @@ def test_twin_loops_inline_the_queue():
 
 _EPISODE_CHILD = r"""
 import json, sys
-import pyqueue.peers as peers
+import pyqueue.lab.peers as peers
 import pyqueue.lab.common.twins as twins
 W, R, N = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 out = {}

@@ -22,7 +22,7 @@ def count_example():
 # Ctrl-C cases would wait out their timeout.
 PRELUDE = ("import copy, gc, os, pickle, signal, sys, threading, time\n"
            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-           "import pyqueue.threads as pqt\n"
+           "import pyqueue.lab.runtime.threads as pqt\n"
            "import numpy as np\nimport pyqueue as pq\n")
 
 

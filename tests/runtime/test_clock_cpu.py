@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from pyqueue import clock, cpu
-from pyqueue._pyq import ffi, lib
+from pyqueue.lab.runtime import clock, cpu
+from pyqueue.lab._lab import ffi, lib
 
 
 def test_clocks():

@@ -5,7 +5,7 @@ import mmap
 
 import pytest
 
-from pyqueue import counters
+from pyqueue.lab.runtime import counters
 
 
 def test_status_is_reported_for_every_counter():
@@ -45,7 +45,7 @@ def test_simulated_failure_is_clean(err):
 
 def test_threads_report_simulated_failure():
     import pyqueue as pq
-    from pyqueue.threads import ConsumerThread, ProducerThread
+    from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
     with pq.Queue(spill_blocks=16) as q, counters.simulate_failure(errno.EPERM):
         c = ConsumerThread(q, 100, perf=True).start()
         ProducerThread(q, 100).start().join(timeout=10)

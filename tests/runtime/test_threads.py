@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import pyqueue as pq
-from pyqueue.samples import sample_buffer
-from pyqueue.threads import ConsumerThread, ProducerThread
+from pyqueue.lab.runtime.samples import sample_buffer
+from pyqueue.lab.runtime.threads import ConsumerThread, ProducerThread
 
 import support
 
@@ -169,8 +169,8 @@ def test_pinned_threads_run_where_asked(q):
 _CHILD = r"""
 import os, sys
 import pyqueue as pq
-from pyqueue._pyq import ffi, lib
-from pyqueue.threads import ConsumerThread
+from pyqueue.lab._lab import ffi, lib
+from pyqueue.lab.runtime.threads import ConsumerThread
 os.sched_setaffinity(0, {0})
 q = pq.Queue(spill_blocks=1)
 try:
@@ -202,7 +202,7 @@ def test_refused_sched_fifo_names_the_policy(q):
     code = r"""
 import os, resource
 import pyqueue as pq
-from pyqueue.threads import ConsumerThread
+from pyqueue.lab.runtime.threads import ConsumerThread
 if os.geteuid() == 0:
     resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
     os.setgid(65534); os.setuid(65534)   # drop root: no CAP_SYS_NICE
@@ -220,7 +220,7 @@ except PermissionError as e:
 
 
 def test_short_sched_fifo_run(q):
-    from pyqueue import cpu
+    from pyqueue.lab.runtime import cpu
     ok, _ = cpu.probe_fifo()
     if not ok:
         pytest.skip("SCHED_FIFO not allowed here")
@@ -272,8 +272,8 @@ def test_producer_message_too_large(q):
 
 
 def test_idle_fields_come_from_the_cdef(q):
-    from pyqueue import threads
-    from pyqueue._pyq import ffi
+    from pyqueue.lab.runtime import threads
+    from pyqueue.lab._lab import ffi
     assert threads.IDLE_FIELDS == tuple(n for n, _ in ffi.typeof("pyq_idle_config_t").fields)[1:]
     assert threads.IDLE_STATS == tuple(n for n, _ in ffi.typeof("pyq_idle_stats_t").fields)
     with pytest.raises(TypeError, match="unknown ConsumerThread parameter idle_naps; the idle "
@@ -296,8 +296,8 @@ def test_a_c_thread_owns_its_side_lock(q):
 
 
 def test_idle_config_fills_any_idle_config_with_c_defaults():
-    from pyqueue import threads
-    from pyqueue._pyq import ffi, lib
+    from pyqueue.lab.runtime import threads
+    from pyqueue.lab._lab import ffi, lib
     c = threads.idle_config(ffi.new("pyq_idle_config_t *"), "spin", {"idle_spins": 3}, "run_once")
     d = ffi.new("pyq_idle_config_t *")
     lib.pyq_idle_config_init(d, threads.IDLE["spin"])

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from pyqueue import topology
-from pyqueue.topology import RelationUnavailable, parse_cpulist
+from pyqueue.lab.runtime import topology
+from pyqueue.lab.runtime.topology import RelationUnavailable, parse_cpulist
 
 
 def make_sysfs(root, cores=((0, 2), (1, 3)), l3=((0, 2), (1, 3)), nodes=((0, 1, 2, 3),), offline=()):

@@ -1,7 +1,7 @@
 """What the lab's C loops (csrc/lab/) need from Python: the calibrated cycle
 counter they time with, and the exception a loop's return code stands for."""
-from ... import _errors
-from ..._pyq import ffi, lib
+from pyqueue import errors as _errors
+from .._lab import ffi, lib
 
 __all__ = ["ticks_per_ns", "check"]
 

@@ -19,7 +19,7 @@ NOT_READABLE = "not readable"
 
 def cpu_list_text(cpus):
     """[0, 1, 2, 3, 6, 8, 9] -> '0-3,6,8-9' (the kernel's cpulist format)."""
-    from ...topology import format_cpulist
+    from ..runtime.topology import format_cpulist
     return format_cpulist(set(int(c) for c in cpus))
 
 

@@ -168,6 +168,8 @@ def to_jsonable(obj, notes=None, where="$"):
         return out
     if hasattr(obj, "to_dict"):
         return to_jsonable(obj.to_dict(), notes, where)
+    if hasattr(obj, "as_dict"):          # pyqueue.QueueConfig
+        return to_jsonable(obj.as_dict(), notes, where)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return to_jsonable({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)},
                            notes, where)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import validate
-from ..._errors import VerificationError
-from ..._pyq import lib
-from ...config import QueueConfig
-from ...queue import Queue
-from ...threads import ConsumerThread, ProducerThread
+from pyqueue import validate
+from pyqueue.errors import VerificationError
+from .._lab import lib
+from pyqueue.config import QueueConfig
+from pyqueue.queue import Queue
+from ..runtime.threads import ConsumerThread, ProducerThread
 from .stats import nearest_rank
 
 __all__ = ["Rig", "Burst", "STALL_NS"]

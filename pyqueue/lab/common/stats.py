@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .table import render
+from pyqueue.table import render
 
 __all__ = ["nearest_rank", "nearest_rank_index", "per_round_then_mean", "RoundPercentiles",
            "percentile_label", "format_table", "NOT_MEASURED", "STUDY_PERCENTILES"]

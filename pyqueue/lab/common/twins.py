@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import regime as bench_regime
-from ... import peers as _peers
-from ... import queue as _queue
-from ... import validate
-from ..._errors import UnsupportedError, VerificationError, check
-from ..._pyq import ffi, lib
+from .. import peers as _peers
+from pyqueue import queue as _queue
+from pyqueue import validate
+from pyqueue.errors import UnsupportedError, VerificationError, check
+from .._lab import ffi, lib
 
 MSG = 32
 BUDGET = 1 << 20          # the bench's memory budget per queue

@@ -41,14 +41,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import clock as _clock
-from ... import cpu as _cpu
-from ... import peers as _peers
-from ... import queue as _queue
-from ... import validate
-from ..._errors import VerificationError, check
-from ..._pyq import ffi, lib
-from ...config import QueueConfig
+from ..runtime import clock as _clock
+from ..runtime import cpu as _cpu
+from .. import peers as _peers
+from pyqueue import queue as _queue
+from pyqueue import validate
+from pyqueue.errors import VerificationError, check
+from .._lab import ffi, lib
+from pyqueue.config import QueueConfig
 from ..common import placement as pl
 from ..common import regime as _regime
 from ..common import status as _status
@@ -58,8 +58,8 @@ from ..common.watchdog import DEFAULT_SLICE_LIMIT_S, SliceHung, SliceWatchdog
 from ..results import ToPandas
 from . import bench_python
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
-                           format_markdown, format_slices, format_summary, summarize,
-                           unsettled)
+                             format_markdown, format_slices, format_summary, summarize,
+                             unsettled)
 from ..common.stats import nearest_rank
 
 MSG = 32

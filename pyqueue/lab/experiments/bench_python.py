@@ -42,10 +42,11 @@ import time
 
 import numpy as np
 
-from ... import queue as _queue
-from ..._errors import VerificationError
-from ..._pyq import lib
-from ..common import table, twins
+from pyqueue import queue as _queue
+from pyqueue.errors import VerificationError
+from .._lab import lib
+from pyqueue import table
+from ..common import twins
 from . import bench as _bench
 
 LOCAL_CHUNK = 1024
@@ -324,7 +325,7 @@ def main(argv=None):
     import argparse
     import statistics
 
-    from ...config import QueueConfig
+    from pyqueue.config import QueueConfig
     ap = argparse.ArgumentParser(prog="python -m pyqueue.lab.experiments.bench_python")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--messages", type=int, default=200_000)

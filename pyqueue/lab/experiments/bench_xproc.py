@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import validate
+from pyqueue import validate
 from ..common import placement as pl
 from ..common import status as _status
 from ..common.output import to_jsonable

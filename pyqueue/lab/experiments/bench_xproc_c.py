@@ -14,9 +14,9 @@ import threading
 
 import numpy as np
 
-from ... import Queue
-from ..._errors import check
-from ..._pyq import ffi, lib
+from pyqueue import Queue
+from pyqueue.errors import check, strerror
+from .._lab import ffi, lib
 from ..common import regime as _regime
 from .bench_xproc_rows import FORK, RT_QUEUE, SMALL_SHM, batch_of, pin
 
@@ -56,7 +56,7 @@ def _other_side(shared, writer_cpu, fn):
         else:
             rc = box.get("rc", 1)
         if rc:
-            raise RuntimeError("%s failed: %s" % (what, ffi.string(lib.pyq_strerror(rc)).decode()
+            raise RuntimeError("%s failed: %s" % (what, strerror(rc)
                                                   if rc < 0 else "exit code %s" % rc))
     return join
 

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ... import Queue
+from pyqueue import Queue
 
 FORK = mp.get_context("fork")
 SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import clock as _clock
-from ... import cstruct
-from ... import peers as _peers
-from ... import validate
-from ..._errors import check
-from ..._pyq import ffi, lib
-from ...config import KINDS as _QUEUE_FIELDS, QueueConfig
+from ..runtime import clock as _clock
+from pyqueue import cstruct
+from .. import peers as _peers
+from pyqueue import validate
+from pyqueue.errors import check
+from .._lab import ffi, lib
+from pyqueue.config import KINDS as _QUEUE_FIELDS, QueueConfig
 from ..common import status as _status
 from ..common.session import Session
 from ..results import ToPandas
@@ -64,7 +64,7 @@ STUDY_QUEUE = QueueConfig(touch_after_write=True, hugepages=True)
 RECORDS_U64 = ("send_ticks", "wait_ticks", "topup", "backlog", "retries", "yields", "faults")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1
-TOTALS = cstruct.fields("pyq_burst_totals_t")   # the keys of _Class.totals()
+TOTALS = cstruct.fields("pyq_burst_totals_t", ffi)   # the keys of _Class.totals()
 
 
 @dataclass

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import clock as _clock
-from ... import validate
-from ..._pyq import ffi, lib
-from ...topology import read as read_topology
+from ..runtime import clock as _clock
+from pyqueue import validate
+from .._lab import ffi, lib
+from ..runtime.topology import read as read_topology
 from ..common import cloops, environment, placement
 from ..common import status as _status
 from ..common.session import Session

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import validate
-from ..._pyq import ffi, lib
+from pyqueue import validate
+from .._lab import ffi, lib
 from ..common import cloops, environment
 from ..common import status as _status
 from ..common.session import Session
-from ..common.table import render
+from pyqueue.table import render
 from ..results import ToPandas
 
 __all__ = ["FalseSharingResult", "false_sharing"]

@@ -28,16 +28,16 @@ import time
 
 import numpy as np
 
-from ... import validate
-from ..._errors import check
-from ..._pyq import ffi, lib
+from pyqueue import validate
+from pyqueue.errors import check
+from .._lab import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
 from ..common.session import Session
 from ..common import placement as _placement
 from ..reports import ownership as report
 from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
-                                PS)
+                                 PS)
 from ..results import ToPandas
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]

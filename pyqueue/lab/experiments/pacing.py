@@ -22,8 +22,8 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ... import clock as _clock
-from ... import validate
+from ..runtime import clock as _clock
+from pyqueue import validate
 from ..common import status as _status
 from ..common.pacing_rig import Rig
 from ..common.session import Session

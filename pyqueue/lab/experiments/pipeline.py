@@ -18,7 +18,7 @@ Variants (DESIGN §6.4: the pipeline article's lock-free queue, pinning, busy-po
 
 ``queues=("ck", ...)`` adds, for each peer, every selected pyqueue variant run
 over that peer instead ("ck_pinned_spin", ...); each queue is reached through
-its adapter (``pyqueue.peers``), a peer that is not installed raises
+its adapter (``pyqueue.lab.peers``), a peer that is not installed raises
 UnsupportedError before anything runs.
 
 Placement: three threads on a 2-CPU machine must share.  The default
@@ -72,16 +72,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import peers as _peers
-from ... import threads as _threads
-from ... import validate
-from ..._errors import check, strerror
-from ..._pyq import ffi, lib
+from .. import peers as _peers
+from ..runtime import threads as _threads
+from pyqueue import validate
+from pyqueue.errors import check, strerror
+from .._lab import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
 from ..common.session import Session
 from ..common.stats import format_table, per_round_then_mean
-from ..common.table import render
+from pyqueue.table import render
 from ..results import ToPandas
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
@@ -207,7 +207,7 @@ def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, mes
     ``idle_<field>``: the idle strategy's tunables, as for threads.ConsumerThread
     (default: pyq_idle_config_init()'s for ``idle``).
 
-    ``kind`` names the queue of both hops: "pyqueue", "mutex" or a peer (``pyqueue.peers``).
+    ``kind`` names the queue of both hops: "pyqueue", "mutex" or a peer (``pyqueue.lab.peers``).
 
     Raises VerificationError when a message was lost, duplicated, reordered or damaged."""
     queue = _peers.get(kind)           # ValueError / UnsupportedError for a bad or missing one

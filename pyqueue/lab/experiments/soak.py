@@ -19,14 +19,14 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from ... import queue as _queue
-from ... import validate
-from ..._errors import VerificationError, strerror
-from ..._pyq import ffi, lib
-from ...config import QueueConfig
+from pyqueue import queue as _queue
+from pyqueue import validate
+from pyqueue.errors import VerificationError, strerror
+from .._lab import ffi, lib
+from pyqueue.config import QueueConfig
 from ..common.progress import format_seconds
 from ..common.session import Session
-from ..common.table import render
+from pyqueue.table import render
 from ..results import ToPandas
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",

@@ -6,11 +6,11 @@ import collections
 import math
 import statistics
 
-from ... import peers as _peers
+from .. import peers as _peers
 from ..common import placement as pl
 from ..common import regime as _regime
 from ..common import twins as _twins
-from ..common.table import render
+from pyqueue.table import render
 
 # An adapter row and its inline twin, same slice and placement, must agree
 # within this band; outside it the driver has a defect (DESIGN §8.3).

@@ -12,7 +12,7 @@ import statistics
 import numpy as np
 
 from ..common import placement as pl
-from ..common import table
+from pyqueue import table
 
 # (what, numerator row, denominator row, size, sense, goal): ratios of the two
 # rows' figures within a round; goal None: reported, no target.

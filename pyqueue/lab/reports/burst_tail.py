@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..common.stats import NOT_MEASURED, per_round_then_mean
-from ..common.table import render
+from pyqueue.table import render
 
 PS = (50.0, 99.0, 99.9)
 LABELS = ("p50", "p99", "p999")

@@ -5,10 +5,10 @@ One-way latency = ping-pong round trip / 2, nearest rank per round, mean over ro
 """
 import numpy as np
 
-from ...topology import RELATION_LABELS as RELATION_NAMES
+from ..runtime.topology import RELATION_LABELS as RELATION_NAMES
 from ..common import placement
 from ..common.stats import nearest_rank, per_round_then_mean
-from ..common.table import render
+from pyqueue.table import render
 
 __all__ = ["one_way", "matrix_tables", "queue_summary", "summary_text"]
 

@@ -20,7 +20,7 @@ same CPU model, CPU count, allowed CPUs and pinning, and asked for the same
 parameters apart from how long they ran (rounds, windows, slices, ...).
 """
 from ..common import output
-from ..common.table import render
+from pyqueue.table import render
 
 __all__ = ["LOWER", "HIGHER", "Change", "figures", "incomparable", "compare", "format_changes",
            "EXPERIMENTS"]

@@ -6,10 +6,10 @@ import os
 
 import numpy as np
 
-from ..._pyq import ffi, lib
+from .._lab import ffi, lib
 from ..common import placement as _placement
 from ..common.stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
-                     percentile_label)
+                            percentile_label)
 
 ARMS = ("self", "other")
 PS = (50.0, 99.0, 99.9)

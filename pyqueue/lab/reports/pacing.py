@@ -8,9 +8,9 @@ import statistics
 
 import numpy as np
 
-from ... import pacing as model
+from pyqueue import pacing as model
 from ..common.pacing_rig import STALL_NS, fit_line
-from ..common.table import render
+from pyqueue.table import render
 
 __all__ = ["drain_results", "pace_plan", "pacing_results", "drain_text", "pacing_text", "grid",
            "ms", "rate", "ratio_text", "median"]

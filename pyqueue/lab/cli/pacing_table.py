@@ -3,7 +3,7 @@
 Pure arithmetic (no measurement): give the drain rate D you measured (e.g. with
 ``python -m pyqueue pacing``), the burst size N and the delay targets T.
 """
-from .. import pacing
+from pyqueue import pacing
 from .common import parse_duration
 from .options import add_output_options, emit_json
 

@@ -23,7 +23,7 @@ def _counts(text):
 
 
 def add_arguments(parser):
-    from ..lab.experiments.bench_xproc import DEFAULTS, QUICK
+    from ..experiments.bench_xproc import DEFAULTS, QUICK
     add_cpu_options(parser, writer="writer (or echo, or sleeping) process",
                     reader="reader process")
     show = lambda name: ",".join(map(str, DEFAULTS[name]))
@@ -49,7 +49,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.experiments.bench_xproc import DEFAULTS, QUICK, bench_xproc
+    from ..experiments.bench_xproc import DEFAULTS, QUICK, bench_xproc
     base = QUICK if args.quick else DEFAULTS
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]
     r = bench_xproc(writer_cpu=args.writer_cpu, reader_cpu=args.reader_cpu,

@@ -1,4 +1,4 @@
-"""The one table formatter of every command: plain text or Markdown, fitted to the
+"""The one table formatter of every command (pyqueue.pacing's table and the lab's): plain text or Markdown, fitted to the
 terminal, with the notes (e.g. the peers not installed and why) on their own lines
 under the table rather than in a column meant for numbers."""
 import os

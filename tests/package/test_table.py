@@ -1,5 +1,5 @@
 """The one table formatter: plain, Markdown, fitted to a width, notes under the table."""
-from pyqueue.lab.common.table import render
+from pyqueue.table import render
 
 HEAD = ["class", "p50 ns", "p99 ns"]
 ROWS = [["yield0", "36.6", "338.8"], ["ck", "69.1", "482.0"]]

@@ -24,7 +24,7 @@ def add_arguments(p):
 def run(args):
     """Exit 0: complete, no error; 1: an error was found; 130: stopped by Ctrl-C
     (the summary of what was checked is printed either way; cli/common.py)."""
-    from ..lab.experiments.soak import soak
+    from ..experiments.soak import soak
     if args.quick:
         args.seconds, args.period = min(args.seconds, QUICK_SECONDS), min(args.period, 1.0)
     res = soak(args.seconds, args.seed, period_s=args.period, slice_s=args.slice,

@@ -52,7 +52,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.experiments.pacing import drain_rate, pacing
+    from ..experiments.pacing import drain_rate, pacing
     if args.quick:
         args.burst, args.targets, args.rounds, args.drain_reps = 20_000, "0.5ms,1ms,5ms,20ms", 1, 2
     common = dict(work_ns=args.work_ns, size=args.msg_size, producer_cpu=args.writer_cpu,

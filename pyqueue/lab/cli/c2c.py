@@ -47,7 +47,7 @@ def _false_sharing_out(args):
 
 
 def run(args):
-    from ..lab.experiments import c2c, false_sharing
+    from ..experiments import c2c, false_sharing
     if args.quick:
         args.rounds, args.round_trips, args.warmup = 1, 2000, 200
         if args.over_time is None:

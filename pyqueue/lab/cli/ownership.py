@@ -36,7 +36,7 @@ def add_arguments(parser):
     parser.add_argument("--pmu", action="store_true",
                         help="also run counter-bracketed slices (hardware counters where the "
                              "machine has a PMU, software counters otherwise)")
-    from ..lab.experiments.ownership import DEFAULT_SEED
+    from ..experiments.ownership import DEFAULT_SEED
     add_run_options(parser, quick="a run of a few seconds (%d windows per arm per round)"
                     % QUICK["windows"], seed=DEFAULT_SEED,
                     seed_help="data and query seed, decimal or 0x hex (default: %#x, the "
@@ -44,7 +44,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.experiments.ownership import ownership
+    from ..experiments.ownership import ownership
 
     base = QUICK if args.quick else DEFAULTS
     pick = lambda name: getattr(args, name) if getattr(args, name) is not None else base[name]

@@ -1,10 +1,10 @@
 """Builds the optional peer-queue adapters (DESIGN §7.3) as separate shared objects.
 
 setup.py's build_ext loads this file by path and calls ``build_all(cmd)`` after
-the cffi extension.  For every peer of pyqueue/peer_table.py it first compiles
+the cffi extension.  For every peer of pyqueue/lab/peers/table.py it first compiles
 and links a tiny probe against the peer's packaged headers (and libraries); only
-when the probe succeeds is the adapter in csrc/peers/ built into ``pyqueue/peers/libpyq_peer_<name>.so``.  The outcome of
-every peer goes into ``pyqueue/peers/manifest.json``:
+when the probe succeeds is the adapter in csrc/peers/ built into ``pyqueue/lab/peers/libpyq_peer_<name>.so``.  The outcome of
+every peer goes into ``pyqueue/lab/peers/manifest.json``:
 
     built          the library is there
     not installed  the probe failed: headers/libraries/compiler missing (why, which package)
@@ -13,7 +13,7 @@ every peer goes into ``pyqueue/peers/manifest.json``:
 A peer never fails the install.  Environment: CC / CXX pick the compilers,
 PYQ_PEERS=ck,dpdk (or "none") limits the peers built, PYQ_PEER_CFLAGS adds flags.
 
-Run by hand: ``python pyqueue/_build_peers.py [out_dir]`` (default pyqueue/peers).
+Run by hand: ``python pyqueue/lab/_build_peers.py [out_dir]`` (default pyqueue/lab/peers).
 """
 import importlib.util
 import json
@@ -27,7 +27,7 @@ import sysconfig
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 PEER_SRC = os.path.join(ROOT, "csrc", "peers")
 CSRC = os.path.join(ROOT, "csrc")
 INCLUDE = os.path.join(CSRC, "include")
@@ -35,13 +35,11 @@ ADAPTER_H = os.path.join(CSRC, "adapters", "pyq_adapter.h")
 
 
 def _table():
-    """pyqueue.peer_table.  setup.py runs this script before the package (whose
-    __init__ needs the extension) can be imported: then by path, under its own name."""
-    name = "pyqueue.peer_table"
-    if "pyqueue" in sys.modules:
-        return importlib.import_module(name)
+    """pyqueue.lab.peers.table, by path under its own name: setup.py runs this script
+    before the lab package (whose peers/__init__ needs the extension) can be imported."""
+    name = "pyqueue.lab.peers.table"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "peer_table.py"))
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "peers", "table.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -228,7 +226,7 @@ def build_into(out_dir, log=print):
 
 def build_all(cmd):
     """setup.py hook: build the peers next to the cffi extension (in place or in build_lib)."""
-    out_dir = os.path.join(os.path.dirname(cmd.get_ext_fullpath("pyqueue._pyq")), "peers")
+    out_dir = os.path.join(os.path.dirname(cmd.get_ext_fullpath("pyqueue.lab._lab")), "peers")
 
     def log(msg):
         cmd.announce(msg, level=3)  # distutils WARN: visible without -v
@@ -237,4 +235,4 @@ def build_all(cmd):
 
 
 if __name__ == "__main__":
-    build_into(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "pyqueue", "peers"))
+    build_into(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "pyqueue", "lab", "peers"))

@@ -187,7 +187,7 @@ def emit_json(args, result):
             result.to_json(path)
         else:
             import json
-            from ..lab.common.output import to_jsonable
+            from ..common.output import to_jsonable
             with open(path, "w") as f:
                 json.dump(to_jsonable(result), f, indent=1)
                 f.write("\n")

@@ -7,10 +7,10 @@ import shlex
 import sys
 import textwrap
 
-from .. import validate
-from .._errors import UnsupportedError
-from ..lab.common import status as _status
-from ..lab.common.watchdog import EXIT_HUNG
+from pyqueue import validate
+from pyqueue.errors import UnsupportedError
+from ..common import status as _status
+from ..common.watchdog import EXIT_HUNG
 
 __all__ = ["EXIT_OK", "EXIT_CHECK_FAILED", "EXIT_USAGE", "EXIT_HUNG", "EXIT_INTERRUPTED",
            "EXIT_CODES",
@@ -84,7 +84,7 @@ def add_queue_arguments(parser, rename=None, base=None):
     queue_config() keeps the defaults where nothing was given.  ``rename``:
     {field: option} for a command that has always spelt a field otherwise;
     ``base``: the command's own QueueConfig defaults (see queue_config)."""
-    from .. import config
+    from pyqueue import config
     defaults = config.DEFAULTS if base is None else base.as_dict()
     group = parser.add_argument_group("queue configuration (pyqueue.QueueConfig)")
     for name, kind in config.KINDS.items():
@@ -102,6 +102,6 @@ def add_queue_arguments(parser, rename=None, base=None):
 def queue_config(args, base=None, **changes):
     """The QueueConfig the options of add_queue_arguments() ask for: ``base``
     (default: the queue's defaults), then the options given, then ``changes``."""
-    from ..config import KINDS, QueueConfig
+    from pyqueue.config import KINDS, QueueConfig
     given = {n: getattr(args, n) for n in KINDS if getattr(args, n, None) is not None}
     return QueueConfig.of(base, **dict(given, **changes))

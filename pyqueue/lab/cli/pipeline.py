@@ -7,7 +7,7 @@ HELP = "producer -> stage -> consumer at a set rate: mutex+condvar vs pyqueue va
 
 
 def add_arguments(parser):
-    from ..lab.experiments.pipeline import DEFAULT_PLACEMENT, VARIANTS
+    from ..experiments.pipeline import DEFAULT_PLACEMENT, VARIANTS
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="comma-separated subset of %s" % ", ".join(VARIANTS))
     parser.add_argument("--queues", default="", metavar="PEERS",
@@ -52,7 +52,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..lab.experiments.pipeline import pipeline
+    from ..experiments.pipeline import pipeline
     if args.quick:
         args.slices, args.messages = min(args.slices, 2), min(args.messages, 2000)
     placement = (args.writer_cpu, args.stage_cpu, args.reader_cpu)

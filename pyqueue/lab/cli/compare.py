@@ -28,7 +28,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.reports.compare import LOWER, compare, format_changes
+    from ..reports.compare import LOWER, compare, format_changes
     changes, only = compare(args.old, args.new, threshold=args.threshold, force=args.force)
     body = {"old": args.old, "new": args.new, "threshold": args.threshold,
             "regressions": sum(c.regression for c in changes), "only_in_one": only,

@@ -11,7 +11,7 @@ HELP = "business tail latency after a 1 MiB send, pyqueue strategies vs open-sou
 
 def add_arguments(p):
     from .. import peers
-    from ..lab.experiments.burst_tail import DEFAULT_CLASSES
+    from ..experiments.burst_tail import DEFAULT_CLASSES
     others = [n for n in peers.BUILTIN if n != "pyqueue"] + list(peers.PEERS)
     p.add_argument("--classes", default=",".join(DEFAULT_CLASSES),
                    help="comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
@@ -48,13 +48,13 @@ def add_arguments(p):
                     quick="%d windows per class per round and at most %d spill blocks: well "
                           "under a minute" % (QUICK_WINDOWS, QUICK_SPILL_BLOCKS))
     # The peers' retry cadence is the queue's retry_yield_every; yieldN sets its own.
-    from ..lab.experiments.burst_tail import STUDY_QUEUE
+    from ..experiments.burst_tail import STUDY_QUEUE
     add_queue_arguments(p, rename={"retry_yield_every": "--peer-retry-yield-every"},
                         base=STUDY_QUEUE)
 
 
 def run(args):
-    from ..lab.experiments.burst_tail import STUDY_QUEUE, burst_tail
+    from ..experiments.burst_tail import STUDY_QUEUE, burst_tail
     config = queue_config(args, base=STUDY_QUEUE)
     if args.quick:
         args.windows = min(args.windows, QUICK_WINDOWS)

@@ -7,7 +7,7 @@ import os
 import platform
 import sys
 
-from ..lab.common.table import render
+from pyqueue.table import render
 from .options import add_output_options, emit_json
 
 NAME = "env"
@@ -42,7 +42,7 @@ def _cpu_model_and_flags():
 
 def collect(sysfs_root="/sys"):
     """Everything the command reports, as a JSON-ready dict."""
-    from .. import clock, counters, cpu, topology
+    from ..runtime import clock, counters, cpu, topology
 
     model, flags = _cpu_model_and_flags()
     out = {"machine": {"cpu_model": model, "arch": platform.machine(), "kernel": platform.release(),

@@ -8,8 +8,8 @@ HELP = ("throughput and round trip of pyqueue vs its peers, the yardstick ring a
 
 
 def add_arguments(p):
-    from ..config import DEFAULTS
-    from ..lab.common.placement import DEFAULT_SPLIT_NS
+    from pyqueue.config import DEFAULTS
+    from ..common.placement import DEFAULT_SPLIT_NS
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--messages", type=int, default=20_000_000,
                    help="messages per streaming throughput slice")
@@ -39,7 +39,7 @@ def add_arguments(p):
                    help="run only these rows, comma-separated (e.g. ck,rwq,pingpong: each in "
                         "every group that has it); the targets of the others read "
                         "'not measured'")
-    from ..lab.common.watchdog import DEFAULT_SLICE_LIMIT_S
+    from ..common.watchdog import DEFAULT_SLICE_LIMIT_S
     p.add_argument("--slice-limit", type=float, default=DEFAULT_SLICE_LIMIT_S, metavar="S",
                    help="a slice still running after S seconds has hung: its name and the "
                         "Python stacks are printed, the partial output written, and the "
@@ -53,7 +53,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..lab.experiments.bench import bench, format_markdown
+    from ..experiments.bench import bench, format_markdown
     if args.quick:
         args.rounds, args.messages, args.trips, args.py_messages = 2, 100_000, 2_000, 10_000
         args.chasing_messages = 100_000

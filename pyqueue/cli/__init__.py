@@ -1,1 +1,0 @@
-"""Subcommands of ``python -m pyqueue``: one module per command (see __main__.py)."""

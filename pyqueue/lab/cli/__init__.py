@@ -1,0 +1,1 @@
+"""Subcommands of ``python -m pyqueue``: one module per command (see main.py)."""
