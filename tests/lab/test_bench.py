@@ -17,6 +17,7 @@ from pyqueue import VerificationError
 from pyqueue.errors import check
 from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.experiments import bench as B
+from pyqueue.lab.experiments import rows
 from pyqueue.lab.common import output as _output
 from pyqueue.lab.common import placement as pl
 from pyqueue.lab.common import regime
@@ -178,7 +179,7 @@ def test_bad_cpu_is_refused():
 def _roundtrip(ab, ba, trips):
     """pyq_bench_adapter_roundtrip on CPUs 0/1 of this process, as the bench runs it."""
     s = np.zeros(trips, np.uint64)
-    with B._Pinned(-1):
+    with rows.Pinned(-1):
         check(lib.pyq_bench_adapter_roundtrip(ab.a, ab.h, ba.h, CPUS[0], CPUS[1], trips,
                                               B._u64(s)), "round trip")
     return s
@@ -568,6 +569,7 @@ def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
 _HANGS = r"""
 import ctypes, sys
 from pyqueue.lab.experiments import bench as B
+from pyqueue.lab.experiments import rows
 
 class Hang:
     def __init__(self, ctx): pass

@@ -224,7 +224,7 @@ def test_import_pyqueue_loads_no_numpy_no_lab_no_metadata():
         "                  or m == 'importlib.metadata')\n"
         "assert bad() == [], bad()\n"
         "with pq.Queue() as q:\n"
-        "    q.put(b'x'); assert q.get() == b'x'\n"
+        "    q.writer.put(b'x'); q.writer.flush(); assert q.reader.get() == b'x'\n"
         "    q.writer.write(b'abc'); q.writer.flush(); assert q.reader.poll() == [b'abc']\n"
         "    q.stats(); q.config\n"
         "assert bad() == [], bad()\n"

@@ -187,7 +187,7 @@ def describe(row, peer_dir=None):
 
 # ---- the queue of a row ---------------------------------------------------------
 
-def _queue_kw(spec, budget_bytes, queue):
+def queue_kw(spec, budget_bytes, queue):
     """pyqueue keyword arguments of a row (the bench's tiers: 4 hot blocks and
     the rest of the budget spill; stream: the whole budget hot)."""
     kw = dict(spec.kw, **queue)
@@ -206,7 +206,7 @@ def _params(spec, budget_bytes, yardstick_slots, queue):
     if spec.queue == "yardstick":
         return _peers.params(MSG, yardstick_slots * MSG, adapter="yardstick")
     return _peers.params(MSG, budget_bytes, adapter=spec.adapter or "twin",
-                         **_queue_kw(spec, budget_bytes, queue))
+                         **queue_kw(spec, budget_bytes, queue))
 
 
 def _ticks_per_ns():
@@ -401,7 +401,7 @@ def adapter_throughput(row, messages=2_000_000, writer_cpu=0, reader_cpu=1,
     if eps.backlog and gap:
         raise ValueError("backlog builds the streaming regime: it takes no gap_ns")
     if spec.adapter == "direct":
-        q = _queue.Queue(**_queue_kw(spec, budget_bytes, queue))
+        q = _queue.Queue(**queue_kw(spec, budget_bytes, queue))
         try:
             if eps.backlog:
                 rc = lib.pyq_bench_queue_stream(q.c_handle, messages, MSG, eps.backlog, eps.c,
@@ -466,7 +466,7 @@ def adapter_roundtrip(row, trips=20_000, cpu_a=0, cpu_b=1, budget_bytes=BUDGET, 
     buf = ffi.from_buffer("uint64_t[]", s, require_writable=True)
     with _Restore():
         if spec.adapter == "direct":
-            kw = _queue_kw(spec, budget_bytes, queue)
+            kw = queue_kw(spec, budget_bytes, queue)
             ab, ba = _queue.Queue(**kw), _queue.Queue(**kw)
             try:
                 check(lib.pyq_bench_queue_roundtrip(ab.c_handle, ba.c_handle, a_cpu, b_cpu,

@@ -55,8 +55,10 @@ from ..common import status as _status
 from ..common import twins
 from ..common.session import Session
 from ..common.watchdog import DEFAULT_SLICE_LIMIT_S, SliceHung, SliceWatchdog
-from ..results import ToPandas
+from ..common.frames import ToPandas
 from . import bench_python
+from ..reports.bench_python import format_ratios
+from .rows import Pinned, row_queue, seq_rows
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                              format_markdown, format_slices, format_summary, summarize,
                              unsettled)
@@ -122,22 +124,6 @@ LOCAL_CHUNK = 1024
 
 def _u64(arr):
     return ffi.from_buffer("uint64_t[]", arr, require_writable=True)
-
-
-class _Pinned:
-    """Pin the calling thread for the duration, then restore its affinity (the C
-    round-trip loops pin the calling thread themselves)."""
-
-    def __init__(self, cpu):
-        self.cpu = cpu
-
-    def __enter__(self):
-        self.old = os.sched_getaffinity(0)
-        if self.cpu >= 0:
-            os.sched_setaffinity(0, {self.cpu})
-
-    def __exit__(self, *exc):
-        os.sched_setaffinity(0, self.old)
 
 
 def _rt_throttle():
@@ -207,26 +193,9 @@ class _Fifo:
 def probe_one_way_ns(cpu_a, cpu_b, trips=PROBE_TRIPS):
     """Median one-way ns of a two-line ping-pong between cpu_a and cpu_b."""
     s = np.zeros(trips, np.uint64)
-    with _Pinned(-1):
+    with Pinned(-1):
         check(lib.pyq_bench_pingpong(cpu_a, cpu_b, trips, _u64(s)), "ping-pong probe")
     return float(np.median(s)) / 2.0
-
-
-def _seq_rows(n):
-    arr = np.zeros((n, MSG), np.uint8)
-    arr[:, :8] = np.arange(n, dtype=np.uint64).view(np.uint8).reshape(n, 8)
-    return arr
-
-
-# The pyqueue fields of the rows' queues come from the base config; the tiers
-# (and the fields a row sets itself) come from the row (common/twins.py), so
-# the bench and the twins build one queue from one formula.
-_TIER_FIELDS = ("hot_blocks", "spill_blocks")
-
-
-def _row_queue(spec, base):
-    return {k: v for k, v in base.as_dict().items()
-            if k not in _TIER_FIELDS and k not in spec.kw}
 
 
 def _rates(reg):
@@ -290,7 +259,7 @@ class BenchResult(ToPandas):
     samples: dict = field(default_factory=dict)      # row -> {"roundtrip_ns": array}
 
     def table(self):
-        return format_summary(self.summary, self.params) + "\n" + bench_python.format_ratios(self.summary)
+        return format_summary(self.summary, self.params) + "\n" + format_ratios(self.summary)
 
     def to_json(self, path):
         import json
@@ -323,10 +292,10 @@ class _Throughput:
         self.turns = {}            # row -> slices run so far (who goes first: _turn)
         if not gap_ns:
             spec = twins.THROUGHPUT["pyqueue"]
-            self.q = _queue.Queue(**twins._queue_kw(spec, budget_bytes, _row_queue(spec, base)))
+            self.q = _queue.Queue(**twins.queue_kw(spec, budget_bytes, row_queue(spec, base)))
             # The rows are built in memory beforehand: py_batch's slice is capped.
             self.py_n = min(n, PY_BATCH_MAX)
-            self.data = _seq_rows(self.py_n)
+            self.data = seq_rows(self.py_n)
 
     def contenders(self):
         return list(self.rows)
@@ -354,7 +323,7 @@ class _Throughput:
         return dict(messages=messages or self.messages(row), writer_cpu=self.wcpu,
                     reader_cpu=self.rcpu,
                     budget_bytes=self.budget, yardstick_slots=self.slots, gap_ns=self.gap,
-                    peer_dir=self.peer_dir, **_row_queue(spec, self.base))
+                    peer_dir=self.peer_dir, **row_queue(spec, self.base))
 
     def run(self, name):
         if name == "py_batch":
@@ -379,7 +348,7 @@ class _Throughput:
             if name not in self.backlog:
                 self.backlog[name] = twins.stream_backlog(
                     name, **{k: kw[k] for k in ("budget_bytes", "yardstick_slots", "peer_dir")},
-                    **_row_queue(spec, self.base))
+                    **row_queue(spec, self.base))
             kw["backlog"] = self.backlog[name]
         if not self.gap and name not in self.rate and self.n > RATE_PROBE:
             # Untimed: the row's rate, so that its slices can be sized in seconds.
@@ -450,7 +419,7 @@ class _Throughput:
         check(lib.pyq_bench_reader_start(self.q.c_handle, self.py_n, MSG, self.rcpu, h),
               "C reader for write_batch")
         try:
-            with _Pinned(self.wcpu):
+            with Pinned(self.wcpu):
                 t0 = time.monotonic_ns()
                 for i in range(0, self.py_n, CHUNK):
                     self.q.writer.write_batch(self.data[i:i + CHUNK])
@@ -493,7 +462,7 @@ class _RoundTrip:
 
     def _pingpong(self):
         s = np.zeros(self.trips, np.uint64)
-        with _Pinned(-1):
+        with Pinned(-1):
             check(lib.pyq_bench_pingpong(self.a, self.b, self.trips, _u64(s)), "ping-pong")
         return s
 
@@ -507,7 +476,7 @@ class _RoundTrip:
                                 "touch_after_write": None}
         spec = twins.ROUNDTRIP[name]
         kw = dict(trips=self.trips, cpu_a=self.a, cpu_b=self.b, budget_bytes=self.budget,
-                  peer_dir=self.peer_dir, **_row_queue(spec, self.base))
+                  peer_dir=self.peer_dir, **row_queue(spec, self.base))
         # The floor again inside this slice, right before the row: a ratio to the
         # floor of another slice mixes in whatever the host did in between.
         floor = float(nearest_rank(self._pingpong(), (50,))[0])

@@ -45,35 +45,14 @@ import numpy as np
 from pyqueue import queue as _queue
 from pyqueue.errors import VerificationError
 from .._lab import lib
-from pyqueue import table
 from ..common import twins
-from . import bench as _bench
+from ..reports.bench_python import RATIOS, format_ratios, ratios  # noqa: F401
+from ..common.twins import MSG
+from .rows import Pinned, row_queue, seq_rows
 
 LOCAL_CHUNK = 1024
 KIB = 1024
 
-# The ratios this module's rows exist for, (name, numerator, denominator, goal)
-# as issue targets: printed by report() beside the bench's own table.
-RATIOS = [
-    ("one thread write+poll(1) / SimpleQueue put+get", "py_write_poll", "simplequeue", 1.0),
-    ("one thread put_nowait+get_nowait / SimpleQueue", "py_put_get", "simplequeue", 1.0),
-    ("one thread write+poll(1) / deque", "py_write_poll", "deque", None),
-    ("1 KiB write+poll(1) / SimpleQueue", "py_write_poll_1k", "simplequeue_1k", None),
-    ("1 KiB put_nowait+get_nowait / SimpleQueue", "py_put_get_1k", "simplequeue_1k", None),
-    ("poll() of a full block / SimpleQueue.get loop", "py_poll_block", "simplequeue_get_block", 3.0),
-    ("two threads / SimpleQueue", "py_threads", "simplequeue_threads", 2.0),
-    ("two threads, publish 'each' / SimpleQueue", "py_threads_each", "simplequeue_threads", None),
-    ("two threads / queue.Queue", "py_threads", "queue_threads", None),
-    ("two threads 1 KiB / SimpleQueue", "py_threads_1k", "simplequeue_threads_1k", None),
-    ("two threads' floor under the GIL / SimpleQueue", "py_threads_floor",
-     "simplequeue_threads", None),
-    ("producer loop alone / SimpleQueue two threads", "py_produce_alone",
-     "simplequeue_threads", None),
-    ("consumer loop alone / SimpleQueue two threads", "py_consume_alone",
-     "simplequeue_threads", None),
-    ("two threads / their floor under the GIL", "py_threads", "py_threads_floor", None),
-    ("write_batch+poll_into / SimpleQueue", "py_batch_local", "simplequeue", 4.0),
-]
 
 
 def _messages(n, size):
@@ -88,11 +67,11 @@ class PythonAPI:
 
     def __init__(self, n, cpu, budget_bytes, base, reader_cpu=-1):
         self.n, self.cpu, self.rcpu = n, cpu, reader_cpu
-        self.msgs = _messages(n, _bench.MSG)
+        self.msgs = _messages(n, MSG)
         self.msgs_1k = _messages(n, KIB)
         each, batch = twins.ROUNDTRIP["pyqueue_each"], twins.THROUGHPUT["pyqueue"]
-        self.each_kw = twins._queue_kw(each, budget_bytes, _bench._row_queue(each, base))
-        self.max_kw = twins._queue_kw(batch, budget_bytes, _bench._row_queue(batch, base))
+        self.each_kw = twins.queue_kw(each, budget_bytes, row_queue(each, base))
+        self.max_kw = twins.queue_kw(batch, budget_bytes, row_queue(batch, base))
         # py_threads' queue with room for every message (records of 8 + 32 bytes).
         per_block = (self.max_kw["block_size"] - 8) // 40
         self.all_kw = dict(self.max_kw, spill_blocks=n // per_block + 2)
@@ -101,8 +80,8 @@ class PythonAPI:
         # One 4 KiB block of 32-byte messages ('max': published when full).
         self.qblock = _queue.Queue(block_size=4096, hot_blocks=4, spill_blocks=0, publish="max")
         self.per_block = (4096 - 8) // 40      # records of 8 + 32 bytes, the last padded out
-        self.rows = _bench._seq_rows(n)
-        self.out = np.zeros((LOCAL_CHUNK, _bench.MSG), np.uint8)
+        self.rows = seq_rows(n)
+        self.out = np.zeros((LOCAL_CHUNK, MSG), np.uint8)
 
     def contenders(self):
         return ["py_write_poll", "py_put_get", "simplequeue", "deque", "py_batch_local",
@@ -123,7 +102,7 @@ class PythonAPI:
         kib = name.endswith("_1k")
         msgs = self.msgs_1k if kib else self.msgs
         base = name[:-3] if kib else name
-        with _bench._Pinned(self.cpu):
+        with Pinned(self.cpu):
             t0 = time.perf_counter_ns()
             got, dt = getattr(self, "_" + base)(msgs)
             dt = dt if dt is not None else time.perf_counter_ns() - t0
@@ -204,14 +183,14 @@ class PythonAPI:
     # --- two threads ------------------------------------------------------
     def _producer(self, target):
         def run():
-            with _bench._Pinned(self.cpu):
+            with Pinned(self.cpu):
                 target()
         t = threading.Thread(target=run, name="bench-python-producer")
         t.start()
         return t
 
     def _py_threads(self, msgs, kw=None):
-        with _queue.Queue(**(kw or self.max_kw)) as q, _bench._Pinned(self.rcpu):
+        with _queue.Queue(**(kw or self.max_kw)) as q, Pinned(self.rcpu):
             w = q.writer
 
             def produce():
@@ -240,7 +219,7 @@ class PythonAPI:
                 write(m)
             tp = time.perf_counter_ns() - t0
             q.writer.detach()
-            with _bench._Pinned(self.rcpu):
+            with Pinned(self.rcpu):
                 t0 = time.perf_counter_ns()
                 ok = _consume(q.reader, msgs)
                 tc = time.perf_counter_ns() - t0
@@ -266,7 +245,7 @@ class PythonAPI:
             for m in msgs:
                 put(m)
             put(None)
-        with _bench._Pinned(self.rcpu):
+        with Pinned(self.rcpu):
             t0 = time.perf_counter_ns()
             t = self._producer(produce)
             ok = _consume(iter(q.get, None), msgs)
@@ -283,38 +262,6 @@ def _consume(messages, expected):
     message compared with the one sent, in C (map), so that the row measures
     the queue's hand-over rather than a Python loop around it."""
     return sum(map(operator.eq, messages, expected))
-
-
-def ratios(summary):
-    """The RATIOS rows of a bench summary, {place: [(name, ratio or None, goal)]}:
-    its ``python_ratios`` (the median of per-round ratios, as bench's targets are
-    taken), or, for a summary of medians alone (the standalone run), the ratio
-    of the medians."""
-    if "python_ratios" in summary:
-        return {place: [(n, r, g) for n, r, g, _ in rows]
-                for place, rows in summary["python_ratios"].items()}
-    out = {}
-    for place, rows in summary.get("python_mmsg_s", {}).items():
-        med = {k: v["median"] for k, v in rows.items()}
-        out[place] = [(name, med[a] / med[b] if med.get(a) and med.get(b) else None, goal)
-                      for name, a, b, goal in RATIOS]
-    return out
-
-
-def format_ratios(summary, markdown=False):
-    """The ratios as one table per placement (the one table formatter),
-    "met"/"missed" where a goal exists."""
-    how = ("median of per-round ratios" if "python_ratios" in summary
-           else "ratio of medians over rounds")
-    blocks = []
-    for place, rows in sorted(ratios(summary).items()):
-        body = [[name, "-" if r is None else "%.2fx" % r,
-                 "" if goal is None else "goal >= %.1fx%s"
-                 % (goal, "" if r is None else (" met" if r >= goal else " missed"))]
-                for name, r, goal in rows]
-        blocks.append("Python rows (%s), %s:\n" % (place, how)
-                      + table.render(["ratio", "measured", "goal"], body, markdown=markdown))
-    return "\n\n".join(blocks)
 
 
 def main(argv=None):

@@ -28,7 +28,7 @@ from .._lab import ffi, lib
 from pyqueue.config import KINDS as _QUEUE_FIELDS, QueueConfig
 from ..common import status as _status
 from ..common.session import Session
-from ..results import ToPandas
+from ..common.frames import ToPandas
 from ..reports import burst_tail as report
 
 # pyqueue classes: "yield<N>" (retry_yield_every=N) with an optional suffix that

@@ -26,7 +26,7 @@ from ..common import cloops, environment, placement
 from ..common import status as _status
 from ..common.session import Session
 from ..reports import c2c as report
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 __all__ = ["core_to_core", "CoreToCoreResult", "MODES", "QUEUE_VARIANTS", "relation_matrix",
            "read_topology", "pingpong_slice"]

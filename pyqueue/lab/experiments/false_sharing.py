@@ -13,7 +13,7 @@ from ..common import cloops, environment
 from ..common import status as _status
 from ..common.session import Session
 from pyqueue.table import render
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 __all__ = ["FalseSharingResult", "false_sharing"]
 

@@ -38,7 +38,7 @@ from ..common import placement as _placement
 from ..reports import ownership as report
 from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTERS,  # noqa: F401
                                  PS)
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 __all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 

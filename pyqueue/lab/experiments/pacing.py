@@ -29,7 +29,7 @@ from ..common.pacing_rig import Rig
 from ..common.session import Session
 from ..reports import pacing as report
 from ..reports.pacing import drain_text, ms, pacing_text
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 __all__ = ["drain_rate", "pacing", "DrainResult", "PacingResult"]
 

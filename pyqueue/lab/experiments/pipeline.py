@@ -82,7 +82,7 @@ from ..common.output import to_jsonable
 from ..common.session import Session
 from ..common.stats import format_table, per_round_then_mean
 from pyqueue.table import render
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 __all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
 

@@ -27,7 +27,7 @@ from pyqueue.config import QueueConfig
 from ..common.progress import format_seconds
 from ..common.session import Session
 from pyqueue.table import render
-from ..results import ToPandas
+from ..common.frames import ToPandas
 
 _COUNTS = ("written", "read", "bytes", "writer_pauses", "reader_pauses", "flushes", "claims",
            "aborts", "try_full", "batches", "batched", "timeouts", "polls", "empty_polls")
