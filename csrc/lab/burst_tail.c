@@ -34,7 +34,7 @@
 #include "runtime/runtime_pvt.h"
 #include "runtime/start_pvt.h"
 
-#define MAX_MSG PYQ_BURST_TWIN_MAX_MSG
+_Static_assert(PYQ_BURST_MAX_MSG <= PYQ_BURST_TWIN_MAX_MSG, "a twin's message buffer holds the largest message");
 
 struct pyq_burst {
     const pyq_adapter_t *a;
@@ -69,7 +69,6 @@ struct pyq_burst {
 void pyq_burst_config_init(pyq_burst_config_t *c)
 {
     memset(c, 0, sizeof(*c));
-    c->msg_size = 32;
     c->send_messages = (1u << 20) / 32;
     c->warmup_queries = 512;
     c->groups = 4;
@@ -193,7 +192,7 @@ static int send_burst(struct pyq_burst *b, uint64_t *retries_out)
  * look as if it started below. */
 static int top_up(struct pyq_burst *b, uint64_t *topped, uint64_t deadline, uint64_t *bl)
 {
-    const uint32_t size = b->c.msg_size;
+    const uint32_t size = b->snd.msg_size;
     uint64_t n = 0, now;
     int rc = 0;
 
@@ -300,8 +299,8 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
     int rc;
 
     *out = NULL;
-    if (!a || !ap || !c || c->msg_size < 8 || c->msg_size > MAX_MSG ||
-        c->msg_size != ap->msg_size || c->groups == 0 ||
+    if (!a || !ap || !c || ap->msg_size < PYQ_BURST_MIN_MSG || ap->msg_size > PYQ_BURST_MAX_MSG ||
+        c->groups == 0 ||
         c->groups > PYQ_BURST_MAX_GROUPS || c->group_queries == 0 || c->data_bytes < 4096)
         return PYQ_EINVAL;
     b = aligned_alloc(PYQ_CACHELINE, sizeof(*b));
@@ -311,7 +310,7 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
     b->a = a;
     b->c = *c;
     b->perf_read_ns = -1;
-    b->snd.msg_size = b->take.msg_size = c->msg_size;
+    b->snd.msg_size = b->take.msg_size = ap->msg_size;   /* the message size: the adapter's */
     b->snd.yield_every = c->retry_yield_every;
     b->snd.fault_seq = c->fault_seq;
     b->snd.error = &b->error;

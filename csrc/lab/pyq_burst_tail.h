@@ -21,11 +21,13 @@
 #include "adapters/pyq_adapter.h"
 
 #define PYQ_BURST_MAX_GROUPS 64
+/* The message sizes the study runs (the adapter params' msg_size). */
+#define PYQ_BURST_MIN_MSG 8
+#define PYQ_BURST_MAX_MSG 256
 
 typedef struct pyq_burst pyq_burst_t;
 
 typedef struct pyq_burst_config {
-    uint32_t msg_size;          /* bytes per message: 32 */
     uint32_t send_messages;     /* messages per burst: 1 MiB / 32 = 32,768; 0: the
                                    no-burst baseline (the same windows, no send) */
     uint32_t warmup_queries;    /* business queries before the burst: 512 */

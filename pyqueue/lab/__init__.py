@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 # public name -> (module, name in it)
 _EXPORTS = {
     "burst_tail": ("experiments.burst_tail", "burst_tail"),
+    "BurstTailParams": ("experiments.burst_tail", "BurstTailParams"),
     "load_burst_tail": ("experiments.burst_tail", "load"),
     "ownership": ("experiments.ownership", "ownership"),
     "core_to_core": ("experiments.c2c", "core_to_core"),
@@ -39,7 +40,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .common.output import load as load_output  # noqa: F401
     from .experiments.bench import bench  # noqa: F401
     from .experiments.bench_xproc import bench_xproc  # noqa: F401
-    from .experiments.burst_tail import burst_tail  # noqa: F401
+    from .experiments.burst_tail import BurstTailParams, burst_tail  # noqa: F401
     from .experiments.burst_tail import load as load_burst_tail  # noqa: F401
     from .experiments.c2c import core_to_core  # noqa: F401
     from .experiments.false_sharing import false_sharing  # noqa: F401

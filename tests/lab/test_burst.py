@@ -89,18 +89,21 @@ def test_small_study_end_to_end(tmp_path):
 def test_one_queue_config_with_keyword_overrides():
     small = dict(SMALL, rounds=1, windows=2, slice_windows=2)
     base = pyqueue.QueueConfig(spill_blocks=256, prefetch=False)
-    res = lab.burst_tail(classes=["yield16-cached", "mutex"], config=base, hot_blocks=2,
-                         peer_retry_yield_every=5, **dict(small, spill_blocks=None))
-    p = res.params
-    assert (p["spill_blocks"], p["prefetch"], p["hot_blocks"], p["peer_retry_yield_every"]) == \
+    res = lab.burst_tail(classes=["yield16-cached", "mutex"], queue=base, hot_blocks=2,
+                         retry_yield_every=5, **dict(small, spill_blocks=None))
+    p = res.params["queue"]
+    assert (p["spill_blocks"], p["prefetch"], p["hot_blocks"], p["retry_yield_every"]) == \
         (256, False, 2, 5)
+    with pytest.warns(DeprecationWarning, match="config is now called queue"):   # the old names
+        old = lab.BurstTailParams.of(config=base, peer_retry_yield_every=5)
+    assert old.queue == base.replace(retry_yield_every=5)
     c = res.summary["classes"]
     assert (c["yield16-cached"]["retry_yield_every"], c["mutex"]["retry_yield_every"]) == (16, 5)
     assert c["yield16-cached"]["spill_nontemporal"] is False
     with pytest.raises(ValueError, match="class 'yield4294967296': retry_yield_every must be"):
         lab.burst_tail(classes=["yield4294967296"], **small)
-    with pytest.raises(TypeError, match="config must be a pyqueue.QueueConfig"):
-        lab.burst_tail(config=dict(hot_blocks=2), **small)
+    with pytest.raises(TypeError, match="queue must be a pyqueue.QueueConfig"):
+        lab.burst_tail(queue=dict(hot_blocks=2), **small)
 
 
 def test_missing_peer_is_reported_not_dropped(monkeypatch):
@@ -223,20 +226,21 @@ def test_the_study_keeps_the_touch_and_huge_pages_unless_told_otherwise():
     small = dict(SMALL, rounds=1, windows=2, slice_windows=2)
     assert not pyqueue.QueueConfig().touch_after_write          # the queue's default: off
     assert not pyqueue.QueueConfig().hugepages
-    params = lab.burst_tail(classes=["yield0"], **small).params
+    params = lab.burst_tail(classes=["yield0"], **small).params["queue"]
     assert params["touch_after_write"] is True and params["hugepages"] is True
-    assert lab.burst_tail(classes=["yield0"], hot_blocks=2, **small).params["hugepages"] is True
+    assert lab.burst_tail(classes=["yield0"], hot_blocks=2,
+                          **small).params["queue"]["hugepages"] is True
     off = pyqueue.QueueConfig(touch_after_write=False)
-    assert lab.burst_tail(classes=["yield0"], config=off, **small).params["touch_after_write"] is False
+    assert lab.burst_tail(classes=["yield0"], queue=off,
+                          **small).params["queue"]["touch_after_write"] is False
     from pyqueue.lab.cli import burst_tail as cli
     import argparse
     p = argparse.ArgumentParser()
     cli.add_arguments(p)
-    from pyqueue.lab.cli.common import queue_config
-    from pyqueue.lab.experiments.burst_tail import STUDY_QUEUE
-    assert queue_config(p.parse_args([]), base=STUDY_QUEUE).touch_after_write is True
-    assert queue_config(p.parse_args(["--no-touch-after-write"]),
-                        base=STUDY_QUEUE).touch_after_write is False
+    from pyqueue.lab.experiments.burst_tail import BurstTailParams
+    assert BurstTailParams.from_args(p.parse_args([])).queue.touch_after_write is True
+    assert BurstTailParams.from_args(
+        p.parse_args(["--no-touch-after-write"])).queue.touch_after_write is False
     assert "default: on" in p.format_help().split("--no-touch-after-write")[-1][:60]
 
 

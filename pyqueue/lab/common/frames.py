@@ -80,7 +80,9 @@ def to_pandas(result: Any) -> Any:
     import numpy as np
     experiment = getattr(result, "experiment", None) or EXPERIMENT_OF.get(type(result).__name__)
     frames, columns = [], []
-    for group, name, arr in _arrays(result):
+    # Sorted, so that a result fresh from its run and the same result loaded from
+    # its folder (whose index is sorted) give the same frame.
+    for group, name, arr in sorted(_arrays(result), key=lambda t: (t[0], t[1])):
         arr = np.asarray(arr)
         # "group" is already the column of the class / variant / arm.
         axes = [a if a != "group" else "group_index"

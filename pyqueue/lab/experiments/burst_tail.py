@@ -3,6 +3,10 @@
     import pyqueue.lab as lab
     res = lab.burst_tail(windows=200)       # the study's defaults, fewer windows
     print(res.table())
+    lab.burst_tail(lab.BurstTailParams.quick())   # what --quick runs
+
+Its parameters are one list, BurstTailParams, from which the CLI's flags, this
+function's keywords, the output folder's JSON params and their checks all come.
 
 Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
 C writer loop, business function and verifying consumer callback through one
@@ -16,17 +20,18 @@ consumer thread runs only during its own slices.  No C call runs longer than
 about SLICE_NS (plus one window), so Ctrl-C is seen within that (DESIGN §6.1).
 """
 from dataclasses import dataclass, field
+from typing import Tuple
 
 import numpy as np
 
 from ..runtime import clock as _clock
 from pyqueue import cstruct
 from .. import peers as _peers
-from pyqueue import validate
 from pyqueue.errors import check
 from .._lab import ffi, lib
 from pyqueue.config import KINDS as _QUEUE_FIELDS, QueueConfig
 from ..common import status as _status
+from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from ..common.frames import ToPandas
 from ..reports import burst_tail as report
@@ -282,70 +287,110 @@ def _resolve(classes, config):
     return run, missing
 
 
-def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
-               send_bytes=1 << 20, block_size=None, hot_blocks=None, spill_blocks=None,
-               publish=None, scan_current=None, touch_after_write=None, consumer_loop=True,
-               warmup_queries=512, groups=4, group_queries=16, data_kib=48,
-               backlog_target=0.8, peer_retry_yield_every=None, writer_cpu=-1,
-               consumer_cpu=-1, slice_windows=50, pmu=False, pmu_windows=500,
-               pretouch=True, seed=0x5EED, out=None, overwrite=False, progress=True, config=None,
-               _fault_seq=0):
-    """Run the study; every default is the original study's (DESIGN §6.1).
+def _classes_help():
+    others = [n for n in _peers.BUILTIN if n != "pyqueue"] + list(_peers.PEERS)
+    return ("comma-separated: yieldN (pyqueue retrying with sched_yield every N), "
+            "optionally with levers, yieldN+field[=value] of the queue settings "
+            "(e.g. yield1024+hugepages=0, yield1024+touch_after_write=0), "
+            "none (the same windows with no send; none+gap=G: G µs idle "
+            "instead) and peers %s, each also as <peer>-twin (its send loop and consumer "
+            "with the library's calls inlined)" % ", ".join(others))
+
+
+@dataclass(frozen=True)
+class BurstTailParams(Params):
+    """The burst-tail study's parameters; every default is the original study's
+    (DESIGN §6.1) but the CPUs, pinned 0 and 1 from every door."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "burst_tail", "burst-tail", "burst_tail"
+    ALIASES = {"consumer_cpu": "reader_cpu", "peer_retry_yield_every": "retry_yield_every",
+               "config": "queue"}
+    # The peers' retry cadence is the queue's retry_yield_every; yieldN sets its own.
+    QUEUE_CLI_ALIASES = {"retry_yield_every": ("--peer-retry-yield-every",)}
+
+    classes: Tuple[str, ...] = param(DEFAULT_CLASSES, _classes_help, kind="names")
+    rounds: int = param(3, "rounds over every class", lo=1, hi=1000)
+    windows: int = param(2500, "windows per class per round", lo=1, hi=10**7, quick=100)
+    msg_size: int = param(32, "bytes per message", lo=8, hi=lib.PYQ_BURST_MAX_MSG)
+    send_bytes: int = param(1 << 20, "bytes of the burst sent at the start of each window "
+                            "(a multiple of msg_size)", lo=8, hi=1 << 34)
+    consumer_loop: bool = param(True, "the consumer's 64-iteration loop per message (off: "
+                                "it only verifies)", cli_aliases=(("--verify-only", False),))
+    warmup_queries: int = param(512, "untimed business queries before each window's timed "
+                                "groups", lo=0, hi=10**7)
+    groups: int = param(4, "timed query groups per window", lo=1, hi=lib.PYQ_BURST_MAX_GROUPS)
+    group_queries: int = param(16, "queries per timed group", lo=1, hi=10**6)
+    data_kib: int = param(48, "business data in KiB", lo=4, hi=1 << 20)
+    backlog_target: float = param(0.8, "backlog aimed at, as a fraction of the queue's "
+                                  "capacity in messages", lo=0.0, hi=0.95)
+    slice_windows: int = param(50, "windows per interleaved slice (how soon Ctrl-C is "
+                               "honoured)", lo=1, hi=10**6)
+    pretouch: bool = param(True, "write each queue full once before the study, then let the "
+                           "consumer bring it down to the target, so no send meets an untouched "
+                           "page (off: fill it only to the target)")
+    pmu: bool = param(False, "add a pass with counters around the queries")
+    pmu_windows: int = param(500, "windows per class of the pmu pass", lo=0, hi=10**7)
+    writer_cpu: int = param(WRITER_CPU, "CPU of the writer (-1: not pinned)", kind="cpu",
+                            group="CPUs")
+    reader_cpu: int = param(READER_CPU, "CPU of the consumer (-1: not pinned)", kind="cpu",
+                            cli_aliases=("--consumer-cpu",), group="CPUs")
+    seed: int = param(0x5EED, "seed of the business data and queries, decimal or 0x hex",
+                      kind="seed", lo=0, hi=2**64 - 1)
+    queue: QueueConfig = param(STUDY_QUEUE, "every class's queue (a yieldN class sets its "
+                               "retry_yield_every; the peers retry at that cadence too)",
+                               quick={"spill_blocks": 16384})
+
+    def check(self):
+        if self.send_bytes % self.msg_size:
+            raise ValueError("send_bytes (%d) must be a multiple of msg_size (%d)"
+                             % (self.send_bytes, self.msg_size))
+
+
+def burst_tail(params=None, *, out=None, overwrite=False, progress=True, _fault_seq=0,
+               **kwargs):
+    """Run the study: ``params`` (a BurstTailParams, None for the defaults) and/or its
+    fields as keywords (a QueueConfig field's own fields too: ``hugepages=False``).
 
     classes: pyqueue strategies ``yieldN`` (retry_yield_every=N), ``none`` (the
     same windows with no send: the baseline every table compares against) and
     adapter names (peers.PEERS, and mutex).  A peer that is not installed is reported in
-    ``summary['not_installed']`` and skipped.  The queue of every class is
-    ``config`` (a QueueConfig; default: STUDY_QUEUE, the queue defaults with the
-    original study's touch after write and the pool on huge pages) with the keywords
-    block_size ... touch_after_write given here; peer_retry_yield_every is its
-    retry_yield_every, the cadence of the peers' retries, which a yieldN class
-    replaces by N.  backlog_target is a fraction of each
-    queue's capacity in messages.  writer_cpu/consumer_cpu -1 leave the threads
+    ``summary['not_installed']`` and skipped.  The queue of every class is ``queue``
+    (default: STUDY_QUEUE, the queue defaults with the original study's touch after
+    write and the pool on huge pages); its retry_yield_every is the cadence of the
+    peers' retries, which a yieldN class replaces by N.  backlog_target is a fraction
+    of each queue's capacity in messages.  writer_cpu/reader_cpu -1 leave a thread
     unpinned (as the original study, whose platform could not pin).  pretouch
     (default) writes each class's queue full once before the study and lets its
     consumer bring the backlog down to the target, so no window's send meets a
-    page never touched (the fill alone touches only the target's share; the
-    page faults of each window are recorded).  pmu=True adds a
+    page never touched (the page faults of each window are recorded).  pmu=True adds a
     separate pass of pmu_windows windows per class with counters read around the
-    measured queries; the latency tables never use those windows.
+    measured queries; the latency tables never use those windows.  ``out``: the
+    output folder; ``progress``: a tqdm bar.
     """
-    given = dict(block_size=block_size, hot_blocks=hot_blocks, spill_blocks=spill_blocks,
-                 publish=publish, scan_current=scan_current,
-                 touch_after_write=touch_after_write, retry_yield_every=peer_retry_yield_every)
-    queue = QueueConfig.of(STUDY_QUEUE if config is None else config,
-                           **{k: v for k, v in given.items() if v is not None})
-    fields = queue.as_dict()
-    fields["peer_retry_yield_every"] = fields.pop("retry_yield_every")
-    params = dict(classes=classes, rounds=rounds, windows=windows, msg_size=msg_size,
-                  send_bytes=send_bytes, **fields, consumer_loop=consumer_loop,
-                  warmup_queries=warmup_queries, groups=groups, group_queries=group_queries,
-                  data_kib=data_kib, backlog_target=backlog_target, writer_cpu=writer_cpu,
-                  consumer_cpu=consumer_cpu, slice_windows=slice_windows, pmu=pmu,
-                  pmu_windows=pmu_windows if pmu else 0, pretouch=pretouch, seed=seed)
-    _check_params(params)
-    if _fault_seq:
-        params["_fault_seq"] = int(_fault_seq)
-    run, missing = _resolve(params["classes"], queue)
+    p = BurstTailParams.of(params, **kwargs)
+    params = p.to_json()
+    run, missing = _resolve(p.classes, p.queue)
     cc = _clock.calibrate()
-    params["ticks_per_ns"] = cc.ticks_per_ns
-    params["clock"] = cc.name
     if not cc.available:
         raise RuntimeError("burst_tail needs a cycle counter; this platform has none")
+    # What the run measured alongside its parameters: the reports' and loops' context.
+    ctx = dict(params, ticks_per_ns=cc.ticks_per_ns, clock=cc.name,
+               _fault_seq=int(_fault_seq), pmu_windows=p.pmu_windows if p.pmu else 0)
+    rounds, windows, pretouch = p.rounds, p.windows, p.pretouch
 
     res = BurstTailResult(params, out=out)
     state = []
 
     def record(folder, status, final):
-        summary = report.summarize(state, params, missing)
+        summary = report.summarize(state, ctx, missing)
         if "pmu" in res.summary:
             summary["pmu"] = res.summary["pmu"]
         if final:
             res.summary, res.status = summary, status
-            res.samples = {c.name: _samples(c, params) for c in state}
+            res.samples = {c.name: _samples(c, ctx) for c in state}
         if folder is not None:
             for c in state:
-                folder.save_samples(c.name, **_samples(c, params))
+                folder.save_samples(c.name, **_samples(c, ctx))
             folder.save_text("table.txt", report.table(summary, params))
         return summary
 
@@ -353,26 +398,26 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
         with Session("burst_tail", params, rounds, "rounds", record=record,
                      out=out or None, overwrite=overwrite, progress=progress,
                      desc="burst-tail", bar_total=rounds * windows * len(run), bar_unit="windows",
-                     pinning={"writer_cpu": writer_cpu, "consumer_cpu": consumer_cpu}) as s:
+                     pinning={"writer_cpu": p.writer_cpu, "reader_cpu": p.reader_cpu}) as s:
             for name, adapter, qcfg in run:
-                state.append(_open_class(name, adapter, qcfg, params))
+                state.append(_open_class(name, adapter, qcfg, ctx))
             for c in state:
                 if s.stopping:
                     break
                 s.advance(0, "filling %s%s to %.0f%%" % (c.name, " (full, then down)" if pretouch
-                                                          else "", backlog_target * 100))
+                                                          else "", p.backlog_target * 100))
                 if c.fill(lambda: s.stopping):
                     c.fill_totals = c.totals()
             for rnd in range(rounds):
-                _run_round(state, rnd, windows, slice_windows, s)
+                _run_round(state, rnd, windows, p.slice_windows, s)
                 for c in state:
                     c.round_totals.append(c.totals())
                 s.checkpoint(sum(1 for r in range(rounds)
                                  if state and all(c.done[r] == windows for c in state)))
                 if s.stopping:
                     break
-            if pmu and not s.stopping:
-                res.summary["pmu"] = _pmu_pass(state, params, s)
+            if p.pmu and not s.stopping:
+                res.summary["pmu"] = _pmu_pass(state, ctx, s)
             s.advance(0, "draining")
             for c in state:
                 c.drain()
@@ -382,40 +427,11 @@ def burst_tail(classes=DEFAULT_CLASSES, rounds=3, windows=2500, msg_size=32,
     return res
 
 
-def _check_params(p):
-    """Every parameter but the queue's (its QueueConfig checks those), in place."""
-    ints = dict(rounds=(1, 1000), windows=(1, 10**7), msg_size=(8, 256),
-                send_bytes=(8, 1 << 34), warmup_queries=(0, 10**7), groups=(1, 64),
-                group_queries=(1, 10**6), data_kib=(4, 1 << 20), slice_windows=(1, 10**6),
-                pmu_windows=(0, 10**7), seed=(0, 2**64 - 1))
-    for k, (lo, hi) in ints.items():
-        p[k] = validate.integer(k, p[k], lo, hi)
-    if p["send_bytes"] % p["msg_size"]:
-        raise ValueError("send_bytes (%d) must be a multiple of msg_size (%d)"
-                         % (p["send_bytes"], p["msg_size"]))
-    p["backlog_target"] = validate.number("backlog_target", p["backlog_target"], 0, 0.95)
-    p["consumer_loop"] = validate.flag("consumer_loop", p["consumer_loop"])
-    p["pmu"] = validate.flag("pmu", p["pmu"])
-    p["pretouch"] = validate.flag("pretouch", p["pretouch"])
-    p["writer_cpu"] = validate.cpu("writer_cpu", p["writer_cpu"])
-    p["consumer_cpu"] = validate.cpu("consumer_cpu", p["consumer_cpu"])
-    p["classes"] = validate.sequence("classes", p["classes"], _class_name)
-    if len(set(p["classes"])) != len(p["classes"]):
-        raise ValueError("classes must not repeat a name: %r" % (p["classes"],))
-
-
-def _class_name(name, value):
-    if not isinstance(value, str):
-        raise validate.ArgumentTypeError("%s must be a class name (a str), got %r" % (name, value))
-    return value
-
-
 def _open_class(name, adapter, qcfg, p):
     a = _peers.get(adapter)
-    ap = _peers.params(p["msg_size"], adapter=adapter, config=qcfg)
+    ap = _peers.adapter_params(p["msg_size"], qcfg)   # the one way msg_size reaches C
     cfg = ffi.new("pyq_burst_config_t *")
     lib.pyq_burst_config_init(cfg)
-    cfg.msg_size = p["msg_size"]
     gap_us = _no_send(name)
     cfg.send_messages = 0 if gap_us is not None else p["send_bytes"] // p["msg_size"]
     cfg.gap_ns = 1000 * (gap_us or 0)
@@ -426,7 +442,7 @@ def _open_class(name, adapter, qcfg, p):
     cfg.retry_yield_every = qcfg.retry_yield_every   # the peers' retries too: one value
     cfg.data_bytes = p["data_kib"] * 1024
     cfg.writer_cpu = p["writer_cpu"]
-    cfg.consumer_cpu = p["consumer_cpu"]
+    cfg.consumer_cpu = p["reader_cpu"]
     cfg.seed = p["seed"]
     cfg.fault_seq = p.get("_fault_seq", 0)
     # The baseline never writes its queue in a window: nothing to pretouch.

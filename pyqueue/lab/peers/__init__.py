@@ -145,11 +145,18 @@ def params(msg_size=32, capacity_bytes=None, adapter="pyqueue", config=None, **q
                 raise ValueError("capacity_bytes %d is less than hot_blocks * block_size = %d"
                                  % (capacity_bytes, cfg.hot_blocks * cfg.block_size))
             cfg = cfg.replace(spill_blocks=max(0, blocks - cfg.hot_blocks))
+    return adapter_params(msg_size, cfg, capacity_bytes)
+
+
+def adapter_params(msg_size, config, capacity_bytes=None):
+    """A ``pyq_adapter_params_t *`` of values already checked (an experiment's
+    Params): ``msg_size``, ``config`` (a QueueConfig) and the budget (None: the
+    pyqueue pool).  The adapters check what they accept when they create a queue."""
     p = ffi.new("pyq_adapter_params_t *")
     lib.pyq_adapter_params_init(p)
     p.msg_size = msg_size
-    p.queue = cfg.to_c()[0]
-    p.capacity_bytes = capacity_bytes if capacity_bytes is not None else cfg.pool_bytes
+    p.queue = config.to_c()[0]
+    p.capacity_bytes = capacity_bytes if capacity_bytes is not None else config.pool_bytes
     return p
 
 

@@ -124,7 +124,7 @@ def summarize(state, params, missing):
                                  for n, d in classes.items() if d["protocol_problems"]},
             "peers": peers,
             "targets": _targets(classes, peers),
-            "ticks_per_ns": params["ticks_per_ns"]}
+            "ticks_per_ns": params["ticks_per_ns"], "clock": params.get("clock")}
 
 
 def _p(d, i):
@@ -275,7 +275,7 @@ def table(summary, params, markdown=False):
               "is more than %.0f points off, or whose sends met a full queue the protocol keeps "
               "them from, is NOT MET." % (100 * BACKLOG_TOLERANCE),
               "Writer CPU %s, consumer CPU %s; %d windows per class per round in slices of %d, "
-              "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["consumer_cpu"]),
+              "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["reader_cpu"]),
                                          params["windows"], params["slice_windows"])]
     lines += _driver_lines(summary) + _target_lines(summary)
     bad = summary.get("protocol_not_met") or {}
