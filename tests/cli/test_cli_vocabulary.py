@@ -65,7 +65,7 @@ OTHERS = {"compare": ["OLD", "NEW"], "env": [], "pacing-table": []}
 
 
 def test_every_command_has_markdown_and_json():
-    from pyqueue.__main__ import _commands
+    from pyqueue.lab.cli.main import commands as _commands
     assert sorted(_commands()) == sorted(set(QUICK) | set(OTHERS))
     for command in OTHERS:
         p = pyqueue(command, "--help")
@@ -111,7 +111,7 @@ def test_out_is_created_before_measuring(tmp_path):
 
 
 def test_old_spellings_still_work():
-    from pyqueue.__main__ import _Parser
+    from pyqueue.lab.cli.main import Parser as _Parser
     from pyqueue.lab.cli import c2c, ownership, pacing, pipeline
     cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
               dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True)),

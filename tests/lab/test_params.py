@@ -38,7 +38,7 @@ PARAMS = sorted(_all_params(), key=lambda c: c.__name__)
 
 
 def _parser(command):
-    mod = cli_main._commands()[command]
+    mod = cli_main.commands()[command]
     p = argparse.ArgumentParser()
     mod.add_arguments(p)
     return p
@@ -51,7 +51,7 @@ def _flags(parser):
 
 def test_every_experiment_has_one():
     assert [c.__name__ for c in PARAMS], "no Params found"
-    assert {c.COMMAND for c in PARAMS} <= set(cli_main._commands())
+    assert {c.COMMAND for c in PARAMS} <= set(cli_main.commands())
 
 
 @pytest.mark.parametrize("cls", PARAMS, ids=lambda c: c.__name__)

@@ -486,7 +486,7 @@ def _calls_left(path):
 def test_twin_loops_inline_the_queue():
     """No indirect call, and no call to the queue's own operations, is left in a
     twin's writer, reader, echo or timed loop."""
-    import pyqueue._pyq as ext
+    import pyqueue.lab._lab as ext   # the twins and the drivers live in the lab's extension
     libs = [ext.__file__]
     libs += [os.path.join(peers.peer_dir(), "libpyq_peer_%s.so" % p)
              for p in peers.PEERS if STATUS[p] == "built"]
@@ -686,7 +686,7 @@ def test_ab_builds_runs_a_peer_through_each_builds_driver():
     pyqueue's rows, in every round; a peer that is not built here, or a round
     trip asked of one, is refused before anything runs."""
     script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
-    import pyqueue._pyq as ext
+    import pyqueue.lab._lab as ext   # the twins and the drivers live in the lab's extension
     so = ext.__file__  # the same build as both sides
     out = subprocess.run([sys.executable, script, so, so, "--mode", "throughput", "--rounds", "2",
                           "--messages", "100000", "--peer", "mutex"],
@@ -716,7 +716,7 @@ def test_ab_builds_sets_the_hot_tiers_and_the_pace():
     runs at no more than the pace allows); --cfg sets a field on both sides;
     bad values are refused before anything runs."""
     script = os.path.join(support.ROOT, "benchmarks", "peers", "ab_builds.py")
-    import pyqueue._pyq as ext
+    import pyqueue.lab._lab as ext   # the twins and the drivers live in the lab's extension
     so = ext.__file__
 
     def ab(*args, check=True):

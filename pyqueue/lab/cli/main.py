@@ -14,7 +14,8 @@ import signal
 import sys
 
 
-def _commands():
+def commands():
+    """{name: module} of every command (a module of this package with NAME)."""
     from pyqueue.lab import cli
     found = {}
     for info in pkgutil.iter_modules(cli.__path__):
@@ -33,7 +34,7 @@ def program_name(argv0=None):
     return base
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse with the house error policy: one line on stderr, exit 2.  The
     usage is what --help is for; repeating it under every typo buries the message."""
 
@@ -57,13 +58,13 @@ def main(argv=None):
     prog = program_name()
     common.PROG = prog
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = _Parser(prog=prog, description="pyqueue: SPSC queue and burst tail-latency lab",
+    parser = Parser(prog=prog, description="pyqueue: SPSC queue and burst tail-latency lab",
                      epilog=common.epilog(), formatter_class=formatter)
     parser.add_argument("--version", action="version", version="pyqueue %s" % __version__)
-    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
-    commands = _commands()
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=Parser)
+    found = commands()
     parsers = {}
-    for name, mod in commands.items():
+    for name, mod in found.items():
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP, epilog=common.epilog(),
                            formatter_class=_HelpFormatter)
         mod.add_arguments(p)
@@ -81,9 +82,9 @@ def main(argv=None):
     if previous in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _sigterm)
     try:
-        folders = getattr(commands[args.command], "output_folders", None)
+        folders = getattr(found[args.command], "output_folders", None)
         options.check_out(args, folders(args) if folders else None)
-        return commands[args.command].run(args) or common.EXIT_OK
+        return found[args.command].run(args) or common.EXIT_OK
     except common.USAGE_ERRORS as e:
         print("%s: %s" % (where, options.flag_for(str(e), parsers[args.command])),
               file=sys.stderr)
