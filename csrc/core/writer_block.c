@@ -1,6 +1,6 @@
 /*
  * writer_block.c - the writer's blocks: taking one from a tier's free ring
- * (waiting while the queue is full, DESIGN §3.6), sealing one with a PAD or a
+ * (waiting while the queue is full), sealing one with a PAD or a
  * linked PAD, and the early seal for scanning readers.  Writer thread only.
  * The records inside a block are writer.c's and writer_batch.c's.
  */
@@ -88,9 +88,8 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->tier = tier;
     /* A spill block is streamed only when the reader is far behind: one it
      * reads within nontemporal_backlog_kib is still in the caches then, and
-     * streaming it costs the writer (streaming stores run at less than half
-     * the rate of cached ones here) and the reader (a read from memory)
-     * -- DESIGN §3.10. */
+     * streaming it costs the writer (streaming stores are slower than cached
+     * ones) and the reader (a read from memory). */
     nt = PYQ_HAVE_NT && (tier == PYQ_TIER_SPILL
                              ? q->cfg.spill_nontemporal &&
                                    backlog >= (uint64_t)q->cfg.nontemporal_backlog_kib << 10
@@ -125,7 +124,7 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
          * streamed.  And it
          * is left alone when it is the one the last take asked for (the usual
          * hot case): its requests went out a block ago, and asking again costs
-         * 64 instructions and brings nothing. */
+         * a prefetch a line and brings nothing. */
         uint64_t next = w->free_head[PYQ_TIER_HOT];
         if (blk != w->prefetched && !nt)
             prefetch_for_write(q, blk);
@@ -229,7 +228,7 @@ int pyq_w_seal_early(struct pyq_queue *q)
     return 0;
 }
 
-/* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every
+/* The full-queue wait: spin with a relax hint, sched_yield() every retry_yield_every
  * failed retries (0 = never), until a block is free, the timeout passes or the
  * queue is closed.  A shared queue's writer then sleeps on the futex the
  * reader's block returns wake (shared_pvt.h), and gives up when the reader's
