@@ -112,19 +112,14 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
             clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
     }
     if (q->cfg.prefetch) {
-        /* Ask for every line of the block in exclusive state now, so the
-         * ownership transfers from the reader's cache overlap instead of
-         * arriving one store-buffer stall at a time -- and for the hot block
-         * taken after this one, so that its transfers have the whole of this
-         * block's writing to arrive in.  That block is the head of the hot free
-         * ring as last seen (free_tail_cache: no read of the reader's line);
-         * A4 made its slot visible.  A spill block is left alone: under
-         * a deep backlog it is streamed, and fetching lines a streaming store
-         * then evicts would be waste -- so is the block itself when it is
-         * streamed.  And it
-         * is left alone when it is the one the last take asked for (the usual
-         * hot case): its requests went out a block ago, and asking again costs
-         * a prefetch a line and brings nothing. */
+        /* Ask for every line of the block in exclusive state now, so that the
+         * transfers from the reader's cache overlap instead of stalling the
+         * stores one at a time -- unless the block is streamed (its stores
+         * evict the lines) or the last take asked for it already.  Ask for the
+         * next hot block too, the hot free ring's head as last seen (its slot
+         * made visible by A4; no read of the reader's line), so that its
+         * transfers have this block's writing to arrive in.  Never a spill
+         * block ahead: under a deep backlog it is streamed. */
         uint64_t next = w->free_head[PYQ_TIER_HOT];
         if (blk != w->prefetched && !nt)
             prefetch_for_write(q, blk);
@@ -200,18 +195,13 @@ int pyq_w_take_linked(struct pyq_queue *q)
     return 0;
 }
 
-/* After a commit that left less room than the record just written: the next
- * record of that size will not fit.  With a scanning reader, take the next
- * hot block now and seal this one with a PAD that names it (nothing to mark
- * if it is exactly full) rather than at the next write: the reader meets the
- * PAD right behind the last record, often in the same line, and goes to wait
- * on the next block's first header while the queue is idle -- so a message
- * that starts a block costs one line transfer like any other.  Hot tier only
- * and never waiting: a take at the next write would choose the same block
- * (free hot blocks only accumulate until the writer takes one), so tiers and
- * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
- * hot block) only an exactly full block is sealed, and the next write that
- * does not fit seals as before. */
+/* After a commit that left less room than the record just written.  With a
+ * scanning reader, take the next hot block now and seal this one with a PAD
+ * naming it, so that the reader waits on the next block's first header while
+ * the queue is idle and a message that starts a block costs one line transfer
+ * like any other.  Hot tier only, never waiting: the next write's take would
+ * choose the same block, so tiers and full-queue outcomes do not change.
+ * Otherwise only an exactly full block is sealed.  Returns 0. */
 int pyq_w_seal_early(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;

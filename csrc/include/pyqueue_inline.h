@@ -155,18 +155,14 @@ static inline int pyq__run_member(const uint32_t *key, uint32_t len)
 }
 
 
-/* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message
- * moved as 8-byte loads and 16-byte stores.  A caller that has just built its
- * message -- a sequence number, a timestamp, any field of 8 bytes stored the
- * moment before the write -- has those stores still in flight, and a load of
- * 16 bytes that spans one of them cannot take its value from the store
- * buffer: it waits until the store has reached the cache (x86's store-to-load
- * forwarding needs the load inside one store), a stall on every message of a
- * writer that stamps each as it writes it (docs/BENCHMARKS.md, "Against the
- * minimal ring").  A load of
- * 8 bytes is served by any store of 8 bytes or more that holds it, and the
- * stores stay two, as many store-buffer entries as 16-byte moves take.  Under
- * a sanitizer, plain copies, which it checks. */
+/* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message,
+ * moved as 8-byte loads and 16-byte stores.  A caller that stored an 8-byte
+ * field of its message the moment before the write (a sequence number, a
+ * timestamp) still has that store in flight, and x86 forwards a load from the
+ * store buffer only when one store holds all of it: a 16-byte load spanning
+ * it would wait for the store to reach the cache.  The stores stay two, as
+ * many store-buffer entries as 16-byte moves take.  Under a sanitizer, plain
+ * copies, which it checks. */
 static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
 {
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(PYQ__TSAN) && !defined(PYQ__ASAN)
