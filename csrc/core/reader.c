@@ -9,9 +9,9 @@
 #include "core/queue_pvt.h"
 #include "core/shared_pvt.h"
 
-/* Evict a block read to its end from this core's caches (q->flush, DESIGN
- * §3.10), so that the writer takes its lines again from memory, many at once,
- * not one by one from this core.  No fence: a line written meanwhile is
+/* Evict a block read to its end from this core's caches (q->flush), so that
+ * the writer takes its lines again from memory, many at once, not one by one
+ * from this core (DESIGN §3.10).  No fence: a line written meanwhile is
  * written back, never lost, and R1 in finish_block() orders the reads. */
 static void flush_block(const uint8_t *blk, uint32_t bytes)
 {
