@@ -31,7 +31,7 @@ PYQ_BENCH    := bench/bench.c bench/bench_adapter.c bench/twins.c \
 PYQ_STRESS   := stress/selftest.c stress/soak.c
 
 # The CPython C-API types of the per-message calls (pyqueue._pyext): no core
-# inside, they call the one in the cffi extension through pointers (DESIGN §5.3).
+# inside, they call the one in the cffi extension through pointers: one copy a process.
 PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/reader.c
 
 # The two Python extensions.  pyqueue._pyq is the queue: the core alone, and

@@ -65,8 +65,8 @@ static inline void pyq_prefetch_write(const void *p)
 }
 
 /* Prefetch every line of [p, p + bytes) (bytes a multiple of the line), for
- * writing (exclusive state) or reading, four lines a loop step: the same
- * requests at half the instructions of one a step. */
+ * writing (exclusive state) or reading, four lines a loop step: the loop's own
+ * instructions are paid once for four requests. */
 static inline __attribute__((always_inline)) void pyq_prefetch_span(const void *p, uint32_t bytes,
                                                                     int for_write)
 {
@@ -90,8 +90,8 @@ static inline __attribute__((always_inline)) void pyq_prefetch_span(const void *
 }
 
 /* Prefetch for writing the 4 KiB at p, one PREFETCHW a line and nothing else:
- * fully unrolled, the floor for touching every line (pyq_prefetch_span's loop
- * of four a step costs 144 instructions for the same 64 requests). */
+ * fully unrolled, the fewest instructions that touch every line (no loop, as
+ * pyq_prefetch_span's has). */
 static inline __attribute__((always_inline)) void pyq_prefetch_write_4k(const void *p)
 {
     const char *c = (const char *)p;

@@ -1,6 +1,6 @@
 /*
  * pool.c - the two-tier block pool and the control rings, mapped once at
- * creation (DESIGN §3.2).  Nothing here runs on the hot path.
+ * creation.  Nothing here runs on the hot path.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -23,7 +23,7 @@ void pyq_config_init(pyq_config_t *cfg)
     cfg->publish_bytes = 0;
     cfg->scan_current = 0;
     cfg->retry_yield_every = 1024;
-    cfg->touch_after_write = 0;   /* off: ~170 ns a round trip, no throughput gain (DESIGN §3.7) */
+    cfg->touch_after_write = 0;   /* off: it lengthens the round trip, gains no throughput */
     cfg->prefetch = 1;
 #if defined(__x86_64__) && defined(__SSE2__)
     /* A spill block is written under backlog and read much later: streaming it
@@ -272,7 +272,7 @@ void pyq_queue_stats(const pyq_queue_t *cq, pyq_stats_t *s)
     s->blocks_flushed = pyq_load_relaxed(&q->rs.flushed);
     /* A6: pairs with W5: the open run read after these is not in them yet, so
      * adding its members back is exact from the writer's thread and never an
-     * overcount from another (DESIGN §3.8). */
+     * overcount from another. */
     s->messages_written = pyq_load_acquire(&q->ws.messages);
     s->bytes_written = pyq_load_acquire(&q->ws.bytes);
     s->messages_written += pyq_w_pending(q, &pending_bytes);

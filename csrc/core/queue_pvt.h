@@ -26,7 +26,7 @@
  * Runs:     with q->batch_ok (publish max, no scanning reader), consecutive
  *           writes of one length L > 0 share one record: a header
  *           PYQ_HDR_RUN | n << 48 | L, then n payloads back to back, each padded
- *           to 8 (DESIGN §3.1), so a 32-byte message costs 32 bytes of block.
+ *           to 8, so a 32-byte message costs 32 bytes of block.
  *           The writer extends the open run in place (writer_pvt.h, run_*; a
  *           batch may open one with many payloads at once: writer_run_pvt.h, run_start),
  *           counting its members in w.run_n, the high half of the word whose low
@@ -127,7 +127,7 @@ struct pyq_writer_state {
     uint32_t run_limit;                  /* offset the run may grow to: block end or
                                             its PYQ_RUN_MAX cap */
     _Atomic uint32_t gate;               /* PYQ_GATE_* bits: the special cases, one test
-                                            (DESIGN §3.7); the writer's own bits change at
+                                            (pyqueue_inline.h); the writer's own bits change at
                                             block takes, CLOSED comes from any thread, so
                                             every change is an atomic OR / AND */
     /* A member's move of pos_run: its stride in the low half, one more member

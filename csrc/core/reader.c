@@ -1,33 +1,18 @@
 /*
  * reader.c - the reader side: poll with a per-message callback, the copying
- * variants used by Python, and the return of drained blocks to their tier
- * (DESIGN §3.3, §3.4).  Reader thread only.  Every call is wait-free: it
- * delivers what is visible and returns.
+ * variants used by Python, and the return of drained blocks to their tier.
+ * Reader thread only.  Every call is wait-free: it delivers what is visible
+ * and returns.
  */
 #include <string.h>
 
 #include "core/queue_pvt.h"
 #include "core/shared_pvt.h"
 
-/* A block read to its end, out of every cache (q->flush; DESIGN §3.10): its
- * lines sit Shared in this core's cache, and the writer, when it takes the
- * block again, would take each back from here, a cross-core hand-off a line --
- * what set every per-message writer's rate while streaming on the guests
- * measured (docs/BENCHMARKS.md, "A second AMD EPYC guest": a writer whose lines
- * the reader never read ran 3.4x to 16x one whose lines it did).  Flushed,
- * they come from memory, where the writer's block prefetch and the hardware's
- * fetch many at once.  Spill blocks (spill_nontemporal) are read long after
- * they were written and rewritten long after they are read; hot blocks only
- * when their tier holds flush_hot_kib or more: a small tier comes back to the
- * writer at once, and from memory it came slower (chasing, near: 0.90-0.96x
- * with 4 blocks of 4 KiB, 0.97-1.00x from 8 on in one binary) -- unless the
- * writer is flush_backlog_kib or more ahead as the block is finished: it is
- * streaming, takes the block again at once, and took it faster from memory
- * (default tiers near 1.10x, far 1.41x; chasing, where the reader is never
- * that far behind, unchanged).  CLFLUSHOPT
- * orders itself against nothing the queue relies on: a line the writer has
- * written meanwhile is written back, never lost, and the release below orders
- * the block's reads, as before. */
+/* Evict a block read to its end from this core's caches (q->flush), so that
+ * the writer takes its lines again from memory, many at once, not one by one
+ * from this core (DESIGN §3.10).  No fence: a line written meanwhile is
+ * written back, never lost, and R1 in finish_block() orders the reads. */
 static void flush_block(const uint8_t *blk, uint32_t bytes)
 {
 #if defined(__x86_64__)
@@ -60,6 +45,9 @@ static inline void finish_block(struct pyq_queue *q)
     int t = r->idx < q->cfg.hot_blocks ? PYQ_TIER_HOT : PYQ_TIER_SPILL;
     uint64_t tail = r->free_tail[t];
 
+    /* Spill blocks and a large hot tier's come back to the writer long after
+     * they are read; a small tier's at once, so only while the writer streams
+     * far ahead (a reader that far behind is not chasing it). */
     if (r->blk && (q->flush[t] || (t == PYQ_TIER_HOT && q->flush_backlog &&
                                    writer_ahead(q, r) >= q->flush_backlog))) {
         flush_block(r->blk, q->cfg.block_size);
@@ -294,7 +282,7 @@ static inline void account(struct pyq_queue *q, uint64_t n, uint64_t bytes)
 }
 
 /* After the last message of a block, hand the block back at once rather than
- * at the next poll, so the writer can reuse it (DESIGN §3.4). */
+ * at the next poll, so the writer can reuse it. */
 static inline void eager_finish(struct pyq_queue *q)
 {
     struct pyq_reader_state *r = &q->r;

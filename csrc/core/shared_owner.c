@@ -1,6 +1,6 @@
 /*
  * shared_owner.c - who owns each side of a shared queue, whether that
- * process still lives, and taking a side over (DESIGN §3.9).  Slow paths
+ * process still lives, and taking a side over.  Slow paths
  * only: take, release, and a sleeper's look at its peer once a slice.
  *
  * An owner is recorded as one word, pid | start time << 22 (the start time in

@@ -1,5 +1,5 @@
 /*
- * shared_pvt.h - what the queue core needs of a shared queue (DESIGN §3.9):
+ * shared_pvt.h - what the queue core needs of a shared queue (shared.c):
  * the wake-ups on the hand-over paths, the sleeps of the wait paths, process
  * identities.  Private, never installed.
  *

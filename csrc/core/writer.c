@@ -1,6 +1,6 @@
 /*
- * writer.c - the writer's single records: claim / commit / write / flush
- * (DESIGN §3.3, §3.5, §3.7).  Writer thread only.  Batches are
+ * writer.c - the writer's single records: claim / commit / write / flush.
+ * Writer thread only.  Batches are
  * writer_batch.c's; the pieces of a record and of a run that both use,
  * writer_run_pvt.h's; taking and sealing blocks, and the full-queue wait,
  * writer_block.c's.
@@ -17,9 +17,9 @@
 /* The small copies' offset register (pyqueue_inline.h, pyq__move16x2): r8,
  * the first argument register the exported writes leave free -- they take
  * (q, data, len, timeout) in rdi, rsi, edx, rcx and pass len on to their slow
- * paths in edx, so the compiler's own pick (edx for len - 16, len moved to
- * r8 first) cost the fast path one move (instr_count.sh: 27.1 -> 26.1 own).
- * Only here: in a caller's inlined loop a fixed register costs moves. */
+ * paths in edx, so the compiler's own pick (edx for len - 16) would move len
+ * out of the way first.  Only here: in a caller's inlined loop a fixed
+ * register costs moves. */
 #define PYQ__MOVE_OFF_REG "r8"
 #include "core/writer_run_pvt.h"
 
@@ -28,8 +28,7 @@
  * header must read zero.  It already does for a record that ends inside the
  * zeroed span -- every small message -- so nothing is stored ahead of its
  * commit: a store into the line after the record, which the reader's next-line
- * prefetch may hold Shared, would put an invalidation in front of the commit
- * (round trip 1.37x -> 1.80x the same-line floor in a minimal ring, 'near'). */
+ * prefetch may hold Shared, would put an invalidation in front of the commit. */
 static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint32_t limit)
 {
     if (next + PYQ_RECORD_HEADER > w->zeroed && next < limit) /* the first test fails */
@@ -39,8 +38,7 @@ static inline void before_commit(struct pyq_writer_state *w, uint32_t next, uint
 /* After it: zero ahead to the end of the line after next's (writer_pvt.h).
  * These stores also leave that line Modified here before the reader first
  * reads it, so a later commit there only has to invalidate the reader's copy
- * instead of waiting for a full transfer (1.37x -> 1.15x in the same ring).
- * after_commit_line() does the common cases and returns 1 when the general
+ * instead of waiting for a full transfer.  after_commit_line() does the common cases and returns 1 when the general
  * span is left to do (after_commit_span): only words the reader cannot reach
  * before the next commit are in it (the header at next is zero already,
  * before_commit), so a caller may make it after its bookkeeping. */
@@ -109,8 +107,9 @@ static inline int claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, u
     return 0;
 }
 
-/* DESIGN §3.3 after a record ending at offset next of the current block: each
- * publishes it now, bytes:N once N bytes are unpublished (max: seal or flush). */
+/* The publish policy, after a record ending at offset next of the current
+ * block: each publishes it now, bytes:N once N bytes are unpublished (max: at
+ * the seal or a flush). */
 static inline void publish_policy(struct pyq_queue *q, uint32_t next, unsigned how)
 {
     struct pyq_writer_state *w = &q->w;
@@ -434,8 +433,7 @@ static __attribute__((noinline)) int write_general(struct pyq_queue *q, const vo
 }
 
 /* Everything but the extension of a run, by tail calls only: a body shared
- * with the paths would save their callee-saved registers before choosing
- * (under publish each, ~14 instructions a message before write_scan). */
+ * with the paths would save their callee-saved registers before choosing. */
 static int write_run_other(struct pyq_queue *q, const void *data, uint32_t len,
                            int64_t timeout_ns);
 

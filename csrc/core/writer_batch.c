@@ -1,6 +1,6 @@
 /*
  * writer_batch.c - pyq_writer_write_batch(): n equal-sized messages in one
- * call, framed as runs (DESIGN §3.1, §3.5), and the AVX copy of a run's
+ * call, framed as runs (queue_pvt.h, Runs), and the AVX copy of a run's
  * payloads.  Writer thread only.  The single records are writer.c's.
  */
 #include <string.h>
@@ -178,7 +178,7 @@ static __attribute__((noinline)) int64_t write_batch_runs(struct pyq_queue *q, c
  * in a cached block (the gate's PYQ_GATE_RUN bits clear: not streamed, no
  * touch, not closed), back to back (a multiple of 8 bytes), with room past
  * them (so nothing is sealed here, as in run_extend) -- SPEC §3.1's one run:
- * one copy of the lot and one count, no per-message work (DESIGN §3.5). */
+ * one copy of the lot and one count, no per-message work. */
 int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                                uint32_t msg_size, int64_t timeout_ns, int *err)
 {

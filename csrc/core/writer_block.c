@@ -1,6 +1,6 @@
 /*
  * writer_block.c - the writer's blocks: taking one from a tier's free ring
- * (waiting while the queue is full, DESIGN §3.6), sealing one with a PAD or a
+ * (waiting while the queue is full), sealing one with a PAD or a
  * linked PAD, and the early seal for scanning readers.  Writer thread only.
  * The records inside a block are writer.c's and writer_batch.c's.
  */
@@ -88,9 +88,8 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->tier = tier;
     /* A spill block is streamed only when the reader is far behind: one it
      * reads within nontemporal_backlog_kib is still in the caches then, and
-     * streaming it costs the writer (streaming stores run at less than half
-     * the rate of cached ones here) and the reader (a read from memory)
-     * -- DESIGN §3.10. */
+     * streaming it costs the writer (streaming stores are slower than cached
+     * ones) and the reader (a read from memory). */
     nt = PYQ_HAVE_NT && (tier == PYQ_TIER_SPILL
                              ? q->cfg.spill_nontemporal &&
                                    backlog >= (uint64_t)q->cfg.nontemporal_backlog_kib << 10
@@ -113,19 +112,14 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
             clear_headers(q, blk); /* W1 below makes the zeros visible with the block */
     }
     if (q->cfg.prefetch) {
-        /* Ask for every line of the block in exclusive state now, so the
-         * ownership transfers from the reader's cache overlap instead of
-         * arriving one store-buffer stall at a time -- and for the hot block
-         * taken after this one, so that its transfers have the whole of this
-         * block's writing to arrive in.  That block is the head of the hot free
-         * ring as last seen (free_tail_cache: no read of the reader's line);
-         * A4 made its slot visible.  A spill block is left alone: under
-         * a deep backlog it is streamed, and fetching lines a streaming store
-         * then evicts would be waste -- so is the block itself when it is
-         * streamed.  And it
-         * is left alone when it is the one the last take asked for (the usual
-         * hot case): its requests went out a block ago, and asking again costs
-         * 64 instructions and brings nothing. */
+        /* Ask for every line of the block in exclusive state now, so that the
+         * transfers from the reader's cache overlap instead of stalling the
+         * stores one at a time -- unless the block is streamed (its stores
+         * evict the lines) or the last take asked for it already.  Ask for the
+         * next hot block too, the hot free ring's head as last seen (its slot
+         * made visible by A4; no read of the reader's line), so that its
+         * transfers have this block's writing to arrive in.  Never a spill
+         * block ahead: under a deep backlog it is streamed. */
         uint64_t next = w->free_head[PYQ_TIER_HOT];
         if (blk != w->prefetched && !nt)
             prefetch_for_write(q, blk);
@@ -201,18 +195,13 @@ int pyq_w_take_linked(struct pyq_queue *q)
     return 0;
 }
 
-/* After a commit that left less room than the record just written: the next
- * record of that size will not fit.  With a scanning reader, take the next
- * hot block now and seal this one with a PAD that names it (nothing to mark
- * if it is exactly full) rather than at the next write: the reader meets the
- * PAD right behind the last record, often in the same line, and goes to wait
- * on the next block's first header while the queue is idle -- so a message
- * that starts a block costs one line transfer like any other.  Hot tier only
- * and never waiting: a take at the next write would choose the same block
- * (free hot blocks only accumulate until the writer takes one), so tiers and
- * full-queue outcomes do not change.  Otherwise (not scanning, closed, no free
- * hot block) only an exactly full block is sealed, and the next write that
- * does not fit seals as before. */
+/* After a commit that left less room than the record just written.  With a
+ * scanning reader, take the next hot block now and seal this one with a PAD
+ * naming it, so that the reader waits on the next block's first header while
+ * the queue is idle and a message that starts a block costs one line transfer
+ * like any other.  Hot tier only, never waiting: the next write's take would
+ * choose the same block, so tiers and full-queue outcomes do not change.
+ * Otherwise only an exactly full block is sealed.  Returns 0. */
 int pyq_w_seal_early(struct pyq_queue *q)
 {
     struct pyq_writer_state *w = &q->w;
@@ -229,7 +218,7 @@ int pyq_w_seal_early(struct pyq_queue *q)
     return 0;
 }
 
-/* DESIGN §3.6: spin with a relax hint, sched_yield() every retry_yield_every
+/* The full-queue wait: spin with a relax hint, sched_yield() every retry_yield_every
  * failed retries (0 = never), until a block is free, the timeout passes or the
  * queue is closed.  A shared queue's writer then sleeps on the futex the
  * reader's block returns wake (shared_pvt.h), and gives up when the reader's

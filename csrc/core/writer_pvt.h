@@ -140,8 +140,8 @@ static inline uint32_t fast_limit(const struct pyq_queue *q)
 #define PYQ_ZERO_AHEAD 128u /* zeroed up to the end of the line after next's */
 
 /* The eight header words of the line at p (line-aligned), written out: the
- * compiler does not unroll a loop of atomic stores, and a loop step a word
- * cost four instructions a word. */
+ * compiler does not unroll a loop of atomic stores, and a loop would pay its
+ * step and test on every word. */
 static inline void zero_line(uint8_t *p)
 {
     _Static_assert(PYQ_CACHELINE == 8 * PYQ_RECORD_ALIGN, "eight header words a line");

@@ -60,8 +60,8 @@ static inline void stream_word(uint8_t *dst, const uint8_t *s)
 
 /* bytes (a multiple of 8) at s to dst (8-aligned) with streaming stores: SSE2's
  * 16-byte ones (baseline on x86-64; they need a 16-aligned destination, so a
- * first word alone when dst is not), four to a step, then the last words: a
- * 1 KiB run streams in ~180 instructions, where 8-byte steps took ~390. */
+ * first word alone when dst is not), four to a step, then the last words:
+ * fewer instructions a byte than 8-byte stores. */
 static inline void stream_bulk(uint8_t *dst, const uint8_t *s, uint64_t bytes)
 {
     if (((uintptr_t)dst & 8) && bytes) {
@@ -98,7 +98,7 @@ static inline void stream_payload(uint8_t *dst, const uint8_t *s, uint32_t len)
 
 /* A small payload (is_small: 8 to 64 bytes) with streaming stores and no
  * loop: its whole words by a jump into a run of word stores (one test, then
- * two instructions a word), and a tail of len % 8 bytes as one word taken
+ * a load and a store a word), and a tail of len % 8 bytes as one word taken
  * from the payload's last eight bytes, shifted down (little-endian x86-64) so
  * that the pad above it reads zero.  Reads no byte outside [s, s + len). */
 static inline __attribute__((always_inline)) void stream_small(uint8_t *dst, const uint8_t *s,
@@ -183,9 +183,9 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *d, const v
  * from s to d, cached stores; returns ret, so that a caller with nothing left
  * to do after the copy makes it a tail call and saves no register for it.
  * With AVX (x86-64, checked at run time: SSE2 alone is the baseline), 32-byte
- * moves, sixteen to a loop step, in a function of its own compiled for AVX: a
- * 1 KiB batch of 32-byte messages moves in ~85 instructions, where libc's
- * memcpy took ~124 and the call's dispatch (DESIGN §3.5); else memcpy. */
+ * moves, sixteen to a loop step, in a function of its own compiled for AVX:
+ * fewer instructions than libc's memcpy and its dispatch for a run's sizes;
+ * else memcpy. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define PYQ_HAVE_AVX_COPY 1
 PYQ_PRIVATE __attribute__((target("avx"))) int64_t pyq_w_copy_run_avx(uint8_t *d, const uint8_t *s,

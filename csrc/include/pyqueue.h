@@ -43,15 +43,15 @@
 #define PYQ_ENOSEG (-ENXIO)      /* pyq_queue_attach: no shared queue of that name */
 #define PYQ_EEXIST (-EEXIST)     /* pyq_queue_create_shared: the name is taken */
 
-/* Publish policies (DESIGN §3.3). */
+/* Publish policies (pyq_config_t.publish): when committed messages become visible. */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
 #define PYQ_PUBLISH_EACH 1  /* every message is visible when its write returns */
 #define PYQ_PUBLISH_BYTES 2 /* publish every publish_bytes bytes (and when full) */
 
 /* Bytes of framing per message: an 8-byte record header; payload padded to 8
  * (header + payload padded to 64 with scan_current).  Under publish max without
- * scan_current, consecutive messages of one length > 0 share one header (a run,
- * DESIGN §3.1): each after the first takes its payload padded to 8 only. */
+ * scan_current, consecutive messages of one length > 0 share one header (a
+ * run): each after the first takes its payload padded to 8 only. */
 #define PYQ_RECORD_HEADER 8
 #define PYQ_RECORD_ALIGN 8
 #define PYQ_RECORD_ALIGN_SCAN 64
@@ -59,15 +59,15 @@
 #define PYQ_MIN_BLOCK_SIZE 64
 #define PYQ_MAX_BLOCK_SIZE 16777216
 #define PYQ_MAX_BLOCKS 1073741824
-/* nontemporal_backlog_kib's default: twice this host's 2 MiB L2 (DESIGN §3.10). */
+/* nontemporal_backlog_kib's default: twice a 2 MiB L2 -- a block taken with
+ * that much unread ahead of it leaves the caches before the reader gets to it. */
 #define PYQ_NT_BACKLOG_KIB 4096
-/* flush_hot_kib's default: 16 blocks of 4 KiB, the smallest hot tier whose flush
- * cost the chasing regime at most 3 % both as a build variant and in one binary
- * where it was measured (8 blocks: only in one binary; DESIGN §3.10). */
+/* flush_hot_kib's default: 16 blocks of 4 KiB.  A smaller tier comes back to the
+ * writer while the reader's copy is still close, and flushing it slows a reader
+ * chasing the writer (docs/BENCHMARKS.md). */
 #define PYQ_FLUSH_HOT_KIB 64
-/* flush_backlog_kib's default: the default hot tier's 16 KiB, the smallest
- * backlog measured -- a writer that far ahead streams, and a reader that far
- * behind never chases (DESIGN §3.10). */
+/* flush_backlog_kib's default: the default hot tier's 16 KiB -- a writer that far
+ * ahead is streaming, and a reader that far behind is not chasing it. */
 #define PYQ_FLUSH_BACKLOG_KIB 16
 
 /* Pass as timeout_ns to wait without limit. */
@@ -75,7 +75,7 @@
 #define PYQ_READER_WAIT_SPINS 1024         /* pyq_reader_wait: relaxed looks before sleeping */
 #define PYQ_READER_WAIT_SLEEP_CAP_NS 50000 /* ... and its longest sleep */
 
-/* Shared queues (DESIGN §3.9). */
+/* Shared queues (pyq_queue_create_shared() and below). */
 #define PYQ_SIDE_WRITER 0
 #define PYQ_SIDE_READER 1
 #define PYQ_TAKE_DEAD 1                    /* pyq_queue_take: re-take a dead owner's side */
@@ -85,7 +85,8 @@
 
 typedef struct pyq_queue pyq_queue_t;
 
-/* Queue configuration; pyq_config_init() fills the defaults of DESIGN §3.11. */
+/* Queue configuration; pyq_config_init() fills the defaults named below (fields
+ * that name none default to 0). */
 typedef struct pyq_config {
     uint32_t block_size;        /* bytes per block: multiple of 64 in [64, 16 MiB]; default 4096 */
     uint32_t hot_blocks;        /* tier 1 blocks, >= 1; default 4 */
@@ -111,7 +112,7 @@ typedef struct pyq_config {
                                    the reader's caches once read (CLFLUSHOPT, where
                                    the CPU has it), so that the writer takes them
                                    again from memory, not line by line from the
-                                   reader's cache (DESIGN §3.10) */
+                                   reader's cache */
     int32_t prefetch;           /* writer prefetches a block for writing when it takes
                                    it, reader prefetches the published part of a block
                                    when it starts it; default 1 */
@@ -124,7 +125,7 @@ typedef struct pyq_config {
                                    when the backlog, as the writer takes the block, is
                                    at least this many KiB (0: every spill block); a
                                    block that close behind the reader is read while
-                                   it is still cached; default 4096 (DESIGN §3.10) */
+                                   it is still cached; default 4096 */
     uint32_t flush_hot_kib;     /* the reader flushes each hot (tier-1) block from its
                                    caches once read, as spill_nontemporal does a spill
                                    block, when the hot tier (hot_blocks * block_size)
@@ -133,7 +134,7 @@ typedef struct pyq_config {
                                    by line from the reader's cache unless flushed.  A
                                    small tier comes back at once and is left alone.
                                    0: never.  No effect on a CPU without CLFLUSHOPT;
-                                   default 64 (DESIGN §3.10) */
+                                   default 64 */
     uint32_t flush_backlog_kib; /* the reader also flushes a hot block of a smaller
                                    tier once read when, as it finishes the block, the
                                    writer is at least this many KiB ahead of the
@@ -141,10 +142,10 @@ typedef struct pyq_config {
                                    the writer, streaming ahead, takes the block again
                                    at once, after the reader's copy but long after
                                    its own.  0: never.  No effect on a CPU without
-                                   CLFLUSHOPT (DESIGN §3.10) */
+                                   CLFLUSHOPT; default 16 */
 } pyq_config_t;
 
-/* Counters (DESIGN §3.8): each written by one thread only, readable at any time. */
+/* Counters: each written by one thread only, readable at any time. */
 typedef struct pyq_stats {
     uint64_t messages_written;
     uint64_t bytes_written;     /* payload bytes */
@@ -174,7 +175,7 @@ typedef struct pyq_stats {
  * by pyq_reader_poll() when negative. */
 typedef int (*pyq_message_fn)(void *ctx, const void *msg, uint32_t len);
 
-/* Any thread.  Fill *cfg with the defaults of DESIGN §3.11. */
+/* Any thread.  Fill *cfg with the defaults pyq_config_t names. */
 void pyq_config_init(pyq_config_t *cfg);
 
 /* Any thread.  Check a configuration without allocating.
@@ -226,8 +227,9 @@ void pyq_queue_stats(const pyq_queue_t *q, pyq_stats_t *out);
 uint64_t pyq_queue_backlog(const pyq_queue_t *q);
 
 /* Writer thread only.  Copy one message in (claim + memcpy + commit) and publish
- * it per the policy.  Waits for a free block per DESIGN §3.6 for at most
- * timeout_ns (PYQ_WAIT_FOREVER: no limit; 0: do not wait); a shared queue's
+ * it per the policy.  Waits for a free block (spinning, with a sched_yield()
+ * every retry_yield_every retries) for at most timeout_ns (PYQ_WAIT_FOREVER: no
+ * limit; 0: do not wait); a shared queue's
  * writer sleeps on a futex after PYQ_SHM_SPIN_RETRIES retries.
  * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN (full past the timeout), PYQ_ECLOSED,
  *         PYQ_EBUSY (a claim is outstanding), PYQ_EPEER (shared: the reader's
@@ -311,7 +313,7 @@ int64_t pyq_reader_next_len(pyq_queue_t *q);
 int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns);
 
 /* Any thread.  Create a queue in a shared-memory segment that other processes
- * attach to (DESIGN §3.9): the name "/name" in /dev/shm (name: 1 to
+ * attach to: the name "/name" in /dev/shm (name: 1 to
  * PYQ_SHM_NAME_MAX bytes, no '/'), or with name NULL an anonymous memfd whose
  * descriptor is returned in *fd_out (the caller closes it; pass it to
  * pyq_queue_attach() in a child, or fork and pyq_queue_adopt()).  The segment
@@ -396,7 +398,7 @@ const char *pyq_strerror(int code);
 const char *pyq_version(void);
 
 /* The per-message fast paths as static inline functions over these
- * declarations (DESIGN §3.12); not part of the cdef. */
+ * declarations; not part of the cdef. */
 #include "pyqueue_inline.h"
 
 #endif /* PYQUEUE_H */

@@ -1,6 +1,6 @@
 /*
- * pyqueue_inline.h - the per-message fast paths as static inline functions
- * (DESIGN §3.12), included by pyqueue.h.  liburing's model: the common case
+ * pyqueue_inline.h - the per-message fast paths as static inline functions,
+ * included by pyqueue.h.  liburing's model: the common case
  * runs in the caller's code, on a view of the queue's own state, and
  * everything else calls the library.
  *
@@ -66,7 +66,7 @@ struct pyq_reader_view {
     uint32_t block_size; /* pos there: the block is drained */
 };
 
-/* Record headers the inline reader tells apart (DESIGN §3.1). */
+/* Record headers the inline reader tells apart (the library's own framing). */
 #define PYQ_INLINE_HDR_COMMIT (UINT64_C(0x5051) << 32)
 #define PYQ_INLINE_HDR_KIND (UINT64_C(0xffff) << 32)
 
@@ -155,18 +155,14 @@ static inline int pyq__run_member(const uint32_t *key, uint32_t len)
 }
 
 
-/* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message
- * moved as 8-byte loads and 16-byte stores.  A caller that has just built its
- * message -- a sequence number, a timestamp, any field of 8 bytes stored the
- * moment before the write -- has those stores still in flight, and a load of
- * 16 bytes that spans one of them cannot take its value from the store
- * buffer: it waits until the store has reached the cache (x86's store-to-load
- * forwarding needs the load inside one store), ~a dozen cycles a message:
- * a per-message writer that stamps its messages streamed at ~0.6x one fed
- * from an array (docs/BENCHMARKS.md, "Against the minimal ring").  A load of
- * 8 bytes is served by any store of 8 bytes or more that holds it, and the
- * stores stay two, as many store-buffer entries as 16-byte moves take.  Under
- * a sanitizer, plain copies, which it checks. */
+/* 16 bytes at 0 and 16 at off (0 to 16, so the two may overlap) of a message,
+ * moved as 8-byte loads and 16-byte stores.  A caller that stored an 8-byte
+ * field of its message the moment before the write (a sequence number, a
+ * timestamp) still has that store in flight, and x86 forwards a load from the
+ * store buffer only when one store holds all of it: a 16-byte load spanning
+ * it would wait for the store to reach the cache.  The stores stay two, as
+ * many store-buffer entries as 16-byte moves take.  Under a sanitizer, plain
+ * copies, which it checks. */
 static inline void pyq__move16x2(uint8_t *d, const uint8_t *s, uint32_t off)
 {
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(PYQ__TSAN) && !defined(PYQ__ASAN)
@@ -328,7 +324,7 @@ static inline int64_t pyq_reader_poll_inline(pyq_queue_t *q, uint64_t max_messag
         return more < 0 ? more : (int64_t)n + more;
     }
     if (r->blk && r->pos >= r->block_size)
-        (void)pyq_reader_next_len(q); /* a drained block goes back now (DESIGN §3.4) */
+        (void)pyq_reader_next_len(q); /* a drained block goes back to the writer now */
     return rc < 0 ? rc : (int64_t)n;
 }
 

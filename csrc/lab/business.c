@@ -1,5 +1,5 @@
 /*
- * business.c - the 8-random-node business query of the original burst study (DESIGN §6.1, §6.2).
+ * business.c - the 8-random-node business query of the original burst study.
  *
  * The query is the unit both the burst-tail writer and the ownership worker
  * time, so it is kept out of line (noinline): every caller runs this one copy

@@ -1,5 +1,5 @@
 /*
- * c2c.c - core-to-core latency by ping-pong (DESIGN §6.3).  See
+ * c2c.c - core-to-core latency by ping-pong.  See
  * pyq_c2c.h; the false-sharing demo is false_sharing.c.
  *
  * Two new threads do the work, each pinned by pyq_cpu_pin_self(); the calling

@@ -1,5 +1,5 @@
 /*
- * false_sharing.c - the false-sharing demo (DESIGN §6.3): two pinned
+ * false_sharing.c - the false-sharing demo: two pinned
  * threads increment their own counter, on one cache line or on lines 128 B
  * apart.  See pyq_c2c.h.  The calling thread only joins them.
  *

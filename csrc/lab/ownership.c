@@ -1,5 +1,5 @@
 /*
- * ownership.c - the ownership control of DESIGN §6.2 (see pyq_ownership.h).
+ * ownership.c - the ownership control of the burst study (see pyq_ownership.h).
  *
  * Per window, both arms:
  *   SELF:  worker warms the data, then hands the helper a no-op command;

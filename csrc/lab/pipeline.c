@@ -1,5 +1,5 @@
 /*
- * pipeline.c - producer -> stage -> consumer at a set rate (DESIGN §6.4):
+ * pipeline.c - producer -> stage -> consumer at a set rate:
  * the threads' loops; pipeline_run.c configures, starts and stops them.
  * See pyq_pipeline.h.
  *
@@ -202,9 +202,8 @@ static int consumer_msg(void *ctx, const void *msg, uint32_t len)
  * its CPU budget rests (nanosleep rest_ns) first.  A SCHED_FIFO thread that
  * leaves ordinary threads less than (period - sched_rt_runtime_us) of its CPU is
  * stopped for that long at once (50 ms of every second by default).  The budget
- * is counted on the thread's own CPU clock, not on the time asked to sleep: on
- * this kind of VM about 15 µs of each short sleep is still charged to the
- * sleeper.  The check runs at the first empty poll after work, so a paced
+ * is counted on the thread's own CPU clock, not on the time asked to sleep: in
+ * a VM part of each short sleep is still charged to the sleeper.  The check runs at the first empty poll after work, so a paced
  * stream rests between its messages, and every PIPE_REST_IDLE_NS of a long
  * idle spell. */
 static void receiver_idle(struct pipe_thread *t)

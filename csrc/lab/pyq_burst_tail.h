@@ -45,7 +45,7 @@ typedef struct pyq_burst_config {
     uint64_t seed;              /* business layout and query streams */
     uint32_t pmu_mask;          /* pyq_perf counters read around the measured queries */
     uint32_t twin;              /* 1: send and consume through the peer's inline twin
-                                   (its library's calls inlined, DESIGN §8.3) instead
+                                   (its library's calls inlined) instead
                                    of the adapter's table; PYQ_ENOTSUP without one */
     uint32_t pretouch;          /* 1: the first pyq_burst_fill() calls write the queue full
                                    and let the consumer drain it, twice, so every slot of
@@ -90,7 +90,9 @@ typedef struct pyq_burst_totals {
     double perf_read_ns;    /* cost of one counter read (PMU mode), -1 if none */
 } pyq_burst_totals_t;
 
-/* Any thread.  Fill *c with the defaults of DESIGN §6.1 (backlog_target 0: set it). */
+/* Any thread.  Fill *c with the study's defaults: the values named beside the
+ * fields, consumer_loop 1, retry_yield_every 1024, both CPUs -1, a fixed seed,
+ * the rest 0 (backlog_target 0: set it). */
 void pyq_burst_config_init(pyq_burst_config_t *c);
 
 /* Any thread.  Create the class: the adapter's queue, the business data.

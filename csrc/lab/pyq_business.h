@@ -1,6 +1,6 @@
 /*
- * pyq_business.h - the business workload of the burst-tail study (DESIGN §6.1)
- * and of the ownership control (DESIGN §6.2): a linked structure of 64-byte
+ * pyq_business.h - the business workload of the burst-tail study and of the
+ * ownership control (pyq_ownership.h): a linked structure of 64-byte
  * nodes in a caller-chosen amount of data (default 48 KiB = 768 nodes), linked
  * in one seeded random cycle.  A query starts at a random node and visits and
  * modifies 8 nodes along the links: load value, mix it into the state
@@ -85,7 +85,7 @@ void pyq_business_state_init(pyq_business_state_t *s, uint64_t seed);
 
 /* Owner thread (hot path).  One query: a random start node, then 8 dependent
  * visits, each modifying its node.  Straight-line code (no data-dependent
- * branch, no call, no system call), a few dozen instructions.  Updates *s.
+ * branch, no call, no system call).  Updates *s.
  * @return the new s->checksum. */
 uint64_t pyq_business_query(pyq_business_t *b, pyq_business_state_t *s);
 

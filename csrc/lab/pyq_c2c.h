@@ -1,5 +1,5 @@
 /*
- * pyq_c2c.h - core-to-core latency (DESIGN §6.3): cache-line ping-pong
+ * pyq_c2c.h - core-to-core latency: cache-line ping-pong
  * between two pinned threads in two raw modes and through pyqueue itself, and
  * the false-sharing demo (two counters on one line vs on padded lines).
  *
@@ -50,7 +50,7 @@ typedef struct pyq_c2c_result {
 
 /* Any thread (it is not pinned: two new threads are).  Fill cfg's defaults:
  * TWO_LINES, 1,000 warm-up trips, 10,000 timed trips, batch 1, queue config
- * of DESIGN §3.11 with publish EACH, 32-byte messages, 10 s timeout. */
+ * of pyq_config_init() with publish EACH, 32-byte messages, 10 s timeout. */
 void pyq_c2c_config_init(pyq_c2c_config_t *cfg, int32_t cpu_a, int32_t cpu_b);
 
 /* Any thread.  Run one ping-pong slice; samples_ticks[i] = cycle-counter ticks

@@ -1,5 +1,5 @@
 /*
- * pyq_ownership.h - the ownership control of DESIGN §6.2 (the original burst study's third
+ * pyq_ownership.h - the ownership control of the burst study (its third
  * evidence).  No queue: one worker thread runs the same pyq_business_query()
  * on the same data, after either
  *   arm SELF:  the worker warmed and modified all the data itself, or

@@ -1,5 +1,5 @@
 /*
- * layout_pvt.h - bytes and list objects built in place (DESIGN §5.3).
+ * layout_pvt.h - bytes and list objects built in place, past the limited API.
  *
  * The limited API hides PyBytesObject and PyListObject, and its constructors
  * cost more than what they do for a 32-byte message: PyBytes_FromStringAndSize

@@ -1,7 +1,7 @@
 /*
  * module.c - pyqueue._pyext: the Writer and Reader base types, and setup(),
- * which receives the core's function pointers from the cffi module once
- * (DESIGN §5.3: the same compiled core, linked once).
+ * which receives the core's function pointers from the cffi module once, so
+ * that the process holds one compiled copy of the core.
  */
 #include "pyext/pyext_pvt.h"
 

@@ -35,7 +35,7 @@ typedef struct pyext_core {
 
 extern pyext_core_t pyext_core;
 
-/* The core's inline fast paths (DESIGN §3.12), on the one copy of the queue's
+/* The core's inline fast paths (pyqueue_inline.h), on the one copy of the queue's
  * state: a write that extends the open run and a poll of the block being
  * drained run here, with no call.  Their fallbacks call the library by name,
  * and this extension has no copy of it: for as long as the header is read,
@@ -60,7 +60,7 @@ extern PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_E
 /* A message at least this long is copied with the GIL released. */
 #define PYEXT_GIL_COPY 16384u
 /* Iteration takes up to this many visible messages (and this many bytes) per
- * core call into the reader's pending array (DESIGN §5.3). */
+ * core call into the reader's pending array. */
 #define PYEXT_PENDING 512u
 #define PYEXT_PENDING_BYTES (256u << 10)
 
@@ -121,7 +121,7 @@ typedef struct pyext_side {
     PyObject *last;
     /* Reader only: the last PYEXT_SPARES small messages handed out, each
      * refilled in place by a later one of its size once only this side holds
-     * it (reader.c, recycled; DESIGN §5.3).  Not containers: not traversed. */
+     * it (reader.c, recycled).  Not containers: not traversed. */
     PyObject *spare[PYEXT_SPARES];
     uint32_t spare_next;       /* the slot a new message replaces next */
 } pyext_side_t;

@@ -1,5 +1,5 @@
 /*
- * reader.c - the reader side's per-message calls (DESIGN §5.3): poll, read,
+ * reader.c - the reader side's per-message calls: poll, read,
  * get, get_nowait and iteration.  Messages go from the block straight into new
  * bytes objects (pyq_reader_poll's callback), with the GIL held; a read that
  * must wait owns the side and waits in C without the GIL, in slices.
@@ -31,7 +31,7 @@ typedef struct collect {
 
 #define HAS_PENDING(s) ((s)->pending_at < (s)->pending_n)
 
-/* A fill's poll: the core's inline loop with fn inlined (DESIGN §3.12), or,
+/* A fill's poll: the core's inline loop with fn inlined (no call a message), or,
  * for a scanning reader, whose records the inline loop hands to the library
  * anyway, the library at once (one call instead of a look and a call).  A
  * one-message read calls the library: its loop would gain nothing. */

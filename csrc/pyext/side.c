@@ -1,7 +1,7 @@
 /*
  * side.c - what the writer and the reader types share: owning a side while a
  * call runs without the GIL, the errors of a side without a handle, argument
- * and timeout parsing (DESIGN §5.3).
+ * and timeout parsing.
  */
 #include <time.h>
 
@@ -199,7 +199,7 @@ void pyext_attach_messages(PyObject *messages)
 /* --- the methods every side has ----------------------------------------- */
 
 /* Whether the queue's reader scans (scan_current, publish 'each'): the gate
- * bit the core sets at creation and never changes (DESIGN §3.12). */
+ * bit the core sets at creation and never changes (pyqueue_inline.h). */
 static int scans(pyq_queue_t *h)
 {
     const struct pyq_writer_view *w =

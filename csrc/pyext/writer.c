@@ -1,5 +1,5 @@
 /*
- * writer.c - the writer side's per-message calls (DESIGN §5.3): write,
+ * writer.c - the writer side's per-message calls: write,
  * try_write, put, put_nowait.  With room in the queue a write is one core
  * call with the GIL held; only a write that must wait owns the side and
  * releases the GIL, in slices that see Ctrl-C and close().
@@ -40,7 +40,7 @@ static inline int message(PyObject *data, Py_buffer *view, int *viewed, const ch
     return 0;
 }
 
-/* The core's try_write: inline for a queue that writes runs (DESIGN §3.12);
+/* The core's try_write: inline for a queue that writes runs (pyqueue_inline.h);
  * a scanning reader's queue never has one, so its writes go to the library
  * without the inline path's look first. */
 #define TRY_WRITE(s, p, n)                                                                    \

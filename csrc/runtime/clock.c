@@ -1,6 +1,6 @@
 /*
  * clock.c - CLOCK_MONOTONIC, the cycle counter (rdtsc / CNTVCT_EL0) calibrated
- * against it, and the measured cost of each (DESIGN §4.4).
+ * against it, and the cost of a read of each, timed on the calling thread.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

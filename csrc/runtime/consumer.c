@@ -1,5 +1,5 @@
 /*
- * consumer.c - the consumer thread's loop (DESIGN §4.7): poll the queue,
+ * consumer.c - the consumer thread's loop: poll the queue,
  * run the chosen per-message work, verify every message against the next
  * expected seq (pyq_pattern), record dequeue times, idle when empty.  The first
  * verification failure ends the loop with PYQ_EBADMSG and the seq expected.

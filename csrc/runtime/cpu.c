@@ -1,6 +1,6 @@
 /*
- * cpu.c - pinning, SCHED_FIFO and CPU id sampling for the calling thread
- * (DESIGN §4.2).  Nothing here is on a hot path except pyq_cpu_current(), which
+ * cpu.c - pinning, SCHED_FIFO and CPU id sampling for the calling thread.
+ * Nothing here is on a hot path except pyq_cpu_current(), which
  * glibc serves from rseq/vDSO without a system call.
  */
 #define _GNU_SOURCE

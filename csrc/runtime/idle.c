@@ -1,5 +1,5 @@
 /*
- * idle.c - what a consumer does when a poll finds nothing (DESIGN §4.3): busy spin,
+ * idle.c - what a consumer does when a poll finds nothing: busy spin,
  * spin with relax, yield every N, or backoff (relax N times, then nanosleep
  * doubling to a cap).  The stats say how often each stage was reached, so a
  * latency tail can be matched with sleeps or yields.  Owner thread only; the

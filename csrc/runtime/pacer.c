@@ -1,5 +1,5 @@
 /*
- * pacer.c - a token-bucket pacer (DESIGN §4.6) in GCRA form: each message gets a
+ * pacer.c - a token-bucket pacer in GCRA form: each message gets a
  * scheduled send time computed from when it was ready and from the bucket alone,
  * never from when earlier messages actually went out.  A producer that falls
  * behind (queue full) finds its schedule in the past and sends at once, and the

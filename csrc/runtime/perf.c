@@ -1,5 +1,5 @@
 /*
- * perf.c - perf_event_open counters of the calling thread (DESIGN §4.5).
+ * perf.c - perf_event_open counters of the calling thread.
  *
  * Hardware counters count user space only (exclude_kernel/hv), so a window
  * measures the code in it rather than the read system calls around it.  Software

@@ -1,5 +1,5 @@
 /*
- * producer.c - the producer thread's loop (DESIGN §4.7): a scripted load of
+ * producer.c - the producer thread's loop: a scripted load of
  * count messages carrying pyq_pattern content, in bursts of burst_bytes
  * separated by gaps, each message sent at the time the token-bucket pacer
  * scheduled for it.  The schedule never depends on when earlier messages

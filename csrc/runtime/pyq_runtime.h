@@ -229,7 +229,7 @@ uint64_t pyq_pacer_wait(const pyq_pacer_t *p, uint64_t when_ns);
 
 typedef struct pyq_thread pyq_thread_t;
 
-/* Consumer per-message work (DESIGN §4.7). */
+/* Consumer per-message work (pyq_consumer_config_t.work). */
 #define PYQ_WORK_NONE 0   /* nothing but the optional verification */
 #define PYQ_WORK_LOOP64 1 /* the burst study's 64-iteration loop per message */
 #define PYQ_WORK_SPIN_NS 2 /* spin work_ns on the cycle clock per message */

@@ -52,7 +52,7 @@ static inline uint64_t pyq_cycles_now(void) { return 0; }
 static inline uint64_t pyq_cycles_fenced(void) { return 0; }
 #endif
 
-/* The burst study's per-message consumer work (DESIGN §6.1): 64 dependent multiply-adds.
+/* The burst study's per-message consumer work: 64 dependent multiply-adds.
  * The empty asm makes x opaque each round, so the compiler cannot fold the loop
  * into a formula.  Shared by the runtime consumer and the burst-tail study. */
 static inline uint64_t pyq_work_loop64(uint64_t x)

@@ -1,6 +1,6 @@
 /*
- * threads.c - start, stop, wait for and join the consumer / producer pthreads
- * (DESIGN §4.1).  The new thread pins and schedules itself and reports how that
+ * threads.c - start, stop, wait for and join the consumer / producer pthreads.
+ * The new thread pins and schedules itself and reports how that
  * went before pyq_*_start() returns, so a refused CPU or policy is an error of
  * the start call (naming the step), not a silent unpinned run.
  */
@@ -47,7 +47,8 @@ static void *thread_main(void *arg)
     t->res.policy = pyq_cpu_policy_self(NULL);
     /* Calibrate before the loop so a WORK_SPIN_NS consumer never does it inside. */
     pyq_clock_ticks_per_ns();
-    /* Counters open before start returns: opening them costs milliseconds in a VM. */
+    /* Counters open before start returns: opening them is slow (in a VM most),
+     * and it must not delay the loop. */
     pyq_perf_open(&perf, perf_mask);
     set_started(t, 0, PYQ_STEP_NONE);
 

@@ -95,9 +95,9 @@ static void *writer_main(void *arg)
 {
     struct stress *s = arg;
     const pyq_stress_params_t *p = s->p;
-    /* The plain writes' source, on the heap: as a _Thread_local array of
-     * PYQ_MAX_BLOCK_SIZE it was 16 MiB of static TLS in a program linking this
-     * file, taken from every thread's stack (~10 KiB left of 8 MiB). */
+    /* The plain writes' source, on the heap: a _Thread_local array of
+     * PYQ_MAX_BLOCK_SIZE would be static TLS in every program linking this
+     * file, taken from every thread's stack. */
     uint32_t cap = p->max_len < PYQ_MAX_BLOCK_SIZE ? p->max_len : PYQ_MAX_BLOCK_SIZE;
     uint8_t *buf = malloc(cap ? cap : 1);
     int rc = buf ? pyq_cpu_pin_opt(p->writer_cpu) : PYQ_ENOMEM;

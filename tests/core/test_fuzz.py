@@ -1,8 +1,9 @@
 """A bounded libFuzzer run of tests/fuzz/fuzz_queue.c (random writer/reader call
 sequences against a reference model, with ASan + UBSan), built into a temporary
-folder.  The kept corpus (tests/fuzz/corpus) is replayed first, then the fuzzer
-runs for PYQ_FUZZ_SECONDS (default 60); new inputs go to the temporary folder,
-never into the repository.  Skipped, saying why, without clang + libFuzzer."""
+folder.  The kept corpus (tests/fuzz/corpus.tar.xz, unpacked into that folder by
+the Makefile's `seeds` target) is replayed first, then the fuzzer runs for
+PYQ_FUZZ_SECONDS (default 60); new inputs go to the temporary folder, never into
+the repository.  Skipped, saying why, without clang + libFuzzer."""
 import os
 import re
 import shutil
@@ -36,8 +37,10 @@ def fuzzer(tmp_path_factory):
         pytest.skip("clang not found: install clang and libclang-rt-14-dev to fuzz")
     out = tmp_path_factory.mktemp("fuzz")
     exe = out / "fuzz_queue"
-    # tests/fuzz/Makefile's own rule and source list, into the temporary folder.
-    proc = subprocess.run(["make", "-s", "-C", FUZZ, "BIN=%s" % out, "CLANG=%s" % clang, str(exe)],
+    # tests/fuzz/Makefile's own rules and source list, into the temporary folder: the
+    # target, and the kept corpus unpacked into out/seeds.
+    proc = subprocess.run(["make", "-s", "-C", FUZZ, "BIN=%s" % out, "CLANG=%s" % clang, str(exe),
+                           "seeds"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         if "libclang_rt.fuzzer" in proc.stderr or "fuzzer" in proc.stderr:
@@ -52,9 +55,9 @@ def _tail(proc):
 
 
 def test_corpus_replays_clean(fuzzer):
-    exe, _ = fuzzer
-    corpus = os.path.join(FUZZ, "corpus")
-    assert os.listdir(corpus), "tests/fuzz/corpus is empty"
+    exe, out = fuzzer
+    corpus = str(out / "seeds")
+    assert os.listdir(corpus), "tests/fuzz/corpus.tar.xz unpacked to nothing"
     proc = subprocess.run([str(exe), "-runs=0", corpus], capture_output=True, text=True,
                           env=ENV, timeout=300)
     assert proc.returncode == 0, _tail(proc)
@@ -67,7 +70,7 @@ def test_fuzz_bounded_run(fuzzer):
     work.mkdir(exist_ok=True)
     proc = subprocess.run([str(exe), "-max_total_time=%d" % SECONDS, "-max_len=4096",
                            "-print_final_stats=1", "-artifact_prefix=%s/" % out,
-                           str(work), os.path.join(FUZZ, "corpus")],
+                           str(work), str(out / "seeds")],
                           capture_output=True, text=True, env=ENV, timeout=SECONDS + 300)
     crashes = sorted(p.name for p in out.iterdir() if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
     assert proc.returncode == 0 and not crashes, (
