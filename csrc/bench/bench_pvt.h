@@ -15,7 +15,6 @@
 #include "runtime/start_pvt.h"
 
 #define PYQ_BENCH_WARMUP_TRIPS 1000
-#define PYQ_BENCH_YIELD_EVERY 1024 /* full-queue policy of every driver (DESIGN §3.6) */
 
 /* Run w and rd in two new threads over arg, both meeting at start, and join
  * both.  0 or -errno. */
