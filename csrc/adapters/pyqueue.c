@@ -100,8 +100,8 @@ static inline int pq_try_write_inline(void *q, const void *msg, uint32_t len)
 PYQ_TWIN_WRITE_EACH(pq_q, pq_try_write_inline)
 
 /* The loop on the queue itself, as a C writer holds it: through the handle,
- * every message's copy (its stores may alias the handle) made the loop load
- * the queue's address again. */
+ * every message's copy (its stores may alias the handle) would make the loop
+ * load the queue's address again. */
 static int64_t pq_write_each(void *h, const void *msgs, uint32_t n, uint32_t len)
 {
     return pq_q_write_each(((struct pq_handle *)h)->q, msgs, n, len);
