@@ -25,13 +25,15 @@
  *     left in a twin's hot loop (tests/lab/test_twins.py reads objdump -d).
  *
  * So adapter row / twin prices exactly the driver -- the table and the
- * callback -- and the two cannot drift.  The one parameter the driver and a
- * twin set differently is the window (pyq_twin_params_t.window): a twin may
+ * callback -- and the two cannot drift.  Two parameters differ, neither on
+ * the per-message path: the window (pyq_twin_params_t.window) -- a twin may
  * stamp a record every `window` messages, and then a poll asks for at most one
- * window so each gets its own stamp; the driver keeps none (window
- * UINT64_MAX), and its polls ask for all that is left.  create / destroy /
- * capacity and the warm-up (pyq_twin_warm) come from the adapter table in
- * both, outside the timed part.
+ * window so each gets its own stamp, where the driver keeps none (window
+ * UINT64_MAX) and its polls ask for all that is left; and the round trip's
+ * stamp (pyq_twin_rt.ticks), the cycle counter in a twin, the bench's
+ * calibrated timer in the driver.  A twin builds and warms its queue through
+ * the adapter table (create, pyq_twin_warm), outside the timed part, as the
+ * bench does for a row's queue (pyq_bench_warm).
  *
  * Ordering: the harness's own shared words (start barrier, error flag,
  * episodes) use the compiler's __atomic builtins, which C11 <stdatomic.h> and
@@ -199,11 +201,13 @@ PYQ_TWIN_INLINE int pyq_twin_failed(const int *err)
     return __atomic_load_n(err, __ATOMIC_RELAXED);
 }
 
-/* Both threads pinned (or failed, flagged in the error word), then both leave:
- * acq_rel so each side's setup and flag happen before the other starts. */
+/* Both threads pinned (or failed, flagged in the error word), then both leave. */
 static inline void pyq_twin_meet(int *ready)
 {
+    /* Arrive: this side's setup and error flag before the count; pairs with
+     * the other side's acquire load below. */
     __atomic_fetch_add(ready, 1, __ATOMIC_ACQ_REL);
+    /* Pairs with the other side's arrival: its setup and flag are visible. */
     while (__atomic_load_n(ready, __ATOMIC_ACQUIRE) < 2)
         pyq_twin_relax();
 }
@@ -425,6 +429,8 @@ static inline void pyq_twin_run_abandon(void *arg, int rc)
     struct pyq_twin_run *r = (struct pyq_twin_run *)arg;
 
     pyq_twin_fail(&r->err, rc);
+    /* The writer's arrival (as in pyq_twin_meet): the flag above before the
+     * count; pairs with the reader's acquire load there. */
     __atomic_fetch_add(&r->ready, 1, __ATOMIC_ACQ_REL);
 }
 
