@@ -143,10 +143,9 @@ typedef struct pyq_adapter {
      * through it) is nonzero; the message's first 8 bytes must be seq (the
      * check made in the read's callback, as the twins' receive makes it).  So
      * a driver pays one indirect call per message received, not one per empty
-     * poll: for ck_ring a call per spin iteration cost ~160 ns a round trip
-     * that its own loop does not pay (DESIGN §8.3); and nothing is copied out
-     * to be checked after the loop, which read 218 ns a round trip against 134
-     * in a C loop on an Intel guest (docs/BENCHMARKS.md).
+     * poll, which the library's own loop does not pay (DESIGN §8.3); and
+     * nothing is copied out to be checked after the loop (docs/BENCHMARKS.md,
+     * "What the driver got wrong").
      * @return 1, 0 (stopped, nothing taken), PYQ_EBADMSG (another sequence
      * number, consumed) or the read's negative code. */
     int64_t (*read_spin)(void *h, uint64_t seq, const int *stop);

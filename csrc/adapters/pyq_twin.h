@@ -30,9 +30,9 @@
  *
  * the built-in adapters ring_floor and mutex carry theirs in their own files,
  * and pyqueue's and the yardstick's are in bench/twins.c (bench/pyq_twins.h).
- * The loops themselves are adapters/twin_pvt.h (its streaming episodes
- * adapters/twin_stream_pvt.h), header-only so that a peer
- * library needs nothing of ours at link time.
+ * The loops themselves are adapters/twin_pvt.h, the very loops the driver
+ * runs with the adapter table's pointers; header-only so that a peer library
+ * needs nothing of ours at link time.
  *
  * Also the cffi cdef (see pyqueue.h): plain declarations only.
  */

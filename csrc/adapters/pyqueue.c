@@ -100,8 +100,8 @@ static inline int pq_try_write_inline(void *q, const void *msg, uint32_t len)
 PYQ_TWIN_WRITE_EACH(pq_q, pq_try_write_inline)
 
 /* The loop on the queue itself, as a C writer holds it: through the handle,
- * every message's copy (its stores may alias the handle) made the loop load
- * the queue's address again. */
+ * every message's copy (its stores may alias the handle) would make the loop
+ * load the queue's address again. */
 static int64_t pq_write_each(void *h, const void *msgs, uint32_t n, uint32_t len)
 {
     return pq_q_write_each(((struct pq_handle *)h)->q, msgs, n, len);
@@ -118,8 +118,14 @@ static int64_t pq_read_each(void *h, void *out, uint32_t max, uint32_t len)
 
 /* The round trip's receive: pyq_reader_poll(max 1) spun on in this file
  * (read_spin), on the queue itself: through the handle, every empty poll
- * loaded the queue's address again. */
-PYQ_TWIN_READ_SPIN(pq_q, pyq_reader_poll)
+ * would load the queue's address again. */
+static inline __attribute__((always_inline)) int64_t pq_q_poll(void *q, uint64_t max,
+                                                               pyq_message_fn fn, void *ctx)
+{
+    return pyq_reader_poll(q, max, fn, ctx);
+}
+
+PYQ_TWIN_READ_SPIN(pq_q, pq_q_poll)
 
 static int64_t pq_read_spin(void *h, uint64_t seq, const int *stop)
 {

@@ -15,7 +15,6 @@
 #include "runtime/start_pvt.h"
 
 #define PYQ_BENCH_WARMUP_TRIPS 1000
-#define PYQ_BENCH_YIELD_EVERY 1024 /* full-queue policy of every driver (DESIGN §3.6) */
 
 /* Run w and rd in two new threads over arg, both meeting at start, and join
  * both.  0 or -errno. */
@@ -38,9 +37,8 @@ static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), vo
 }
 
 /* The per-sample timer of every latency loop (floor, probe and queues alike):
- * the cycle counter when there is one (~10 ns a read here, against ~25 ns for
- * clock_gettime), CLOCK_MONOTONIC otherwise.  Stamps are converted to ns once,
- * after the loop. */
+ * the cycle counter when there is one (a cheaper read than clock_gettime),
+ * CLOCK_MONOTONIC otherwise.  Stamps are converted to ns once, after the loop. */
 static inline int pyq_bench_timer_cycles(void)
 {
     pyq_clock_info_t info;

@@ -84,10 +84,10 @@ int pyq_bench_pingpong(int32_t cpu_a, int32_t cpu_b, uint32_t round_trips, uint6
  * messages (seq in the first 8 bytes) with try_write, or try_write_burst of
  * `burst` messages when burst > 0 (<= 1024, the adapter must have it), and on a
  * full queue spins with relax, sched_yield() every 1024 failures; a reader
- * pinned to reader_cpu polls (max unlimited) and checks every sequence number
- * -- or, where the adapter has read_each (burst 0) or read_burst (burst > 0),
- * reads up to 32 (`burst`) messages at a time into its own array and checks them
- * there.
+ * pinned to reader_cpu polls for all that is left and checks every sequence
+ * number -- or, where the adapter has read_each (burst 0) or read_burst
+ * (burst > 0), reads up to 32 (`burst`) messages at a time into its own array
+ * and checks them there.  The loops are the twins' (adapters/twin_pvt.h).
  * elapsed_ns runs from the writer's start to the last delivery.
  * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or the adapter's or pinning's
  * code (also in r->error). */
@@ -117,8 +117,9 @@ int pyq_bench_adapter_stream(const pyq_adapter_t *a, void *h, uint64_t n, uint32
 
 /* Any thread (it becomes side A: pinned to cpu_a until re-pinned).  One 32-byte
  * message A -> B through queue ab (try_write + flush) and back through ba, both
- * adapter a's, each side spinning on poll(max 1); samples_ns[i] = round trip i
- * in ns after 1,000 untimed trips, on the same timer as pyq_bench_pingpong.
+ * adapter a's, each side spinning in the adapter's read_spin (on poll(max 1)
+ * where it has none); samples_ns[i] = round trip i in ns after 1,000 untimed
+ * trips, on the same timer as pyq_bench_pingpong.
  * @return 0, PYQ_EINVAL, PYQ_ENOMEM, PYQ_EBADMSG, or an adapter/pinning code. */
 int pyq_bench_adapter_roundtrip(const pyq_adapter_t *a, void *ab, void *ba, int32_t cpu_a,
                                 int32_t cpu_b, uint32_t round_trips, uint64_t *samples_ns);

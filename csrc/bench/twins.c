@@ -221,9 +221,9 @@ PYQ_TWIN_INLINE int64_t ys_poll(void *h, uint64_t max, pyq_message_fn fn, void *
 /* The per-message rows' reader: ys_pop per message straight into the reader's
  * array (no callback per message) -- the read_each of the other rings that
  * hand out one message a call (ck, rwq, atomic_queue).  Through the table,
- * ys_poll's callback was an indirect call per message that the twin inlines:
- * at ~700 M msg/s (a near placement, AMD EPYC) the driver's row read 0.73x its
- * twin, the reader setting the pace. */
+ * ys_poll's callback is an indirect call per message that the twin inlines;
+ * at a slot ring's rate that call sets the reader's pace (docs/BENCHMARKS.md,
+ * "What the driver got wrong", the yardstick's entry). */
 PYQ_TWIN_INLINE int64_t ys_read_each(void *h, void *out, uint32_t max, uint32_t len)
 {
     struct ys_ring *y = h;

@@ -1,6 +1,6 @@
-/* burst_twin.c - finding a peer's burst-tail twin (lab/burst_twin_pvt.h): in the
- * very library its adapter came from, through the adapter's own address, so the
- * two cannot come from different builds. */
+/* burst_twin.c - finding a peer's burst-tail twin (adapters/burst_twin_pvt.h)
+ * in the very library its adapter came from, through the adapter's own
+ * address, so the two cannot come from different builds. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 

@@ -16,11 +16,11 @@
  * writer enqueues one element per call or, for the burst rows, bursts through
  * rte_ring_sp_enqueue_burst_elem, and those rows' reader dequeues straight into
  * its own array (read_burst), with no callback per element.  No read_each: the
- * per-message rows' poll already dequeues 32 per library call (straight into the
- * reader's array instead, the driver's writer ran 1.3-1.5x its twin's: this
- * ring's writer reads the reader's index on every enqueue, so its streaming
- * rate follows the reader's pace; DESIGN §8.4).  The ring's size
- * is a run-time power of two (rte_ring has no compile-time capacity). */
+ * per-message rows' poll already dequeues 32 per library call, and this ring's
+ * writer reads the reader's index on every enqueue, so its streaming rate
+ * follows the reader's pace: a faster driver reader than the twin's would
+ * move the driver's writer away from its twin's (DESIGN §8.4).  The ring's
+ * size is a run-time power of two (rte_ring has no compile-time capacity). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +167,7 @@ static int64_t dpdk_poll(void *h, uint64_t max, pyq_message_fn fn, void *ctx)
  * but did not deliver goes first (FIFO).  `out` is restrict: the caller's array
  * is never the ring, and without the promise GCC keeps rte_ring's 32-bit copy
  * loop scalar here (eight loads and stores an element) where the inlined twin,
- * whose array it can see, copies 16 bytes at a time -- the driver's reader ran
- * at half the twin's rate (DESIGN §8.3). */
+ * whose array it can see, copies 16 bytes at a time (DESIGN §8.3). */
 static int64_t dpdk_read_burst(void *h, void *restrict out, uint32_t max, uint32_t len)
 {
     struct dpdk_handle *d = h;

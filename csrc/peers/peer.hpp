@@ -15,9 +15,9 @@
 
 // For an adapter's hot operations (try_write, try_write_burst, poll), in a file
 // that also holds their twin: the twin's call sites must not change what the
-// compiler inlines into the adapter's own copy.  Without it, a library template
-// called from both (moodycamel's inner_enqueue) stayed a call in the adapter:
-// +7 instructions a message.
+// compiler inlines into the adapter's own copy (a library template called from
+// both, such as moodycamel's inner_enqueue, may otherwise stay a call in the
+// adapter and not in the twin).
 #define PYQ_PEER_OP __attribute__((flatten))
 
 // For the lambdas given to apply(): inlined like apply itself (a lambda with a

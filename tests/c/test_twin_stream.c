@@ -1,4 +1,4 @@
-/* test_twin_stream.c - the streaming episodes' protocol (adapters/twin_stream_pvt.h)
+/* test_twin_stream.c - the streaming episodes' protocol (adapters/twin_pvt.h)
  * when the writer fills the queue before it sees the reader's hold.
  *
  * The writer looks for the hold every PYQ_TWIN_STREAM_LOOK (64) messages.  A
