@@ -58,7 +58,7 @@ struct pyq_burst {
     _Atomic int hold;      /* 1: the consumer polls nothing (the writer tops up) */
     pyq_start_t start;     /* MEET-S1/MEET-S2: writer and consumer, once per call */
     int error;             /* first error of either side (__atomic, relaxed: a flag the
-                              twins' loops poll too, lab/burst_twin_pvt.h) */
+                              twins' loops poll too, adapters/burst_twin_pvt.h) */
     pthread_t thread;
     int running;
     int touched;           /* pretouch: steps done (fill, drain, fill, drain) */

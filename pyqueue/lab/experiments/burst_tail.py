@@ -12,7 +12,7 @@ Every class (a retry strategy of pyqueue, or an open-source queue) runs the same
 C writer loop, business function and verifying consumer callback through one
 adapter (csrc/lab/burst_tail.c); a peer's ``<peer>-twin`` class runs the same
 send loop and consumer compiled in the peer's own translation unit, its library's
-calls inlined (csrc/lab/burst_twin_pvt.h), and the report uses whichever of the two
+calls inlined (csrc/adapters/burst_twin_pvt.h), and the report uses whichever of the two
 is faster for each peer.  Classes run interleaved in slices of a few dozen windows,
 so a drift of the host (it moves the virtual CPUs) hits every class alike; each
 class keeps its own queue, backlog and consumer state across slices, and its
