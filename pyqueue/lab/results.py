@@ -10,12 +10,10 @@ slices as placement Slices (from slices.json), pacing's runs as Bursts (runs.jso
 plus each run's arrays) whose producer and consumer are the ``SavedThread`` records
 that runs.json keeps of a thread.
 """
-import json
 import math
 import os
 import types
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Union
 
 from .common import output
@@ -35,17 +33,25 @@ def _with_to_pandas(res):
 # ---- the loaders, one per experiment --------------------------------------------
 
 def _text(folder, *names):
+    """The first of ``names`` the folder holds, as text ("" for none); read as every
+    file of an output folder is, untrusted (output.read_text)."""
     for name in names:
-        p = Path(folder) / name
-        if p.is_file():
-            return p.read_text().rstrip("\n")
+        try:
+            return output.read_text(folder, name).rstrip("\n")
+        except FileNotFoundError:
+            continue
     return ""
 
 
 def _json(folder, name, default):
     """The body of an extra JSON file (OutputFolder.save_json: {"data", "notes"})."""
-    p = Path(folder) / name
-    return json.loads(p.read_text())["data"] if p.is_file() else default
+    try:
+        body = output.read_json(folder, name)
+    except FileNotFoundError:
+        return default
+    if not isinstance(body, dict) or "data" not in body:
+        raise ValueError("%s: not an extra JSON file of this format" % name)
+    return body["data"]
 
 
 def _burst_tail(d):

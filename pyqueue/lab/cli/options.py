@@ -145,6 +145,11 @@ def check_out(args, folders=None):
         if not out:
             continue
         flag = "--out %s" % out if out == getattr(args, "out", None) else out
+        from ..common.output import enclosing_output
+        outer = enclosing_output(out)
+        if outer is not None:
+            raise FileExistsError("%s: inside the output folder %s; a run's folder is never "
+                                  "written into another's" % (flag, outer))
         if os.path.exists(out) and not os.path.isdir(out):
             raise FileExistsError("%s: exists and is not a folder" % flag)
         if os.path.isdir(out) and os.listdir(out) and not getattr(args, "overwrite", False):

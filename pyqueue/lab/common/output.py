@@ -34,6 +34,7 @@ import math
 import os
 import re
 import signal
+import stat
 import threading
 import time
 import zlib
@@ -47,7 +48,7 @@ from . import status as _status
 from .environment import collect_environment
 
 __all__ = ["OutputFolder", "LoadedOutput", "verify", "load", "load_array", "to_jsonable",
-           "FORMAT"]
+           "FORMAT", "read_json", "read_text", "read_bytes", "enclosing_output"]
 
 FORMAT = "pyqueue-output/1"
 SUMMARY, ENVIRONMENT, INDEX, SAMPLES = "summary.json", "environment.json", "index.json", "samples"
@@ -57,6 +58,15 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
 # The temporary names _commit writes before renaming; a crash may leave one.
 _TMP = re.compile(r"^\..+\.tmp-\d+$")
 INVALID = "not a valid pyqueue output folder"
+# An output folder is untrusted input (it may come from anyone, or be edited):
+# it is read through regular files only, never a link, never out of the folder,
+# with the sizes bounded.  A JSON file of the folder is at most this large ...
+MAX_JSON_BYTES = 256 << 20
+# ... and a sample array's data at most what its index entry declares (raw_size), or, in
+# a folder written before that was recorded, GZIP_RATIO times its compressed size
+# (deflate cannot expand beyond ~1032:1), and never more than MAX_ARRAY_BYTES.
+GZIP_RATIO = 1032
+MAX_ARRAY_BYTES = 16 << 30
 
 
 def _inside(rel):
@@ -68,11 +78,74 @@ def _inside(rel):
     return not p.is_absolute() and all(part not in ("", ".", "..") for part in p.parts)
 
 
+def _open_inside(folder, rel):
+    """A binary file object of ``rel`` inside ``folder``: every part of the path a
+    real directory (no link), the file itself a regular file, opened without
+    following a link and without blocking (a FIFO is refused, not waited on).
+    ValueError names what is wrong; OSError (ENOENT ...) passes through."""
+    folder = Path(folder)
+    if not _inside(rel):
+        raise ValueError("%r: not a path inside the folder" % (rel,))
+    here = folder
+    for part in PurePosixPath(rel).parts[:-1]:
+        here = here / part
+        st = os.lstat(here)
+        if stat.S_ISLNK(st.st_mode):
+            raise ValueError("%s: a link, not a folder of its own" % here.relative_to(folder))
+        if not stat.S_ISDIR(st.st_mode):
+            raise ValueError("%s: not a folder" % here.relative_to(folder))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(folder / rel, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ValueError("%s: a link, not a file of the folder" % rel) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("%s: not a regular file" % rel)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(folder, rel, limit=MAX_JSON_BYTES):
+    """The bytes of file ``rel`` of output folder ``folder`` (see _open_inside),
+    refused past ``limit`` bytes."""
+    with _open_inside(folder, rel) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError("%s: larger than %d bytes" % (rel, limit))
+    return data
+
+
+def read_json(folder, rel):
+    """File ``rel`` of output folder ``folder`` as JSON, bounded in size and in
+    depth (a nesting deeper than Python's recursion limit is a ValueError)."""
+    data = read_bytes(folder, rel)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("%s: JSON nested too deep" % rel) from None
+    except UnicodeDecodeError as e:
+        raise ValueError("%s: not UTF-8 text (%s)" % (rel, e)) from None
+
+
+def read_text(folder, rel):
+    """File ``rel`` of output folder ``folder`` as text (bounded like read_json)."""
+    try:
+        return read_bytes(folder, rel).decode()
+    except UnicodeDecodeError as e:
+        raise ValueError("%s: not UTF-8 text (%s)" % (rel, e)) from None
+
+
 def _read_index(path):
     """The ``files`` of ``path``/index.json if it parses as a pyqueue output
     index (format, algorithm, a dict of entries inside the folder), else None."""
     try:
-        index = json.loads((path / INDEX).read_text())
+        index = read_json(path, INDEX)
     except (OSError, ValueError):
         return None
     if not (isinstance(index, dict) and index.get("format") == FORMAT
@@ -82,6 +155,18 @@ def _read_index(path):
     if not all(_inside(rel) and isinstance(e, dict) for rel, e in files.items()):
         return None
     return files
+
+
+def enclosing_output(path):
+    """The pyqueue output folder ``path`` would sit inside (an ancestor holding a
+    pyqueue index.json), or None."""
+    p = Path(os.path.abspath(path)).parent
+    while True:
+        if (p / INDEX).exists() and _read_index(p) is not None:
+            return p
+        if p.parent == p:
+            return None
+        p = p.parent
 
 
 def _now():
@@ -209,6 +294,10 @@ class OutputFolder:
         self.checkpoint({}, 0)
 
     def _prepare(self, overwrite):
+        outer = enclosing_output(self.path)
+        if outer is not None:
+            raise FileExistsError("%s is inside the output folder %s: a run's folder is never "
+                                  "written into another's" % (self.path, outer))
         if self.path.exists() and not self.path.is_dir():
             raise FileExistsError("%s exists and is not a folder" % self.path)
         if self.path.is_dir() and any(self.path.iterdir()):
@@ -247,15 +336,16 @@ class OutputFolder:
 
     # -- writing: every file goes through _commit, which keeps index.json true --
 
-    def _commit(self, rel, write):
-        """Write ``rel`` via ``write(fileobj)`` to a temp name, rename, re-index."""
+    def _commit(self, rel, write, **declared):
+        """Write ``rel`` via ``write(fileobj)`` to a temp name, rename, re-index;
+        ``declared``: more fields of its index entry (a sample's raw_size)."""
         target = self.path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(".%s.tmp-%d" % (target.name, os.getpid()))
         try:
             with open(tmp, "wb") as f:
                 write(f)
-            entry = {"sha256": _sha256(tmp), "size": tmp.stat().st_size}
+            entry = dict({"sha256": _sha256(tmp), "size": tmp.stat().st_size}, **declared)
             with _sigint_deferred():
                 # Any crash point (or a full disk) leaves a folder that verifies:
                 # the index first accepts the old or the new file, then the file
@@ -315,11 +405,14 @@ class OutputFolder:
             if arr.dtype.hasobject:
                 raise TypeError("sample %r: object arrays cannot be stored" % name)
 
+            raw = arr.nbytes     # the data's bytes: what a reader may be made to allocate
+
             def write(f, arr=arr):
                 # mtime=0: identical samples give identical bytes and checksums
                 with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6, mtime=0) as gz:
                     np.save(gz, arr, allow_pickle=False)
-            written.append(self._commit("%s/%s/%s.npy.gz" % (SAMPLES, group, name), write))
+            written.append(self._commit("%s/%s/%s.npy.gz" % (SAMPLES, group, name), write,
+                                        raw_size=raw))
         return written
 
     def save_text(self, name, text):
@@ -384,7 +477,7 @@ def verify(path):
     """
     path = Path(path)
     try:
-        index = json.loads((path / INDEX).read_text())
+        index = read_json(path, INDEX)
         files = index["files"]
         if not isinstance(files, dict):
             raise TypeError("'files' is not a mapping")
@@ -403,31 +496,76 @@ def verify(path):
         if not isinstance(entry, dict):
             problems.append("%s: index entry is not a mapping" % rel)
             continue
-        target = path / rel
         # An entry written just before its file was renamed in (the write
         # stopped there) also accepts the file it replaces, or none.
         prev = entry.get("previous")
         accept = [entry] + ([prev] if isinstance(prev, dict) else [])
-        if not target.is_file():
+        try:
+            with _open_inside(path, rel) as f:
+                size = os.fstat(f.fileno()).st_size
+                if not any(size == e.get("size") for e in accept):
+                    problems.append("%s: size %d, index says %s" % (rel, size, entry.get("size")))
+                    continue
+                h = hashlib.sha256()
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        except FileNotFoundError:
             if "previous" not in entry or prev is not None:
                 problems.append("%s: missing" % rel)
-        elif not any(target.stat().st_size == e.get("size") for e in accept):
-            problems.append("%s: size %d, index says %s" % (rel, target.stat().st_size,
-                                                            entry.get("size")))
-        elif _sha256(target) not in [e.get("sha256") for e in accept]:
+            continue
+        except (OSError, ValueError) as e:
+            problems.append("%s: %s" % (rel, e))
+            continue
+        if h.hexdigest() not in [e.get("sha256") for e in accept]:
             problems.append("%s: SHA-256 mismatch" % rel)
     for target in sorted(path.rglob("*")):
         rel = target.relative_to(path).as_posix()
-        if (target.is_file() and rel != INDEX and rel not in files
+        if target.is_symlink():
+            problems.append("%s: a link (an output folder holds none)" % rel)
+        elif (not target.is_dir() and rel != INDEX and rel not in files
                 and not _TMP.match(target.name)):
             problems.append("%s: not in index" % rel)
     return problems
 
 
-def load_array(path):
-    """Load one .npy.gz sample file."""
-    with gzip.open(path, "rb") as f:
-        return np.load(f, allow_pickle=False)
+def _read_npy(f, limit, what):
+    """An array from .npy stream ``f`` whose header may declare at most ``limit``
+    bytes of data: the header is read first, so a header that claims a huge
+    array is refused before anything is allocated."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError("%s: .npy version %s" % (what, version))
+    if dtype.hasobject:
+        raise ValueError("%s: an object array" % what)
+    count = 1
+    for n in shape:
+        count *= n
+    nbytes = count * dtype.itemsize
+    if nbytes > limit:
+        raise ValueError("%s: its header declares %d bytes, more than the %d its folder allows"
+                         % (what, nbytes, limit))
+    data = f.read(nbytes)
+    if len(data) != nbytes:
+        raise ValueError("%s: %d bytes of data, its header declares %d" % (what, len(data), nbytes))
+    arr = np.frombuffer(data, dtype=dtype, count=count)
+    arr = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
+    return arr.copy() if not arr.flags.writeable else arr
+
+
+def load_array(path, raw_size=None):
+    """Load one .npy.gz sample file.  Its decompressed data is bounded by
+    ``raw_size`` (the index's declaration) or by what deflate could expand the
+    file to, and never more than MAX_ARRAY_BYTES."""
+    path = Path(path)
+    with _open_inside(path.parent, path.name) as raw:
+        size = os.fstat(raw.fileno()).st_size
+        limit = min(MAX_ARRAY_BYTES, raw_size if raw_size is not None else GZIP_RATIO * size + 1024)
+        with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+            return _read_npy(f, limit, path.name)
 
 
 @dataclasses.dataclass
@@ -469,15 +607,25 @@ def load(path, samples=True, check=True):
     if check and problems:
         raise ValueError("%s: %s does not verify: %s" % (INVALID, path, "; ".join(problems)))
     try:
-        summary = json.loads((path / SUMMARY).read_text())
-        environment = json.loads((path / ENVIRONMENT).read_text())
+        summary = read_json(path, SUMMARY)
+        environment = read_json(path, ENVIRONMENT)
         if not (isinstance(summary, dict) and isinstance(environment, dict)):
             raise TypeError("%s or %s is not a JSON object" % (SUMMARY, ENVIRONMENT))
         arrays = {}
         if samples:
-            for f in sorted((path / SAMPLES).glob("*/*.npy.gz")):
-                arrays.setdefault(f.parent.name, {})[f.name[:-len(".npy.gz")]] = load_array(f)
-    except (OSError, ValueError, TypeError, EOFError, zlib.error) as e:
+            # The arrays the index lists, and only those (never a glob: a link or
+            # a file slipped in beside them is not the run's).
+            files = _read_index(path) or {}
+            for rel in sorted(files):
+                parts = PurePosixPath(rel).parts
+                if len(parts) == 3 and parts[0] == SAMPLES and parts[2].endswith(".npy.gz") \
+                        and (path / rel).exists():
+                    raw = files[rel].get("raw_size")
+                    raw = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0 \
+                        else None
+                    arrays.setdefault(parts[1], {})[parts[2][:-len(".npy.gz")]] = \
+                        load_array(path / rel, raw)
+    except (OSError, ValueError, TypeError, EOFError, zlib.error, gzip.BadGzipFile) as e:
         # Corrupt or hand-made files: one error, whatever broke inside.
         raise ValueError("%s: %s: %s" % (INVALID, path, e)) from e
     return LoadedOutput(path=path, summary=summary, environment=environment,
