@@ -27,6 +27,7 @@ _EXPORTS = {
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "bench": ("experiments.bench", "bench"),
+    "BenchParams": ("experiments.bench", "BenchParams"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "soak": ("experiments.soak", "soak"),
     "load": ("results", "load"),

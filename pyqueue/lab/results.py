@@ -160,10 +160,17 @@ def _soak(d):
 
 def _bench(d):
     from .common.placement import Slice
-    from .experiments.bench import BenchResult
-    res = BenchResult(params=d.params, peers=d.results.get("peers", {}),
+    from .experiments.bench import RUN_KEYS, BenchResult
+    params, summary = dict(d.params), dict(d.results)
+    # A folder written before BenchParams kept what the run measured in its params
+    # (and the folder's path as params["out"]): the summary's now.
+    for key in RUN_KEYS:
+        if key in params:
+            summary.setdefault(key, params.pop(key))
+    params.pop("out", None)
+    res = BenchResult(params=params, peers=summary.get("peers", {}),
                       slices=[Slice(**s) for s in _json(d.path, "slices.json", [])],
-                      summary=d.results, status=d.status)
+                      summary=summary, status=d.status, out=str(d.path))
     res.samples = d.samples
     return res
 
