@@ -29,6 +29,7 @@ _EXPORTS = {
     "bench": ("experiments.bench", "bench"),
     "BenchParams": ("experiments.bench", "BenchParams"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
+    "BenchXprocParams": ("experiments.bench_xproc", "BenchXprocParams"),
     "soak": ("experiments.soak", "soak"),
     "load": ("results", "load"),
     "to_pandas": ("results", "to_pandas"),

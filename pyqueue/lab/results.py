@@ -178,8 +178,11 @@ def _bench(d):
 def _bench_xproc(d):
     from .common.placement import Slice
     from .experiments.bench_xproc import BenchXprocResult
-    res = BenchXprocResult(d.params)
-    res.summary, res.status, res.folder = d.results, d.status, str(d.path)
+    params, summary = dict(d.params), dict(d.results)
+    if "wake_gap_ns" in params:     # a folder written before BenchXprocParams
+        summary.setdefault("wake_gap_ns", params.pop("wake_gap_ns"))
+    res = BenchXprocResult(params)
+    res.summary, res.status, res.folder = summary, d.status, str(d.path)
     res.slices = [Slice(**s) for s in _json(d.path, "slices.json", [])]
     res.samples = d.samples
     return res
