@@ -202,6 +202,7 @@ class BenchXprocParams(Params):
     keywords, the output folder's params and their checks (common/params.py)."""
 
     EXPERIMENT, COMMAND, FUNCTION = "bench-xproc", "bench-xproc", "bench_xproc"
+    ALIASES = {"sizes": "msg_sizes"}     # --msg-size is every command's message size
 
     rounds: int = param(3, "interleaved rounds, every row once a round", lo=1,
                         quick=QUICK["rounds"])
@@ -215,9 +216,9 @@ class BenchXprocParams(Params):
     wakeups: Tuple[int, ...] = _count((200, 200), "wakeups", "futex wake-ups a slice, each "
                                       "after a %g ms gap (32-byte messages only)"
                                       % (C.WAKE_GAP_NS / 1e6))
-    sizes: Tuple[int, ...] = param(SIZES, "the message sizes to run, some of %s"
-                                   % ",".join(map(str, SIZES)), kind="ints", lo=min(SIZES),
-                                   hi=max(SIZES), metavar="SIZE[,SIZE]")
+    msg_sizes: Tuple[int, ...] = param(SIZES, "the message sizes to run, bytes, some of %s"
+                                       % ",".join(map(str, SIZES)), kind="ints",
+                                       lo=min(SIZES), hi=max(SIZES), metavar="SIZE[,SIZE]")
     only: Tuple[str, ...] = param(None, "only the rows whose id or name holds one of these, "
                                   "comma-separated (e.g. 'c-,mp-queue'; default: every row)",
                                   kind="names", none_ok=True, metavar="TEXT,...")
@@ -236,8 +237,10 @@ class BenchXprocParams(Params):
             if len(getattr(self, name)) not in (1, len(SIZES)):
                 raise ValueError("%s must be one count or one per size %s, got %r"
                                  % (name, SIZES, getattr(self, name)))
-        if not set(self.sizes) <= set(SIZES) or len(set(self.sizes)) < len(self.sizes):
-            raise ValueError("sizes must be some of %s, each once, got %r" % (SIZES, self.sizes))
+        if not set(self.msg_sizes) <= set(SIZES) or \
+                len(set(self.msg_sizes)) < len(self.msg_sizes):
+            raise ValueError("msg_sizes must be some of %s, each once, got %r"
+                             % (SIZES, self.msg_sizes))
 
 
 def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=None,
@@ -260,7 +263,7 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
         _argv = kwargs.pop("argv")
     p = BenchXprocParams.of(params, **kwargs)
     writer_cpu, reader_cpu, rounds = p.writer_cpu, p.reader_cpu, p.rounds
-    sizes = tuple(s for s in SIZES if s in p.sizes)
+    sizes = tuple(s for s in SIZES if s in p.msg_sizes)
     counts = {name: _per_size(getattr(p, name)) for name in COUNTS}
     only = list(p.only or ())
     runs, reasons = _selected(only, sizes)
