@@ -166,10 +166,17 @@ def _soak(d):
 
 def _bench(d):
     from .common.placement import Slice
-    from .experiments.bench import BenchResult
-    res = BenchResult(params=d.params, peers=d.results.get("peers", {}),
+    from .experiments.bench import RUN_KEYS, BenchResult
+    params, summary = dict(d.params), dict(d.results)
+    # A folder written before BenchParams kept what the run measured in its params
+    # (and the folder's path as params["out"]): the summary's now.
+    for key in RUN_KEYS:
+        if key in params:
+            summary.setdefault(key, params.pop(key))
+    params.pop("out", None)
+    res = BenchResult(params=params, peers=summary.get("peers", {}),
                       slices=[Slice(**s) for s in _json(d.path, "slices.json", [])],
-                      summary=d.results, status=d.status)
+                      summary=summary, status=d.status, out=str(d.path))
     res.samples = d.samples
     return res
 
@@ -177,8 +184,11 @@ def _bench(d):
 def _bench_xproc(d):
     from .common.placement import Slice
     from .experiments.bench_xproc import BenchXprocResult
-    res = BenchXprocResult(d.params)
-    res.summary, res.status, res.folder = d.results, d.status, str(d.path)
+    params, summary = dict(d.params), dict(d.results)
+    if "wake_gap_ns" in params:     # a folder written before BenchXprocParams
+        summary.setdefault("wake_gap_ns", params.pop("wake_gap_ns"))
+    res = BenchXprocResult(params)
+    res.summary, res.status, res.folder = summary, d.status, str(d.path)
     res.slices = [Slice(**s) for s in _json(d.path, "slices.json", [])]
     res.samples = d.samples
     return res

@@ -101,7 +101,7 @@ def test_quick_cli_end_to_end(tmp_path):
     assert _rows(res, "python_mmsg_s") == set(PythonAPI.contenders(None))   # its own module's rows
     # The ring_floor yardstick: measured with samples, named as a yardstick, never a peer.
     assert "ring_floor" not in status and "ring_floor" not in tput
-    assert loaded.params["ring_floor_slots"] == lib.PYQ_RING_FLOOR_SLOTS
+    assert loaded.results["ring_floor_slots"] == lib.PYQ_RING_FLOOR_SLOTS
     rf = loaded.samples["ring_floor"]["roundtrip_ns"]
     assert rf.size == 2 * loaded.params["trips"] and rf.min() > 0
     assert re.search(r"^\| ring_floor \(yardstick\) +\|", p.stdout, re.M) and "a yardstick, not a peer" in p.stdout
@@ -141,7 +141,7 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
     dst = tmp_path / "peers"
     shutil.copytree(src, dst)
     os.remove(dst / (peers.LIB_PATTERN % gone))
-    res = B.bench(CPUS[0], CPUS[1], peer_dir=str(dst), **TINY)
+    res = B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[1], peer_dir=str(dst), **TINY)
     s = res.summary
     assert s["peers"][gone].startswith("not installed")
     assert gone not in _rows(s, "throughput") and gone not in _rows(s, "roundtrip_ns")
@@ -157,8 +157,14 @@ def test_missing_peer_is_listed_not_dropped(tmp_path):
 
 def test_fresh_result_has_to_pandas_like_a_loaded_one(tmp_path):
     import pyqueue.lab as lab
-    res = B.bench(CPUS[0], CPUS[1], out=str(tmp_path / "run"), **TINY)
+    res = B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[1], out=str(tmp_path / "run"), **TINY)
     loaded = lab.load(tmp_path / "run")
+    # The params are the fields, nothing else; what the run measured is the summary's.
+    fields = {k: v for k, v in TINY.items() if k != "progress"}
+    assert res.params == loaded.params == \
+        B.BenchParams.of(writer_cpu=CPUS[0], reader_cpu=CPUS[1], **fields).to_json()
+    assert set(B.RUN_KEYS) <= set(res.summary) and set(B.RUN_KEYS) <= set(loaded.summary)
+    assert res.out == loaded.out == str(tmp_path / "run")
     assert sorted(res.samples) == sorted(loaded.samples) and "pingpong" in res.samples
     for row, arrays in res.samples.items():
         assert np.array_equal(arrays["roundtrip_ns"], loaded.samples[row]["roundtrip_ns"])
@@ -168,6 +174,37 @@ def test_fresh_result_has_to_pandas_like_a_loaded_one(tmp_path):
     else:
         with pytest.raises(ImportError, match="pandas"):
             res.to_pandas()
+
+
+def test_one_parameter_list_with_the_old_spellings():
+    """BenchParams: the CLI's flags and bench()'s keywords are its fields; the old
+    keyword config= and the old flags --fifo and --slice-limit still work, hidden."""
+    import argparse
+    from pyqueue import QueueConfig
+    from pyqueue.lab.cli import bench as cli
+    with pytest.warns(DeprecationWarning, match="config is now called queue"):
+        p = B.BenchParams.of(config=QueueConfig(touch_after_write=True))
+    assert p.queue == QueueConfig(touch_after_write=True)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--fifo", "5", "--slice-limit", "60", "--touch-after-write"])
+    assert B.BenchParams.from_args(args) == B.BenchParams(
+        fifo_priority=5, slice_limit_s=60.0, queue=QueueConfig(touch_after_write=True))
+    text = parser.format_help()
+    assert "--fifo-priority PRIO" in text and "--slice-limit-s S" in text
+    assert "--fifo " not in text and "--slice-limit " not in text
+    # --quick: the smoke run's sizes, no settle pass unless one is asked for.
+    q = B.BenchParams.quick()
+    assert (q.rounds, q.messages, q.chasing_messages, q.trips, q.py_messages,
+            q.settle_rounds) == (2, 100_000, 100_000, 2_000, 10_000, 0)
+    assert B.BenchParams.quick(settle_rounds=3).settle_rounds == 3
+    assert B.BenchParams.from_args(parser.parse_args(["--quick", "--settle-rounds", "3"])) \
+        == B.BenchParams.quick(settle_rounds=3)
+    # A queue setting every row sets itself is refused, not silently ignored.
+    with pytest.raises(ValueError, match="hot_blocks: every pyqueue row sets its own tiers"):
+        B.BenchParams(queue=QueueConfig(hot_blocks=8))
+    with pytest.raises(ValueError, match="writer_cpu must be a CPU id >= 0"):
+        B.BenchParams(writer_cpu=-1)
 
 
 def test_bad_cpu_is_refused():
@@ -479,7 +516,7 @@ def test_fifo_run_end_to_end_when_allowed():
     if not ok:
         pytest.skip(why)
     old = os.sched_getscheduler(0)
-    res = B.bench(CPUS[0], CPUS[1], fifo_priority=10, **TINY)
+    res = B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[1], fifo_priority=10, **TINY)
     assert res.params["fifo_priority"] == 10 and res.status == "complete"
     assert os.sched_getscheduler(0) == old       # the interpreter is not left real-time
     lat = {s.contender for s in res.slices if s.extra.get("kind") == "roundtrip"}
@@ -510,7 +547,7 @@ def test_another_module_adds_a_group_of_rows(monkeypatch):
     made = []
     monkeypatch.setattr(B, "_EXTRA_GROUPS", {})
     B.add_group("counting", lambda ctx: made.append(_Counter(ctx)) or made[-1])
-    res = B.bench(CPUS[0], CPUS[-1], **TINY)
+    res = B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[-1], **TINY)
     assert res.status == "complete" and made and made[0].closed
     mine = [s for s in res.slices if s.extra.get("kind") == "counting"]
     assert sorted(s.contender for s in mine) == ["count_a", "count_b"]
@@ -547,7 +584,8 @@ def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
     measured; an unknown name is refused with the list of rows."""
     # The settle pass, forced on one row: two more rounds of it, numbered on.
     monkeypatch.setattr(B, "unsettled", lambda slices: [("roundtrip", "ck")])
-    res = B.bench(CPUS[0], CPUS[1], only="ck,py_write_poll", **dict(TINY, settle_rounds=2))
+    res = B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[1], only="ck,py_write_poll",
+                  **dict(TINY, settle_rounds=2))
     assert res.status == "complete"
     got = {(s.extra["kind"], s.contender) for s in res.slices}
     assert got == {("throughput", "ck"), ("chasing", "ck"), ("roundtrip", "ck"),
@@ -563,7 +601,7 @@ def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
     assert sum(d["ck"]["slices"] for d in res.summary["roundtrip_ns"].values()) == 1
     assert "Settle pass: roundtrip ck had an open twin verdict" in res.table()
     with pytest.raises(ValueError, match=r"unknown row\(s\) nope; the rows are: .*\bck\b"):
-        B.bench(CPUS[0], CPUS[1], only="ck,nope", **TINY)
+        B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[1], only="ck,nope", **TINY)
 
 
 _HANGS = r"""
@@ -582,7 +620,7 @@ class Hang:
     def close(self): pass
 
 B.add_group("hanging", Hang)
-B.bench(0, int(sys.argv[2]), rounds=2, progress=False, out=sys.argv[1],
+B.bench(writer_cpu=0, reader_cpu=int(sys.argv[2]), rounds=2, progress=False, out=sys.argv[1],
         only=["fine", "hangs"], slice_limit_s=1.5)
 print("returned")
 """
@@ -642,14 +680,14 @@ def test_thread_report_tells_a_spinning_thread_from_a_sleeping_one():
 
 def test_slice_limit_is_checked_before_anything_runs():
     with pytest.raises(ValueError, match="slice_limit_s"):
-        B.bench(CPUS[0], CPUS[-1], slice_limit_s=-1, **TINY)
+        B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[-1], slice_limit_s=-1, **TINY)
 
 
 @pytest.mark.parametrize("slots, why", [(1000, "not a power of two"), (1, "yardstick_slots"),
                                         (1 << 27, "yardstick_slots")])
 def test_yardstick_slots_are_checked_before_anything_runs(slots, why):
     with pytest.raises(ValueError, match=why):
-        B.bench(CPUS[0], CPUS[-1], yardstick_slots=slots, **TINY)
+        B.bench(writer_cpu=CPUS[0], reader_cpu=CPUS[-1], yardstick_slots=slots, **TINY)
 
 
 def test_cli_yardstick_slots_reach_the_run_and_a_bad_one_is_refused(tmp_path):
@@ -713,8 +751,10 @@ def test_settle_pass_takes_the_open_verdicts_and_stays_out_of_the_targets():
     assert rounds["by_placement"] == {}                             # no pyqueue slice at all
     assert report.unsettled(sl) == []
     # A settle pass an interrupt cut short says so; a whole one does not.
-    st = {"settle": {"rows": [["throughput", "ck"]], "rounds_done": 3}}
-    cut = report.settle_note(dict(st, interrupted=True), {"settle_rounds": 10})
+    st = {"settle": {"rows": [["throughput", "ck"]], "rounds_done": 3, "rounds": 10}}
+    cut = report.settle_note(dict(st, interrupted=True))
     assert "ran 3 of 10 more rounds -- cut short by an interrupt" in cut
-    whole = dict(st, interrupted=False, settle={"rows": [["throughput", "ck"]], "rounds_done": 10})
-    assert "cut short" not in report.settle_note(whole, {"settle_rounds": 10})
+    whole = dict(st, interrupted=False, settle=dict(st["settle"], rounds_done=10))
+    assert "cut short" not in report.settle_note(whole)
+    assert report.settle_note({"settle": {"rows": [], "rounds_done": 0, "rounds": 0}}) == \
+        "Settle pass: off (rows left 'not settled' stay so)."

@@ -5,6 +5,7 @@ import argparse
 import dataclasses
 import importlib
 import inspect
+import os
 import pkgutil
 import warnings
 
@@ -184,3 +185,25 @@ def test_quick_caps_and_json_round_trips():
     assert _Demo.from_args(_demo_args("--quick")) == q
     assert _Demo.from_json(q.to_json()) == q
     assert q.to_json()["queue"]["hot_blocks"] == 2 and q.to_json()["names"] == ["a", "b"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pinned(Params):
+    EXPERIMENT = "pinned"
+    cpu: int = param(min(os.sched_getaffinity(0)), "a CPU, pinned", kind="cpu", lo=0)
+    counts: tuple = param((100, 10), "one count, or one per size", kind="ints", lo=1,
+                          quick=lambda v: tuple(min(c, 5) for c in v))
+    extra: int = param(None, "None: as many as counts[0]; --quick: 0 unless given", lo=0,
+                       kind="int", none_ok=True, quick=lambda v: 0 if v is None else v)
+
+
+def test_a_pinned_cpu_a_bare_count_and_a_quick_function():
+    with pytest.raises(ValueError, match="cpu must be a CPU id >= 0, got -1"):
+        _Pinned(cpu=-1)
+    assert _Pinned.of(counts=7).counts == (7,)          # as its flag's text "7" gives
+    assert _Pinned.quick().counts == (5, 5) and _Pinned.quick().extra == 0
+    assert _Pinned.quick(counts=(3, 9), extra=2) == _Pinned(counts=(3, 5), extra=2)
+    p = argparse.ArgumentParser()
+    _Pinned.add_arguments(p)
+    text = " ".join(p.format_help().split())
+    assert "(default: 100,10; >= 1)" in text and "(default: None; >= 0)" in text

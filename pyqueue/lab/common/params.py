@@ -28,6 +28,7 @@ and everything else is derived from that one declaration:
 import argparse
 import dataclasses
 import math
+import numbers
 import re
 import warnings
 from typing import Any, ClassVar, Dict, Tuple
@@ -63,7 +64,9 @@ def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=F
     of KINDS; deduced from the default's type when None); ``lo``/``hi`` the range
     (inclusive; ``lo_open`` excludes lo); ``choices`` for a str or each item of names;
     ``none_ok``: None is a value too (it means what the help says); ``quick``: what
-    --quick caps the value at (for a QueueConfig: {field: cap}); ``cli_aliases``: old
+    --quick caps the value at (for a QueueConfig: {field: cap}), or a function of the
+    value that gives the value --quick runs with (what a cap cannot say, e.g. None ->
+    0 but a given count kept); ``cli_aliases``: old
     flag spellings, each a flag or (flag, constant) for a bool that stored a constant;
     ``group``: the --help section."""
     if kind is None:
@@ -128,14 +131,16 @@ def _check(name, m, value):
         if m["choices"] is not None:
             return validate.choice(name, value, tuple(m["choices"]))
         return value
-    if kind == "cpu":
-        return validate.cpu(name, value)
+    if kind == "cpu":       # lo=0: a CPU id, -1 (not pinned) refused
+        return validate.cpu(name, value, allow_unpinned=lo is None or lo < 0)
     if kind == "queue":
         if not isinstance(value, QueueConfig):
             raise validate.ArgumentTypeError("%s must be a pyqueue.QueueConfig, got %s"
                                              % (name, type(value).__name__))
         return value
-    # the tuples
+    # the tuples; one bare number is a list of one, as a flag's text "5" is
+    if isinstance(value, numbers.Number):
+        value = (value,)
     if kind == "names":
         value = _csv(value, str, name)
         items = validate.sequence(name, value, _name_item(m["choices"]))
@@ -271,7 +276,9 @@ class Params:
             value = getattr(self, f.name)
             if cap is None:
                 continue
-            if isinstance(value, QueueConfig):
+            if callable(cap):
+                changes[f.name] = cap(value)
+            elif isinstance(value, QueueConfig):
                 changes[f.name] = value.replace(**{k: min(getattr(value, k), v)
                                                    for k, v in cap.items()})
             elif value is not None:
@@ -325,7 +332,9 @@ class Params:
             flag, dest = flag_of(f.name), f.name
             shown = _shown(f.default)
             text = m["help"]() if callable(m["help"]) else m["help"]
-            text += "" if "default" in text else " (default: %s)" % shown
+            bounds = _range_text(m)
+            text += (" (%s)" % bounds if bounds else "") if "default" in text else \
+                " (default: %s%s)" % (shown, "; " + bounds if bounds else "")
             text = text.replace("%", "%%")
             if m["kind"] == "bool":
                 g.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction,
@@ -385,6 +394,27 @@ def _shown(default):
     if isinstance(default, int) and default > 0xFFFF and default & 0xFF == 0xED:
         return "%#x" % default
     return default
+
+
+def _bound(x):
+    if isinstance(x, int) and x >= 1 << 16 and (x & (x - 1) == 0 or x & (x + 1) == 0):
+        return "2^%d%s" % ((x + 1).bit_length() - 1, "" if x & (x - 1) == 0 else "-1")
+    if isinstance(x, int) and x >= 10 ** 5 and str(x).rstrip("0") == "1":
+        return "10^%d" % (len(str(x)) - 1)
+    return "%g" % x if isinstance(x, float) else str(x)
+
+
+def _range_text(m):
+    """A number field's range as --help shows it ("in [1, 2^20]", ">= 1", "> 0")."""
+    lo, hi = m["lo"], m["hi"]
+    if m["kind"] not in ("int", "float", "seed", "ints", "floats", "durations") or \
+            (lo is None and hi is None):
+        return ""
+    if hi is None:
+        return "%s %s" % (">" if m["lo_open"] else ">=", _bound(lo))
+    if lo is None:
+        return "<= %s" % _bound(hi)
+    return "in %s%s, %s]" % ("(" if m["lo_open"] else "[", _bound(lo), _bound(hi))
 
 
 def _metavar(m):

@@ -34,10 +34,18 @@ Python API (M msg/s): the rows of bench_python.py (one thread, a block at a
 Every queue has the same memory budget (``budget_bytes``); peers whose library
 is missing are listed as "not installed", never dropped.  Ratios come only from
 rounds whose probes agree on the placement (common/placement.py).
+
+    import pyqueue.lab as lab
+    res = lab.bench(rounds=3, only="ck,pingpong")   # the defaults, but for these
+    lab.bench(lab.BenchParams.quick())              # what --quick runs
+
+Its parameters are one list, BenchParams, from which the CLI's flags, bench()'s
+keywords, the output folder's params and their checks all come.
 """
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Tuple
 
 import numpy as np
 
@@ -48,17 +56,18 @@ from pyqueue import queue as _queue
 from pyqueue import validate
 from pyqueue.errors import VerificationError, check
 from .._lab import ffi, lib
-from pyqueue.config import QueueConfig
+from pyqueue.config import DEFAULTS as QUEUE_DEFAULTS, QueueConfig
 from ..common import placement as pl
 from ..common import regime as _regime
 from ..common import status as _status
 from ..common import twins
+from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from ..common.watchdog import DEFAULT_SLICE_LIMIT_S, SliceHung, SliceWatchdog
 from ..common.frames import ToPandas
 from . import bench_python
 from ..reports.bench_python import format_ratios
-from .rows import Pinned, row_queue, seq_rows
+from .rows import ROW_SET, Pinned, row_queue, seq_rows
 from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  # noqa: F401
                              format_markdown, format_slices, format_summary, summarize,
                              unsettled)
@@ -85,7 +94,7 @@ class RunContext:
     writer_cpu: int
     reader_cpu: int
     rounds: int
-    params: dict           # the run's params (sizes, budget, gap, timer, ...)
+    params: dict           # the run's params: BenchParams.to_json()
     base: QueueConfig      # the configuration every pyqueue row starts from
     peers: dict            # adapter -> "built" / "not installed: ..."
     peer_dir: str = None
@@ -251,12 +260,13 @@ class _AdapterQueue:
 
 @dataclass
 class BenchResult(ToPandas):
-    params: dict
+    params: dict                                     # BenchParams.to_json()
     peers: dict                                      # adapter -> "built" / "not installed: ..."
     slices: list = field(default_factory=list)       # Slice records, unfiltered
     summary: dict = field(default_factory=dict)
     status: str = _status.COMPLETE
     samples: dict = field(default_factory=dict)      # row -> {"roundtrip_ns": array}
+    out: str = None                                  # the output folder, if one was written
 
     def table(self):
         return format_summary(self.summary, self.params) + "\n" + format_ratios(self.summary)
@@ -552,17 +562,92 @@ def _only(groups, only):
     return [(kind, g) for kind, g in kept if g.contenders()]
 
 
-def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_000,
-          py_messages=200_000, budget_bytes=1 << 20, yardstick_slots=16384,
-          split_ns=pl.DEFAULT_SPLIT_NS, peer_dir=None, progress=True, out=None, overwrite=False,
-          config=None, chasing_messages=2_000_000, gap_ns=DEFAULT_GAP_NS, fifo_priority=0,
-          only=None, slice_limit_s=DEFAULT_SLICE_LIMIT_S, settle_rounds=None):
+# What a run derives or measures beside its parameters, kept in its summary
+# (in its params before BenchParams: results.load() moves them over).
+RUN_KEYS = ("message_size", "timer", "timer_step_ns", "ring_floor_slots", "unpaced", "no_twin")
+
+
+def _no_settle(settle_rounds):
+    """--quick's settle pass: none unless one was asked for (a smoke run's two
+    slices a row settle nothing)."""
+    return 0 if settle_rounds is None else settle_rounds
+
+
+@dataclass(frozen=True)
+class BenchParams(Params):
+    """bench's parameters: one list for the CLI's flags, bench()'s keywords, the
+    output folder's params and their checks (common/params.py)."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "bench", "bench", "bench"
+    ALIASES = {"config": "queue"}
+
+    rounds: int = param(10, "rounds of interleaved slices, every row once a round", lo=1,
+                        quick=2)
+    messages: int = param(20_000_000, "messages per streaming throughput slice (fewer for a row "
+                          "that would take over %g s at its last rate)" % STREAM_SECONDS, lo=1,
+                          quick=100_000)
+    chasing_messages: int = param(2_000_000, "messages per chasing throughput slice", lo=1,
+                                  quick=100_000)
+    gap_ns: float = param(float(DEFAULT_GAP_NS), "the chasing pass paces every writer to one "
+                          "message per GAP_NS", lo=0.0, lo_open=True)
+    trips: int = param(20_000, "round trips per latency slice", lo=1, quick=2_000)
+    py_messages: int = param(200_000, "messages per Python-API slice", lo=1, quick=10_000)
+    budget_bytes: int = param(1 << 20, lambda: "memory budget of every queue (pyqueue: %d hot "
+                              "%d-byte blocks + spill)" % (QUEUE_DEFAULTS["hot_blocks"],
+                                                          QUEUE_DEFAULTS["block_size"]), lo=MSG)
+    yardstick_slots: int = param(twins.YARDSTICK_SLOTS, "slots of %d bytes in the yardstick "
+                                 "ring, a power of two (16384: 512 KiB, half the budget; 32768 "
+                                 "gives it the 1 MiB every queue has)" % MSG, lo=2, hi=1 << 26)
+    split_ns: float = param(pl.DEFAULT_SPLIT_NS, "one-way probe threshold between 'near' and "
+                            "'far' placements", lo=0.0, lo_open=True)
+    only: Tuple[str, ...] = param(None, "run only these rows, comma-separated (e.g. "
+                                  "ck,rwq,pingpong: each in every group that has it); the "
+                                  "targets of the others read 'not measured' (default: every "
+                                  "row)", kind="names", none_ok=True, metavar="ROWS")
+    settle_rounds: int = param(None, "after the rounds, the rows whose twin verdict the slices "
+                               "left open ('not settled') run N more rounds, then the verdict "
+                               "is final (default: as many as --rounds, none with --quick; 0: "
+                               "no settle pass)", kind="int", lo=0, none_ok=True,
+                               quick=_no_settle)
+    slice_limit_s: float = param(float(DEFAULT_SLICE_LIMIT_S), "a slice still running after "
+                                 "this many seconds has hung: its name and the Python stacks "
+                                 "are printed, the partial output written, and the process "
+                                 "exits with code 3 (0: no limit)", lo=0.0, none_ok=True,
+                                 cli_aliases=("--slice-limit",), metavar="S")
+    fifo_priority: int = param(0, "run every slice SCHED_FIFO at this priority, so that other "
+                               "jobs cannot preempt it on a shared host (0: SCHED_OTHER; needs "
+                               "root or CAP_SYS_NICE)", lo=0, hi=validate.FIFO_MAX,
+                               cli_aliases=("--fifo",), metavar="PRIO")
+    peer_dir: str = param(None, "folder of the peer libraries (default: the package's); a peer "
+                          "not there is listed as not installed", kind="str", none_ok=True,
+                          metavar="DIR")
+    writer_cpu: int = param(WRITER_CPU, "CPU of the writer (and of the Python rows' thread)",
+                            kind="cpu", lo=0, group="CPUs")
+    reader_cpu: int = param(READER_CPU, "CPU of the reader", kind="cpu", lo=0, group="CPUs")
+    queue: QueueConfig = param(QueueConfig(), "every pyqueue row's queue but its tiers and "
+                               "publish policy, which the row sets")
+
+    def check(self):
+        if self.yardstick_slots & (self.yardstick_slots - 1):
+            raise ValueError("yardstick_slots=%d: not a power of two" % self.yardstick_slots)
+        for name in ROW_SET:       # a value no row would use: refused, not ignored
+            if getattr(self.queue, name) != QUEUE_DEFAULTS[name]:
+                raise ValueError("%s: every pyqueue row sets its own %s; leave it at %r"
+                                 % (name, "publish policy" if name == "publish" else
+                                    "tiers from budget_bytes", QUEUE_DEFAULTS[name]))
+
+
+def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
     """Run the interleaved benchmark; returns a BenchResult (see module doc).
 
+    ``params``: a BenchParams (None: the defaults), and/or its fields as keywords
+    (the queue's own fields too: ``touch_after_write=True``); ``BenchParams.quick()``
+    is what --quick runs.  The fields' help says what each does; in short:
+
     peer_dir: where to look for peer libraries (default: the package's); a peer
-    that is not there is reported as not installed.  config: the QueueConfig every
-    pyqueue row starts from (default: the queue defaults, in params['queue']); each
-    row sets its publish policy and splits budget_bytes into its tiers.
+    that is not there is reported as not installed.  queue: the QueueConfig every
+    pyqueue row starts from (default: the queue defaults); each row sets its
+    publish policy and splits budget_bytes into its tiers.
     messages: per streaming slice (long enough to leave start-up);
     chasing_messages and gap_ns: the chasing pass, every writer paced to one
     message per gap_ns so that a reader faster than that chases it.
@@ -586,39 +671,32 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
     advance, decided once, not a stop-when-it-looks-good loop; its slices carry
     extra["settle"], count in the twin verdicts and stay out of the medians and
     targets (summary["settle"] says which rows ran it).  None: as many as
-    ``rounds``; 0: no settle pass."""
-    writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
-    reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
-    rounds = validate.integer("rounds", rounds, 1, None)
-    messages = validate.integer("messages", messages, 1, None)
-    trips = validate.integer("trips", trips, 1, None)
-    py_messages = validate.integer("py_messages", py_messages, 1, None)
-    budget_bytes = validate.integer("budget_bytes", budget_bytes, MSG, None)
-    yardstick_slots = validate.integer("yardstick_slots", yardstick_slots, 2, 1 << 26)
-    if yardstick_slots & (yardstick_slots - 1):
-        raise ValueError("yardstick_slots=%d: not a power of two" % yardstick_slots)
-    chasing_messages = validate.integer("chasing_messages", chasing_messages, 1, None)
-    gap_ns = validate.number("gap_ns", gap_ns, 0, float("inf"), lo_open=True)
-    slice_limit_s = validate.number("slice_limit_s", slice_limit_s or 0, 0, float("inf"))
-    settle_rounds = (rounds if settle_rounds is None
-                     else validate.integer("settle_rounds", settle_rounds, 0, None))
-    fifo = _Fifo(validate.priority("fifo_priority", fifo_priority))
+    ``rounds``; 0: no settle pass.
+
+    ``result.params`` is ``BenchParams.to_json()``; what the run derives or
+    measures besides (the timer and its step, ring_floor's slots, the rows without
+    a twin or a pace) is in ``result.summary``."""
+    p = BenchParams.of(params, **kwargs)
+    writer_cpu, reader_cpu, rounds = p.writer_cpu, p.reader_cpu, p.rounds
+    budget_bytes, peer_dir, split_ns = p.budget_bytes, p.peer_dir, p.split_ns
+    settle_rounds = rounds if p.settle_rounds is None else p.settle_rounds
+    fifo = _Fifo(p.fifo_priority)
     with fifo:   # refused here, before anything runs, when the OS does not allow it
         pass
-    base = QueueConfig.of(config)
-    params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
-                  messages=messages, trips=trips, py_messages=py_messages, message_size=MSG,
-                  budget_bytes=budget_bytes, yardstick_slots=yardstick_slots, split_ns=split_ns,
-                  chasing_messages=chasing_messages, gap_ns=gap_ns, fifo_priority=fifo_priority,
-                  slice_limit_s=slice_limit_s, settle_rounds=settle_rounds, timer=ffi.string(lib.pyq_clock_name(lib.PYQ_CLOCK_CYCLES)).decode(),
-                  timer_step_ns=_clock.step_ns("cycles"), queue=base.as_dict())
+    base = p.queue
+    params = p.to_json()
+    # What the run measures or derives beside its parameters: the summary's.
+    run_info = dict(message_size=MSG, timer=ffi.string(lib.pyq_clock_name(
+        lib.PYQ_CLOCK_CYCLES)).decode(), timer_step_ns=_clock.step_ns("cycles"),
+        unpaced=dict(twins.UNPACED), no_twin=dict(twins.NO_TWIN))
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
     tp = ch = rt = py = None
     extra = []           # groups added by other modules (add_group)
     slices = {}
     settle = {"rows": [], "rounds": 0}   # the settle pass, once decided
-    watchdog = SliceWatchdog(slice_limit_s, on_hang=lambda why: session.finish(SliceHung(why)))
+    watchdog = SliceWatchdog(p.slice_limit_s or 0,
+                             on_hang=lambda why: session.finish(SliceHung(why)))
     probe = lambda: watchdog.run("probe (%s)" % where[0], fifo.call, probe_one_way_ns,
                                  writer_cpu, reader_cpu)
     where = ["before the first slice"]   # what the probe brackets, for the watchdog
@@ -650,6 +728,7 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
         res.summary["settle"] = {"rows": [list(kr) for kr in settle["rows"]],
                                  "rounds_done": settle["rounds"], "rounds": settle_rounds}
         res.summary["interrupted"] = bool(session.stop.requested)
+        res.summary.update(run_info)
         res.status = status
         res.samples = {name: {"roundtrip_ns": np.concatenate(arrs)}
                        for name, arrs in rt.samples.items()}
@@ -660,27 +739,24 @@ def bench(writer_cpu=0, reader_cpu=1, rounds=10, messages=20_000_000, trips=20_0
             folder.save_text("table.txt", res.table())
             folder.save_text("slices.txt", format_slices(res.slices))
             folder.save_text("table.md", format_markdown(res.summary, params))
-            res.params["out"] = str(folder.path)
+            res.out = str(folder.path)
         return res.summary
 
     try:
-        tp = _Throughput(messages, writer_cpu, reader_cpu, yardstick_slots, budget_bytes,
+        tp = _Throughput(p.messages, writer_cpu, reader_cpu, p.yardstick_slots, budget_bytes,
                          peers, peer_dir, base, fifo=fifo)
-        ch = _Throughput(chasing_messages, writer_cpu, reader_cpu, yardstick_slots,
-                         budget_bytes, peers, peer_dir, base, gap_ns=gap_ns, fifo=fifo)
-        rt = _RoundTrip(trips, writer_cpu, reader_cpu, budget_bytes, peers, peer_dir, base)
-        params["ring_floor_slots"] = rt.ring_floor_slots()
-        params["unpaced"] = dict(twins.UNPACED)
-        params["no_twin"] = dict(twins.NO_TWIN)
-        py = bench_python.PythonAPI(py_messages, writer_cpu, budget_bytes, base, reader_cpu)
+        ch = _Throughput(p.chasing_messages, writer_cpu, reader_cpu, p.yardstick_slots,
+                         budget_bytes, peers, peer_dir, base, gap_ns=p.gap_ns, fifo=fifo)
+        rt = _RoundTrip(p.trips, writer_cpu, reader_cpu, budget_bytes, peers, peer_dir, base)
+        run_info["ring_floor_slots"] = rt.ring_floor_slots()
+        py = bench_python.PythonAPI(p.py_messages, writer_cpu, budget_bytes, base, reader_cpu)
         groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
         ctx = RunContext(writer_cpu, reader_cpu, rounds, params, base, peers, peer_dir)
         for kind, make in _EXTRA_GROUPS.items():
             groups.append((kind, make(ctx)))
             extra.append(groups[-1][1])
-        if only is not None:
-            groups = _only(groups, only)
-            params["only"] = sorted({n for _, g in groups for n in g.contenders()})
+        if p.only is not None:
+            groups = _only(groups, p.only)
         # No checkpoint between rounds: the folder is written once, after the last slice.
         with Session("bench", params, rounds, "rounds", record=record, out=out or None,
                      overwrite=overwrite, progress=progress,

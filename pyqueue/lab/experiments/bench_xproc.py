@@ -22,23 +22,32 @@ A row whose library does not import says "not installed: <why>".
 The run is an experiment like the others (common/session.py): an output folder
 (``out``), a progress line, a first Ctrl-C finishes the current slice and keeps
 a valid partial folder.
+
+    import pyqueue.lab as lab
+    res = lab.bench_xproc(only=["c-", "wake"], rounds=2)
+    lab.bench_xproc(lab.BenchXprocParams.quick())      # what --quick runs
+
+Its parameters are one list, BenchXprocParams, from which the CLI's flags,
+bench_xproc()'s keywords, the output folder's params and their checks all come.
 """
 import json
 import os
+import warnings
 from dataclasses import dataclass
+from typing import Tuple
 
 import numpy as np
 
-from pyqueue import validate
 from ..common import placement as pl
 from ..common import status as _status
 from ..common.output import to_jsonable
+from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from ..reports import bench_xproc as report
 from . import bench_xproc_c as C
 from . import bench_xproc_rows as R
 
-__all__ = ["bench_xproc", "BenchXprocResult", "SIZES", "QUICK"]
+__all__ = ["bench_xproc", "BenchXprocParams", "BenchXprocResult", "SIZES", "QUICK"]
 
 SIZES = (32, 1024)
 KINDS = ("throughput", "roundtrip", "wakeup")
@@ -98,10 +107,7 @@ ROWS = (
 )
 BY_ID = {r.id: r for r in ROWS}
 
-# Per size where it differs: (32 B, 1 KiB).
-DEFAULTS = {"rounds": 3, "messages": (100_000, 25_000), "c_messages": (4_000_000, 1_000_000),
-            "batch_messages": (16_000_000, 1_000_000), "round_trips": (5000, 5000),
-            "wakeups": (200, 200)}
+# What --quick caps each at (BenchXprocParams), per size where it differs: (32 B, 1 KiB).
 QUICK = {"rounds": 1, "messages": (2000, 1000), "c_messages": (50_000, 20_000),
          "batch_messages": (100_000, 20_000), "round_trips": (200, 200), "wakeups": (20, 20)}
 
@@ -150,16 +156,6 @@ class BenchXprocResult:
         return path
 
 
-def _count(name, value):
-    if isinstance(value, (tuple, list)):
-        if len(value) != len(SIZES):
-            raise ValueError("%s must be one count or one per size %s, got %r"
-                             % (name, SIZES, value))
-        return tuple(validate.integer(name, v, 1, None) for v in value)
-    v = validate.integer(name, value, 1, None)
-    return (v,) * len(SIZES)
-
-
 def _order(k):
     row_id, size = split_key(k)
     return ROWS.index(BY_ID[row_id]), size
@@ -181,50 +177,108 @@ def _selected(only, sizes):
     return runs, reasons
 
 
-def bench_xproc(writer_cpu=0, reader_cpu=1, rounds=3, messages=DEFAULTS["messages"],
-                c_messages=DEFAULTS["c_messages"], batch_messages=DEFAULTS["batch_messages"],
-                round_trips=DEFAULTS["round_trips"],
-                wakeups=DEFAULTS["wakeups"], sizes=SIZES, only=None, out=None,
-                overwrite=False, progress=True, argv=None,
-                split_ns=pl.DEFAULT_SPLIT_NS):
+COUNTS = ("messages", "c_messages", "batch_messages", "round_trips", "wakeups")
+_SLICES = "slices (one count, or one per size: 32-byte,1-KiB)"
+
+
+def _per_size(counts):
+    """A count field's value, one per size of SIZES (one count: every size)."""
+    return tuple(counts) * len(SIZES) if len(counts) == 1 else tuple(counts)
+
+
+def _quick(name):
+    """--quick caps a count at QUICK's, size by size."""
+    return lambda counts: tuple(min(c, q) for c, q in zip(_per_size(counts), QUICK[name]))
+
+
+def _count(default, name, what):
+    return param(default, what, kind="ints", lo=1, quick=_quick(name), metavar="N[,N]",
+                 group=_SLICES)
+
+
+@dataclass(frozen=True)
+class BenchXprocParams(Params):
+    """bench-xproc's parameters: one list for the CLI's flags, bench_xproc()'s
+    keywords, the output folder's params and their checks (common/params.py)."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "bench-xproc", "bench-xproc", "bench_xproc"
+    ALIASES = {"sizes": "msg_sizes"}     # --msg-size is every command's message size
+
+    rounds: int = param(3, "interleaved rounds, every row once a round", lo=1,
+                        quick=QUICK["rounds"])
+    messages: Tuple[int, ...] = _count((100_000, 25_000), "messages", "messages a slice of "
+                                       "the Python per-message rows and the peers")
+    c_messages: Tuple[int, ...] = _count((4_000_000, 1_000_000), "c_messages", "messages a "
+                                         "slice of the C per-message rows")
+    batch_messages: Tuple[int, ...] = _count((16_000_000, 1_000_000), "batch_messages",
+                                             "messages a slice of the batch rows, numpy and C")
+    round_trips: Tuple[int, ...] = _count((5000, 5000), "round_trips", "round trips a slice")
+    wakeups: Tuple[int, ...] = _count((200, 200), "wakeups", "futex wake-ups a slice, each "
+                                      "after a %g ms gap (32-byte messages only)"
+                                      % (C.WAKE_GAP_NS / 1e6))
+    msg_sizes: Tuple[int, ...] = param(SIZES, "the message sizes to run, bytes, some of %s"
+                                       % ",".join(map(str, SIZES)), kind="ints",
+                                       lo=min(SIZES), hi=max(SIZES), metavar="SIZE[,SIZE]")
+    only: Tuple[str, ...] = param(None, "only the rows whose id or name holds one of these, "
+                                  "comma-separated (e.g. 'c-,mp-queue'; default: every row)",
+                                  kind="names", none_ok=True, metavar="TEXT,...")
+    split_ns: float = param(pl.DEFAULT_SPLIT_NS, "one-way probe threshold between 'near' and "
+                            "'far' placements", lo=0.0, lo_open=True)
+    writer_cpu: int = param(WRITER_CPU, "CPU of the writer (or echo, or sleeping) process",
+                            kind="cpu", lo=0, group="CPUs")
+    reader_cpu: int = param(READER_CPU, "CPU of the reader process", kind="cpu", lo=0,
+                            group="CPUs")
+
+    def check(self):
+        if self.writer_cpu == self.reader_cpu:
+            raise ValueError("writer_cpu and reader_cpu must differ (both are %d)"
+                             % self.writer_cpu)
+        for name in COUNTS:
+            if len(getattr(self, name)) not in (1, len(SIZES)):
+                raise ValueError("%s must be one count or one per size %s, got %r"
+                                 % (name, SIZES, getattr(self, name)))
+        if not set(self.msg_sizes) <= set(SIZES) or \
+                len(set(self.msg_sizes)) < len(self.msg_sizes):
+            raise ValueError("msg_sizes must be some of %s, each once, got %r"
+                             % (SIZES, self.msg_sizes))
+
+
+def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=None,
+                **kwargs):
     """Run every row once a round for ``rounds`` rounds, interleaved; returns a
     BenchXprocResult.
 
+    ``params``: a BenchXprocParams (None: the defaults), and/or its fields as
+    keywords; ``BenchXprocParams.quick()`` is what --quick runs.
     messages, c_messages, batch_messages, round_trips, wakeups: per slice, one
     count or one per size of SIZES (the Python-level per-message rows and the
     peers, the C per-message rows, the batch rows -- numpy and C --, the round
     trips, the wake-up samples).  only: substrings of row ids or labels.
     out: the output folder (a non-empty one is refused unless overwrite=True).
     The first Ctrl-C ends the run after the current slice; the folder and the
-    result then hold the rounds done."""
-    writer_cpu = validate.cpu("writer_cpu", writer_cpu, allow_unpinned=False)
-    reader_cpu = validate.cpu("reader_cpu", reader_cpu, allow_unpinned=False)
-    if writer_cpu == reader_cpu:
-        raise ValueError("writer_cpu and reader_cpu must differ (both are %d)" % writer_cpu)
-    rounds = validate.integer("rounds", rounds, 1, None)
-    sizes = tuple(s for s in SIZES if s in tuple(sizes))
-    if not sizes:
-        raise ValueError("sizes must hold some of %s, got %r" % (SIZES, sizes))
-    counts = {"messages": _count("messages", messages),
-              "c_messages": _count("c_messages", c_messages),
-              "batch_messages": _count("batch_messages", batch_messages),
-              "round_trips": _count("round_trips", round_trips),
-              "wakeups": _count("wakeups", wakeups)}
-    only = [o for o in (only or ()) if o]
+    result then hold the rounds done.  ``result.params`` is
+    ``BenchXprocParams.to_json()``; the wake-up gap is in ``result.summary``."""
+    if "argv" in kwargs:      # the command line for environment.json, not a parameter
+        warnings.warn("argv is now called _argv", DeprecationWarning, stacklevel=2)
+        _argv = kwargs.pop("argv")
+    p = BenchXprocParams.of(params, **kwargs)
+    writer_cpu, reader_cpu, rounds = p.writer_cpu, p.reader_cpu, p.rounds
+    sizes = tuple(s for s in SIZES if s in p.msg_sizes)
+    counts = {name: _per_size(getattr(p, name)) for name in COUNTS}
+    only = list(p.only or ())
     runs, reasons = _selected(only, sizes)
     if not runs:
         raise ValueError("only=%r selects no row that can run" % (only,))
     selected = {k: split_key(k) + (BY_ID[split_key(k)[0]].label, BY_ID[split_key(k)[0]].kind)
                 for k in sorted(list(runs) + list(reasons), key=_order)}
-    params = dict(writer_cpu=writer_cpu, reader_cpu=reader_cpu, rounds=rounds,
-                  sizes=list(sizes), only=only, split_ns=split_ns, wake_gap_ns=C.WAKE_GAP_NS,
-                  **{k: dict(zip(map(str, SIZES), v)) for k, v in counts.items()})
+    params = p.to_json()
     res = BenchXprocResult(params)
     samples = {}
 
     def record(folder, status, final):
         res.summary = report.summarize(res.slices, samples, reasons, selected, sizes)
         res.summary["rounds_done"] = session.done
+        res.summary["wake_gap_ns"] = C.WAKE_GAP_NS
         res.status = status
         res.samples = {k: {"ns": np.concatenate(v)} for k, v in samples.items() if v}
         if folder is not None:
@@ -249,12 +303,12 @@ def bench_xproc(writer_cpu=0, reader_cpu=1, rounds=3, messages=DEFAULTS["message
 
     try:
         with Session("bench-xproc", params, rounds, "rounds", record=record, out=out,
-                     overwrite=overwrite, argv=argv, progress=progress,
+                     overwrite=overwrite, argv=_argv, progress=progress,
                      bar_total=rounds * len(runs), bar_unit="slices",
                      pinning={"writer_cpu": writer_cpu, "reader_cpu": reader_cpu}) as session:
             for r in range(rounds):
                 got = pl.interleave(list(runs), 1, run_slice,
-                                    lambda: probe_one_way_ns(writer_cpu, reader_cpu), split_ns,
+                                    lambda: probe_one_way_ns(writer_cpu, reader_cpu), p.split_ns,
                                     should_stop=lambda: session.stopping,
                                     on_slice=lambda s: session.advance(1, s.contender),
                                     first_round=r)

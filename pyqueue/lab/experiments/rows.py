@@ -7,7 +7,7 @@ import numpy as np
 
 from ..common.twins import MSG
 
-__all__ = ["Pinned", "seq_rows", "row_queue"]
+__all__ = ["Pinned", "seq_rows", "row_queue", "ROW_SET"]
 
 
 class Pinned:
@@ -37,6 +37,10 @@ def seq_rows(n):
 # (and the fields a row sets itself) come from the row (common/twins.py), so
 # the bench and the twins build one queue from one formula.
 _TIER_FIELDS = ("hot_blocks", "spill_blocks")
+# The QueueConfig fields every pyqueue row sets itself (its tiers from the budget,
+# its publish policy in common/twins.py): a base config that changes them changes
+# no row.
+ROW_SET = _TIER_FIELDS + ("publish",)
 
 
 def row_queue(spec, base):

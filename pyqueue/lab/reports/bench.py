@@ -70,10 +70,10 @@ EXTRA_RATIOS = [
 ]
 
 
-def _ring_floor_note(params):
+def _ring_floor_note(summary):
     return ("a yardstick, not a peer: a minimal ring of %s 64-byte slots, each message in a "
             "fresh line, through the same driver as pyqueue_each"
-            % params.get("ring_floor_slots", "?"))
+            % summary.get("ring_floor_slots", "?"))
 
 
 def _ratio_entry(d):
@@ -413,13 +413,13 @@ def _missing(summary):
     return {n: st for n, st in summary["peers"].items() if st != "built"}
 
 
-def _timer_note(params):
-    step = params.get("timer_step_ns")
+def _timer_note(summary):
+    step = summary.get("timer_step_ns")
     if not step:  # no cycle counter, or it could not be measured
-        return "Round trips timed with %s." % params.get("timer", "the cycle counter")
+        return "Round trips timed with %s." % summary.get("timer", "the cycle counter")
     return ("Round trips timed with %s, which moves in steps of %.1f ns here: every sample is "
             "a multiple of that, so round-trip figures less than one step apart are equal."
-            % (params.get("timer", "the cycle counter"), step))
+            % (summary.get("timer", "the cycle counter"), step))
 
 
 def _sp(e, fmt="%.1f"):
@@ -571,22 +571,22 @@ def _ratios_table(summary):
         for label, d in summary["ratios"].items()]
 
 
-def settle_note(summary, params):
+def settle_note(summary):
     """One sentence on bench's settle pass: which rows ran it and for how many
     rounds, or that none needed it (or that it was off)."""
     st = summary.get("settle") or {}
-    if not params.get("settle_rounds"):
+    rounds = st.get("rounds")      # the rounds it was to run (params.settle_rounds resolved)
+    if not rounds:
         return "Settle pass: off (rows left 'not settled' stay so)."
     if not st.get("rows"):
         return ("Settle pass: no row's twin verdict was left open after the rounds (up to %d "
-                "more rounds each would have run)." % params["settle_rounds"])
+                "more rounds each would have run)." % rounds)
     done = st.get("rounds_done", 0)
     cut = (" -- cut short by an interrupt: the rounds are complete, the settle pass is not"
-           if summary.get("interrupted") and done < params["settle_rounds"] else "")
+           if summary.get("interrupted") and done < rounds else "")
     return ("Settle pass: %s had an open twin verdict after the rounds and ran %d of %d more "
             "rounds%s (their slices count in the twin ratios, not in the medians or targets)."
-            % (", ".join("%s %s" % tuple(kr) for kr in st["rows"]), done,
-               params["settle_rounds"], cut))
+            % (", ".join("%s %s" % tuple(kr) for kr in st["rows"]), done, rounds, cut))
 
 
 def format_summary(summary, params):
@@ -598,19 +598,19 @@ def format_summary(summary, params):
                                                      params["rounds"], params["budget_bytes"]),
              "Placement: 'near'/'far' = one-way ping-pong probe below/above %.0f ns before AND "
              "after the slice; 'moved' slices are kept in the raw data but give no ratio."
-             % params["split_ns"], _timer_note(params)]
+             % params["split_ns"], _timer_note(summary)]
     lines += ["", "Streaming pass: up to %s messages a slice in episodes; chasing pass: %s "
               "messages a slice, every writer paced to one message per %g ns.  Not paced: %s."
               % (params.get("messages"), params.get("chasing_messages"), params.get("gap_ns", 0),
-                 "; ".join("%s (%s)" % kv for kv in sorted(params.get("unpaced", {}).items()))
+                 "; ".join("%s (%s)" % kv for kv in sorted(summary.get("unpaced", {}).items()))
                  or "none"),
               PASS_LEGEND + "."]
     lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
               "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n) "
               "[the median's distribution-free 95 % interval, order statistics, n >= 6]:",
-              render(*_throughput_table(summary), notes=missing), settle_note(summary, params)]
+              render(*_throughput_table(summary), notes=missing), settle_note(summary)]
     lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
-              "ring_floor is %s:" % _ring_floor_note(params), render(*_roundtrip_table(summary))]
+              "ring_floor is %s:" % _ring_floor_note(summary), render(*_roundtrip_table(summary))]
     lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:",
               render(*_roundtrip_twin_table(summary))]
     lines += ["", "Python API, one thread, M msg/s (median over slices):",
@@ -636,15 +636,15 @@ def format_markdown(summary, params):
            "pass the figures came from: " + PASS_LEGEND, ""]
     out += md(_throughput_table(summary),
               [[n, "", "", "", "", "not installed"] for n in sorted(missing)])
-    out += ["", settle_note(summary, params)]
+    out += ["", settle_note(summary)]
     out += ["", "**Round trip against the inline twins**, p50 ns, min / p50 / max over slices; "
             "ratio as above", ""]
     out += md(_roundtrip_twin_table(summary))
     out += ["", "**Round trip, one 32-byte message, ns: p50 / p99 / p99.9** (per-slice "
-            "nearest rank, median over slices). " + _timer_note(params), ""]
+            "nearest rank, median over slices). " + _timer_note(summary), ""]
     out += md(_roundtrip_table(summary),
               [[n] + ["not installed"] * len(_places(summary)) for n in sorted(missing)])
-    out += ["", "`ring_floor` is %s." % _ring_floor_note(params)]
+    out += ["", "`ring_floor` is %s." % _ring_floor_note(summary)]
     out += ["", "**Python API, one thread, write+read per message, M msg/s**", ""]
     out += md(_python_table(summary))
     out += ["", "**Targets** ([DESIGN §8.5](DESIGN.md#85-targets); ratio per round within one "
