@@ -22,7 +22,7 @@ Every result object `pyqueue.lab.load` returns has `summary`, `status`, `params`
 experiment functions return, made in memory. The package is typed (`py.typed`):
 `pyqueue/queue.pyi` and `pyqueue/config.pyi` give the signatures of `Queue`, `Writer`,
 `Reader` and the fields of `QueueConfig` (made at import time from the C struct),
-`pyqueue/_pyq.pyi` the compiled extension.
+`pyqueue/_pyq.pyi` and `pyqueue/lab/_lab.pyi` the compiled extensions.
 """
 
 

@@ -1,7 +1,7 @@
-# Type stub of pyqueue.config: QueueConfig is made at import time from the C struct
-# pyq_config_t (its fields and defaults are C's), which no type checker can follow.
+# Type stub of pyqueue.config: QueueConfig's fields are made at import time from the C
+# struct pyq_config_t (its fields and defaults are C's), which no type checker can follow.
 # tests/package/test_typing.py checks that the fields here are the C struct's.
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 PUBLISH: Dict[str, int]
 KINDS: Dict[str, str]
@@ -9,6 +9,7 @@ DEFAULTS: Dict[str, Any]
 
 class QueueConfig:
     """The queue's configuration, checked: pyq_config_t in Python terms."""
+    FIELDS: Tuple[str, ...]
     block_size: int
     hot_blocks: int
     spill_blocks: int
@@ -41,3 +42,7 @@ class QueueConfig:
     def from_c(cls, c: Any) -> "QueueConfig": ...
     @property
     def pool_bytes(self) -> int: ...
+
+def converted(config: Optional[QueueConfig] = ..., **overrides: Any) -> Dict[str, Any]: ...
+def refused(values: Dict[str, Any]) -> Optional[ValueError]: ...
+def to_c(values: Dict[str, Any]) -> Any: ...
