@@ -41,12 +41,15 @@ def _parser(command):
     mod = cli_main.commands()[command]
     p = argparse.ArgumentParser()
     mod.add_arguments(p)
+    # A command's SELECTORS choose which of its experiments run (c2c --false-sharing).
+    p.selectors = set(getattr(mod, "SELECTORS", ()))
     return p
 
 
 def _flags(parser):
     return {a.dest for a in parser._actions
-            if a.option_strings and a.help != argparse.SUPPRESS} - RUN_OPTIONS
+            if a.option_strings and a.help != argparse.SUPPRESS} - RUN_OPTIONS - \
+        getattr(parser, "selectors", set())
 
 
 def test_every_experiment_has_one():
