@@ -22,7 +22,9 @@ _EXPORTS = {
     "load_burst_tail": ("experiments.burst_tail", "load"),
     "ownership": ("experiments.ownership", "ownership"),
     "core_to_core": ("experiments.c2c", "core_to_core"),
+    "CoreToCoreParams": ("experiments.c2c", "CoreToCoreParams"),
     "false_sharing": ("experiments.false_sharing", "false_sharing"),
+    "FalseSharingParams": ("experiments.false_sharing", "FalseSharingParams"),
     "pipeline": ("experiments.pipeline", "pipeline"),
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
@@ -43,7 +45,9 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.burst_tail import BurstTailParams, burst_tail  # noqa: F401
     from .experiments.burst_tail import load as load_burst_tail  # noqa: F401
     from .experiments.c2c import core_to_core  # noqa: F401
+    from .experiments.c2c import CoreToCoreParams  # noqa: F401
     from .experiments.false_sharing import false_sharing  # noqa: F401
+    from .experiments.false_sharing import FalseSharingParams  # noqa: F401
     from .experiments.ownership import ownership  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
