@@ -21,6 +21,7 @@ _EXPORTS = {
     "BurstTailParams": ("experiments.burst_tail", "BurstTailParams"),
     "load_burst_tail": ("experiments.burst_tail", "load"),
     "ownership": ("experiments.ownership", "ownership"),
+    "OwnershipParams": ("experiments.ownership", "OwnershipParams"),
     "core_to_core": ("experiments.c2c", "core_to_core"),
     "CoreToCoreParams": ("experiments.c2c", "CoreToCoreParams"),
     "false_sharing": ("experiments.false_sharing", "false_sharing"),
@@ -49,6 +50,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.false_sharing import false_sharing  # noqa: F401
     from .experiments.false_sharing import FalseSharingParams  # noqa: F401
     from .experiments.ownership import ownership  # noqa: F401
+    from .experiments.ownership import OwnershipParams  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
