@@ -27,6 +27,7 @@ _EXPORTS = {
     "false_sharing": ("experiments.false_sharing", "false_sharing"),
     "FalseSharingParams": ("experiments.false_sharing", "FalseSharingParams"),
     "pipeline": ("experiments.pipeline", "pipeline"),
+    "PipelineParams": ("experiments.pipeline", "PipelineParams"),
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "bench": ("experiments.bench", "bench"),
@@ -53,6 +54,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.ownership import OwnershipParams  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
+    from .experiments.pipeline import PipelineParams  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
     from .results import load, load_array, to_pandas  # noqa: F401
 

@@ -93,7 +93,9 @@ def _pipeline(d):
                           latency_ns={v: a["latency_ns"] for v, a in d.samples.items()},
                           lateness_ns={v: a["producer_lateness_ns"] for v, a in d.samples.items()},
                           slices=r.get("slices", {}), table=r.get("table", {}), status=d.status,
-                          summary=_text(d.path, "summary.txt"), samples=d.samples)
+                          summary=_text(d.path, "summary.txt"), samples=d.samples,
+                          variant_specs=r.get("variant_specs", {}),
+                          loadavg_start=r.get("loadavg_start"))
 
 
 @dataclass
