@@ -21,9 +21,13 @@ _EXPORTS = {
     "BurstTailParams": ("experiments.burst_tail", "BurstTailParams"),
     "load_burst_tail": ("experiments.burst_tail", "load"),
     "ownership": ("experiments.ownership", "ownership"),
+    "OwnershipParams": ("experiments.ownership", "OwnershipParams"),
     "core_to_core": ("experiments.c2c", "core_to_core"),
+    "CoreToCoreParams": ("experiments.c2c", "CoreToCoreParams"),
     "false_sharing": ("experiments.false_sharing", "false_sharing"),
+    "FalseSharingParams": ("experiments.false_sharing", "FalseSharingParams"),
     "pipeline": ("experiments.pipeline", "pipeline"),
+    "PipelineParams": ("experiments.pipeline", "PipelineParams"),
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "bench": ("experiments.bench", "bench"),
@@ -45,10 +49,14 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.burst_tail import BurstTailParams, burst_tail  # noqa: F401
     from .experiments.burst_tail import load as load_burst_tail  # noqa: F401
     from .experiments.c2c import core_to_core  # noqa: F401
+    from .experiments.c2c import CoreToCoreParams  # noqa: F401
     from .experiments.false_sharing import false_sharing  # noqa: F401
+    from .experiments.false_sharing import FalseSharingParams  # noqa: F401
     from .experiments.ownership import ownership  # noqa: F401
+    from .experiments.ownership import OwnershipParams  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
+    from .experiments.pipeline import PipelineParams  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
     from .results import load, load_array, to_pandas  # noqa: F401
 

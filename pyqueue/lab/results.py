@@ -73,18 +73,23 @@ def _c2c(d):
                             ticks_per_ns=r.get("ticks_per_ns"), matrix=r.get("matrix", {}),
                             queue=r.get("queue", {}), over_time=r.get("over_time", {}),
                             params=d.params, samples=d.samples, status=d.status,
-                            summary=_text(d.path, "summary.txt"))
+                            summary=_text(d.path, "summary.txt"),
+                            timer_step_ticks=r.get("timer_step_ticks", 1),
+                            topology=r.get("topology", {}), loadavg_start=r.get("loadavg_start"))
 
 
 def _false_sharing(d):
     from .experiments.false_sharing import FalseSharingResult
     r = d.results
-    return FalseSharingResult(cpus=tuple(r.get("cpus", d.params.get("cpus", ()))),
-                              increments=r.get("increments", d.params.get("increments")),
-                              rmw=r.get("rmw", d.params.get("rmw")),
+    p = d.params
+    return FalseSharingResult(cpus=tuple(r.get("cpus", (p.get("writer_cpu"), p.get("reader_cpu")))),
+                              increments=r.get("increments", p.get("increments")),
+                              rmw=r.get("rmw", p.get("rmw")),
                               ns_per_increment=r.get("ns_per_increment", {}),
-                              slowdown=r.get("slowdown", []), params=d.params, status=d.status,
-                              summary=_text(d.path, "summary.txt"))
+                              slowdown=r.get("slowdown", []), params=p, status=d.status,
+                              summary=_text(d.path, "summary.txt"),
+                              ticks_per_ns=r.get("ticks_per_ns"),
+                              loadavg_start=r.get("loadavg_start"))
 
 
 def _pipeline(d):
@@ -94,7 +99,9 @@ def _pipeline(d):
                           latency_ns={v: a["latency_ns"] for v, a in d.samples.items()},
                           lateness_ns={v: a["producer_lateness_ns"] for v, a in d.samples.items()},
                           slices=r.get("slices", {}), table=r.get("table", {}), status=d.status,
-                          summary=_text(d.path, "summary.txt"), samples=d.samples)
+                          summary=_text(d.path, "summary.txt"), samples=d.samples,
+                          variant_specs=r.get("variant_specs", {}),
+                          loadavg_start=r.get("loadavg_start"))
 
 
 @dataclass

@@ -30,7 +30,8 @@ def test_help_shows_the_shared_options_and_exit_codes(command):
         assert option in p.stdout, option
     assert "--stage-cpu" in p.stdout or command != "pipeline"
     assert "exit status" in p.stdout and "130" in p.stdout
-    for hidden in ("--quiet", "--consumer-cpu", "--pair", "--placement", "--size"):
+    for hidden in ("--quiet", "--consumer-cpu", "--pair", "--placement", "--size",
+                   "--worker-cpu", "--other-cpu", "--timer-slack-ns"):
         assert hidden not in p.stdout
 
 
@@ -111,19 +112,24 @@ def test_out_is_created_before_measuring(tmp_path):
 
 
 def test_old_spellings_still_work():
+    from pyqueue.lab import CoreToCoreParams, OwnershipParams, PipelineParams
     from pyqueue.lab.cli.main import Parser as _Parser
     from pyqueue.lab.cli import c2c, ownership, pacing, pipeline
+    # (module, argv, what they mean, the Params that reads them or None: the parsed flags)
     cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
-              dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True)),
-             (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0)),
-             (pipeline, ["--placement", "1,0,1"], dict(writer_cpu=1, stage_cpu=0, reader_cpu=1)),
+              dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True), None),
+             (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0), CoreToCoreParams),
+             (pipeline, ["--placement", "1,0,1", "--fifo", "2", "--timer-slack-ns", "5"],
+              dict(writer_cpu=1, stage_cpu=0, reader_cpu=1, fifo_priority=2,
+                   receiver_slack_ns=5), PipelineParams),
              (ownership, ["--worker-cpu", "0", "--other-cpu", "1", "--seed", "0x10"],
-              dict(reader_cpu=0, writer_cpu=1, seed=16))]
-    for mod, argv, expect in cases:
+              dict(reader_cpu=0, writer_cpu=1, seed=16), OwnershipParams)]
+    for mod, argv, expect, params in cases:
         parser = _Parser(prog="pyqueue " + mod.NAME)
         mod.add_arguments(parser)
-        args = vars(parser.parse_args(argv))
-        assert {k: args[k] for k in expect} == expect, mod.NAME
+        args = parser.parse_args(argv)
+        got = vars(params.from_args(args) if params else args)
+        assert {k: got[k] for k in expect} == expect, mod.NAME
 
 
 def test_bare_json_prints_one_object(tmp_path):

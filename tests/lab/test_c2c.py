@@ -63,7 +63,7 @@ def test_fake_topology_relations(tmp_path):
 def test_fake_topology_labels_a_measured_matrix(tmp_path):
     """The lab labels with the topology it is given: CPUs 0, 1 of the fake tree
     are SMT siblings, whatever the real machine is."""
-    r = lab.core_to_core(cpus=[0, 1], topology=read_topology(fake_sysfs(tmp_path)),
+    r = lab.core_to_core(cpus=[0, 1], _topology=read_topology(fake_sysfs(tmp_path)),
                          modes=("two_lines",), round_trips=200, warmup=50, rounds=1,
                          queue=False, over_time=0, progress=False)
     assert r.relations == [["same_cpu", "smt_sibling"], ["smt_sibling", "same_cpu"]]
@@ -74,8 +74,9 @@ def test_fake_topology_labels_a_measured_matrix(tmp_path):
 def test_machine_matrix_shape_and_labels(tmp_path):
     cpus = ALLOWED[:2]
     out = tmp_path / "c2c"
-    r = lab.core_to_core(cpus=cpus, round_trips=300, warmup=100, rounds=2, over_time=1.0,
-                         interval=0.25, over_time_round_trips=200, out=out, progress=False)
+    r = lab.core_to_core(cpus=cpus, writer_cpu=cpus[0], reader_cpu=cpus[1], round_trips=300,
+                         warmup=100, rounds=2, over_time=1.0, interval=0.25,
+                         over_time_round_trips=200, out=out, progress=False)
     topo = read_topology()
     n = len(cpus)
     assert r.relations == c2c.relation_matrix(topo, cpus)
@@ -101,6 +102,13 @@ def test_machine_matrix_shape_and_labels(tmp_path):
     s = loaded.samples["two_lines_%d_%d" % (cpus[0], cpus[1])]["round_trip_ticks"]
     assert s.size == 2 * 300
     assert loaded.results["relations"] == r.relations
+    # the params are the fields; what the run found out is in the results
+    assert loaded.params == lab.CoreToCoreParams(
+        cpus=cpus, writer_cpu=cpus[0], reader_cpu=cpus[1], round_trips=300, warmup=100,
+        rounds=2, over_time=1.0, interval=0.25, over_time_round_trips=200).to_json()
+    assert loaded.results["over_time"]["seconds"] == 1.0
+    assert loaded.results["topology"] and loaded.results["timer_step_ticks"] >= 1
+    assert lab.load(out).timer_step_ticks == r.timer_step_ticks
 
 
 @pytest.mark.two_cpus
@@ -132,18 +140,49 @@ def test_bad_arguments():
         lab.core_to_core(modes=("nope",))
     with pytest.raises(ValueError, match="allowed|online"):
         c2c.pingpong_slice(0, 4095, round_trips=10)
+    with pytest.raises(ValueError, match=r"round_trips must be in \[1, 2147483648\]"):
+        c2c.pingpong_slice(0, 1, round_trips=0)
+    with pytest.raises(ValueError, match="writer_cpu and reader_cpu must differ"):
+        lab.core_to_core(writer_cpu=1, reader_cpu=1)
+    with pytest.raises(ValueError, match="reader_cpu must be a CPU id >= 0"):
+        lab.core_to_core(reader_cpu=-1)           # a ping-pong is pinned
+    with pytest.raises(ValueError, match="cpus must not repeat"):
+        lab.core_to_core(cpus=(0, 0))
+    with pytest.raises(ValueError, match="cpus must name at least two"):
+        lab.core_to_core(cpus=(0,))
+    with pytest.raises(ValueError, match="interval must be in"):
+        lab.core_to_core(interval=0)
+    with pytest.raises(TypeError, match="unknown parameter topology"):
+        lab.core_to_core(topology=None)
+
+
+def test_one_parameter_list():
+    p = lab.CoreToCoreParams()
+    assert (p.writer_cpu, p.reader_cpu, p.round_trips, p.rounds) == (0, 1, 20_000, 5)
+    assert lab.CoreToCoreParams.quick().over_time == 0.0
+    with pytest.warns(DeprecationWarning, match="pair is now called writer_cpu and reader_cpu"):
+        assert lab.CoreToCoreParams.of(pair=(1, 0)) == p.replace(writer_cpu=1, reader_cpu=0)
+    f = lab.FalseSharingParams()
+    assert (f.writer_cpu, f.reader_cpu, f.increments, f.rounds) == (0, 1, 20_000_000, 5)
+    with pytest.warns(DeprecationWarning, match="cpus is now called writer_cpu and reader_cpu"):
+        assert lab.FalseSharingParams.of(cpus=(1, 0)) == f.replace(writer_cpu=1, reader_cpu=0)
+    with pytest.raises(ValueError, match="writer_cpu and reader_cpu must differ"):
+        lab.false_sharing(writer_cpu=0, reader_cpu=0)
 
 
 @pytest.mark.two_cpus
 def test_false_sharing_runs(tmp_path):
     out = tmp_path / "fs"
-    f = lab.false_sharing(cpus=tuple(ALLOWED[:2]), increments=200_000, rounds=2, out=out,
-                          progress=False)
+    f = lab.false_sharing(writer_cpu=ALLOWED[0], reader_cpu=ALLOWED[1], increments=200_000,
+                          rounds=2, out=out, progress=False)
     assert len(f.ns_per_increment["shared"]) == len(f.ns_per_increment["padded"]) == 2
     assert len(f.slowdown) == 2 and all(x > 0 for x in f.slowdown)
     assert verify(out) == [] and load(out).complete
-    f2 = lab.false_sharing(cpus=tuple(ALLOWED[:2]), increments=100_000, rounds=1, rmw=True,
-                           progress=False)
+    assert load(out).params == {"increments": 200_000, "rounds": 2, "rmw": False,
+                                "writer_cpu": ALLOWED[0], "reader_cpu": ALLOWED[1]}
+    assert lab.load(out).cpus == tuple(ALLOWED[:2])
+    f2 = lab.false_sharing(writer_cpu=ALLOWED[0], reader_cpu=ALLOWED[1], increments=100_000,
+                           rounds=1, rmw=True, progress=False)
     assert f2.rmw and len(f2.slowdown) == 1
 
 
@@ -153,7 +192,7 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path, monkeypatch):
         pytest.skip("needs two allowed CPUs")
     from pyqueue.lab.common import progress as _progress
     calls = {"n": 0}
-    real = c2c.pingpong_slice
+    real = c2c._pingpong
 
     def slice_then_stop(*a, **k):
         calls["n"] += 1
@@ -168,10 +207,11 @@ def test_interrupted_run_leaves_a_valid_partial_folder(tmp_path, monkeypatch):
         orig_init(self, *a, **k)
         _progress_stop.append(self)
     monkeypatch.setattr(_progress.GracefulInterrupt, "__init__", init)
-    monkeypatch.setattr(c2c, "pingpong_slice", slice_then_stop)
+    monkeypatch.setattr(c2c, "_pingpong", slice_then_stop)
     out = tmp_path / "partial"
-    r = lab.core_to_core(cpus=ALLOWED[:2], modes=("two_lines",), round_trips=100, warmup=10,
-                         rounds=2, queue=False, over_time=0, out=out, progress=False)
+    r = lab.core_to_core(cpus=ALLOWED[:2], writer_cpu=ALLOWED[0], reader_cpu=ALLOWED[1],
+                         modes=("two_lines",), round_trips=100, warmup=10, rounds=2,
+                         queue=False, over_time=0, out=out, progress=False)
     assert verify(out) == []
     loaded = load(out)
     assert not loaded.complete and "interrupted after 1 of 2" in loaded.status

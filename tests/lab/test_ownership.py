@@ -14,7 +14,7 @@ import pytest
 
 from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.common import output as _output
-from pyqueue.lab import ownership
+from pyqueue.lab import OwnershipParams, ownership
 from pyqueue.lab.experiments.ownership import COUNTER_NAMES
 
 import support
@@ -32,8 +32,8 @@ def _env():
 
 @pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
 def test_quick_run_end_to_end(tmp_path):
-    r = ownership(worker_cpu=W, other_cpu=C, windows=60, rounds=3, slice_windows=25,
-                  out=tmp_path / "run", progress=False, argv=["test"])
+    r = ownership(reader_cpu=W, writer_cpu=C, windows=60, rounds=3, slice_windows=25,
+                  out=tmp_path / "run", progress=False)
     assert r.complete and r.status == "complete"
     c = r.summary["checksums"]
     assert c["equal"] and c["mismatches"] == 0 and c["windows_compared"] == 180
@@ -74,12 +74,15 @@ def test_quick_run_end_to_end(tmp_path):
 
     r.to_json(tmp_path / "r.json")
     body = json.loads((tmp_path / "r.json").read_text())
-    assert body["status"] == "complete" and body["params"]["nodes"] == 768
+    assert body["status"] == "complete" and body["summary"]["nodes"] == 768
+    # the params are exactly the fields
+    assert body["params"] == loaded.params == OwnershipParams(
+        reader_cpu=W, writer_cpu=C, windows=60, rounds=3, slice_windows=25).to_json()
 
 
 @pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
 def test_pmu_mode_runs_with_or_without_counters():
-    r = ownership(worker_cpu=W, other_cpu=C, windows=20, rounds=1, slice_windows=10,
+    r = ownership(reader_cpu=W, writer_cpu=C, windows=20, rounds=1, slice_windows=10,
                   pmu=True, progress=False)
     cnt = r.summary["counters"]
     assert set(cnt["available"]) | set(cnt["unavailable"]) == set(COUNTER_NAMES)
@@ -97,19 +100,35 @@ def test_pmu_mode_runs_with_or_without_counters():
 def test_bad_cpus_and_arguments_raise_clearly():
     bad = max(CPUS) + 1
     if len(CPUS) >= 2:
-        with pytest.raises(ValueError, match=r"other_cpu=%d: CPU %d is not in this process's "
+        with pytest.raises(ValueError, match=r"writer_cpu=%d: CPU %d is not in this process's "
                                              r"allowed CPUs" % (bad, bad)):
-            ownership(worker_cpu=W, other_cpu=bad, windows=1, progress=False)
-        with pytest.raises(ValueError, match="worker_cpu=%d" % bad):
-            ownership(worker_cpu=bad, other_cpu=C, windows=1, progress=False)
+            ownership(reader_cpu=W, writer_cpu=bad, windows=1, progress=False)
+        with pytest.raises(ValueError, match="reader_cpu=%d" % bad):
+            ownership(reader_cpu=bad, writer_cpu=C, windows=1, progress=False)
         with pytest.raises(ValueError, match="must differ"):
-            ownership(worker_cpu=W, other_cpu=W, windows=1, progress=False)
+            ownership(reader_cpu=W, writer_cpu=W, windows=1, progress=False)
+        with pytest.raises(ValueError, match="writer_cpu must be a CPU id >= 0"):
+            ownership(writer_cpu=-1, progress=False)          # the helper is pinned
     with pytest.raises(ValueError, match="groups must divide queries"):
         ownership(queries=64, groups=5, progress=False)
     with pytest.raises(ValueError, match="windows must be in"):
         ownership(windows=0, progress=False)
     with pytest.raises(TypeError, match="data_kib must be an integer"):
         ownership(data_kib=1.5, progress=False)
+    with pytest.raises(TypeError, match="unknown parameter argv"):
+        ownership(argv=["x"], progress=False)
+
+
+@pytest.mark.two_cpus(reason="the ownership control needs two CPUs")
+def test_one_parameter_list_old_names_warn():
+    p = OwnershipParams()
+    assert (p.writer_cpu, p.reader_cpu, p.windows, p.slice_windows) == (0, 1, 10_000, 100)
+    assert OwnershipParams.quick().windows == 1000
+    with pytest.warns(DeprecationWarning) as w:
+        assert OwnershipParams.of(worker_cpu=W, other_cpu=C) == \
+            OwnershipParams(reader_cpu=W, writer_cpu=C)
+    assert {str(x.message) for x in w} == {"worker_cpu is now called reader_cpu",
+                                           "other_cpu is now called writer_cpu"}
 
 
 def test_one_cpu_says_two_are_needed():
@@ -148,7 +167,7 @@ def test_c_pin_failure_names_the_cpu():
 def test_ctrl_c_leaves_a_valid_partial_folder(tmp_path):
     folder = tmp_path / "partial"
     p = subprocess.Popen([sys.executable, "-m", "pyqueue", "ownership", "--windows", "1000000",
-                          "--rounds", "1", "--worker-cpu", str(W), "--other-cpu", str(C),
+                          "--rounds", "1", "--reader-cpu", str(W), "--writer-cpu", str(C),
                           "--out", str(folder), "--no-progress"],
                          env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30

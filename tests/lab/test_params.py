@@ -42,12 +42,15 @@ def _parser(command):
     mod = cli_main.commands()[command]
     p = argparse.ArgumentParser()
     mod.add_arguments(p)
+    # A command's SELECTORS choose which of its experiments run (c2c --false-sharing).
+    p.selectors = set(getattr(mod, "SELECTORS", ()))
     return p
 
 
 def _flags(parser):
     return {a.dest for a in parser._actions
-            if a.option_strings and a.help != argparse.SUPPRESS} - RUN_OPTIONS
+            if a.option_strings and a.help != argparse.SUPPRESS} - RUN_OPTIONS - \
+        getattr(parser, "selectors", set())
 
 
 def test_every_experiment_has_one():
@@ -207,3 +210,42 @@ def test_a_pinned_cpu_a_bare_count_and_a_quick_function():
     _Pinned.add_arguments(p)
     text = " ".join(p.format_help().split())
     assert "(default: 100,10; >= 1)" in text and "(default: None; >= 0)" in text
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair(Params):
+    EXPERIMENT = "pair"
+    ALIASES = {"pair": ("writer_cpu", "reader_cpu")}
+    writer_cpu: int = param(0, "a pinned CPU", kind="cpu", lo=0)
+    reader_cpu: int = param(1, "another pinned CPU", kind="cpu", lo=0)
+    rounds: int = param(2, "rounds of the pair", lo=1)
+    cpus: tuple = param(None, "pinned CPUs", kind="cpus", lo=0, none_ok=True)
+
+
+def test_a_cpu_from_zero_is_pinned():
+    with pytest.raises(ValueError, match=r"writer_cpu must be a CPU id >= 0, got -1"):
+        _Pair(writer_cpu=-1)
+    with pytest.raises(ValueError, match=r"cpus\[1\] must be a CPU id >= 0"):
+        _Pair(cpus=(0, -1))
+    assert _Demo(cpu=-1).cpu == -1                      # without lo: -1 is "not pinned"
+
+
+def test_an_old_keyword_split_over_two_fields():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert _Pair.of(pair=(1, 0)) == _Pair(writer_cpu=1, reader_cpu=0)
+    assert "pair is now called writer_cpu and reader_cpu" in str(w[0].message)
+    with pytest.raises(ValueError, match="pair must be a sequence of 2 values"):
+        _Pair.of(pair=(1,))
+    with pytest.raises(TypeError, match="pair and writer_cpu and reader_cpu are the same"):
+        _Pair.of(pair=(1, 0), writer_cpu=1)
+
+
+def test_two_lists_share_a_flag_each_with_its_default():
+    p = argparse.ArgumentParser()
+    _Demo.add_arguments(p)
+    _Pair.add_arguments(p)                  # --rounds is _Demo's flag already: one flag
+    assert _Demo.from_args(p.parse_args([])).rounds == 3
+    assert _Pair.from_args(p.parse_args([])).rounds == 2
+    args = p.parse_args(["--rounds", "4"])
+    assert _Demo.from_args(args).rounds == _Pair.from_args(args).rounds == 4

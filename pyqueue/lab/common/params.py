@@ -62,7 +62,8 @@ def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=F
           quick=None, cli_aliases=(), metavar=None, group=None, lo_open=False):
     """A field of an experiment's Params: ``default`` and ``help`` always; ``kind`` (one
     of KINDS; deduced from the default's type when None); ``lo``/``hi`` the range
-    (inclusive; ``lo_open`` excludes lo); ``choices`` for a str or each item of names;
+    (inclusive; ``lo_open`` excludes lo; a CPU with lo=0 must be pinned, -1 refused);
+    ``choices`` for a str or each item of names;
     ``none_ok``: None is a value too (it means what the help says); ``quick``: what
     --quick caps the value at (for a QueueConfig: {field: cap}), or a function of the
     value that gives the value --quick runs with (what a cap cannot say, e.g. None ->
@@ -131,8 +132,8 @@ def _check(name, m, value):
         if m["choices"] is not None:
             return validate.choice(name, value, tuple(m["choices"]))
         return value
-    if kind == "cpu":       # lo=0: a CPU id, -1 (not pinned) refused
-        return validate.cpu(name, value, allow_unpinned=lo is None or lo < 0)
+    if kind == "cpu":
+        return validate.cpu(name, value, allow_unpinned=_unpinned_ok(m))
     if kind == "queue":
         if not isinstance(value, QueueConfig):
             raise validate.ArgumentTypeError("%s must be a pyqueue.QueueConfig, got %s"
@@ -148,7 +149,8 @@ def _check(name, m, value):
             raise ValueError("%s must not repeat an item: %r" % (name, items))
     elif kind in ("ints", "cpus"):
         value = _csv(value, _int_text, name)
-        each = (lambda n, v: validate.cpu(n, v)) if kind == "cpus" else \
+        each = (lambda n, v: validate.cpu(n, v, allow_unpinned=_unpinned_ok(m))) \
+            if kind == "cpus" else \
             (lambda n, v: validate.integer(n, v, lo, hi))
         items = validate.sequence(name, value, each)
     else:   # floats, durations
@@ -158,6 +160,11 @@ def _check(name, m, value):
     if not items:
         raise ValueError("%s must name at least one item" % name)
     return tuple(items)
+
+
+def _unpinned_ok(m):
+    """A CPU field takes -1 (not pinned) unless its range starts at 0 (lo=0: pinned)."""
+    return m["lo"] is None or m["lo"] < 0
 
 
 def _number(name, value, m):
@@ -176,6 +183,15 @@ def _name_item(choices):
     return item
 
 
+def _split(name, value, n):
+    """An old keyword's value over ``n`` fields: itself for one, else a sequence of n."""
+    if n == 1:
+        return (value,)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != n:
+        raise ValueError("%s must be a sequence of %d values, got %r" % (name, n, value))
+    return tuple(value)
+
+
 # ---- the parameter list ---------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -185,9 +201,11 @@ class Params:
     EXPERIMENT: ClassVar[str] = ""     # the output folder's experiment name
     COMMAND: ClassVar[str] = ""        # its `python -m pyqueue` command
     FUNCTION: ClassVar[str] = ""       # its function's name in the same module
-    # Old Python keyword -> field (or a queue field); the CLI's old flags are each
-    # field's cli_aliases, and for the queue's fields QUEUE_CLI_ALIASES.
-    ALIASES: ClassVar[Dict[str, str]] = {}
+    # Old Python keyword -> field (or a queue field), or -> a tuple of fields that the
+    # old keyword's sequence is split over (pair=(0, 1) -> writer_cpu=0, reader_cpu=1);
+    # the CLI's old flags are each field's cli_aliases, and for the queue's fields
+    # QUEUE_CLI_ALIASES.
+    ALIASES: ClassVar[Dict[str, Any]] = {}
     QUEUE_CLI_ALIASES: ClassVar[Dict[str, Tuple[str, ...]]] = {}
 
     def __post_init__(self):
@@ -233,10 +251,15 @@ class Params:
         ALIASES is renamed, with a DeprecationWarning."""
         for old, new in cls.ALIASES.items():
             if old in kwargs:
-                if new in kwargs:
-                    raise TypeError("%s and %s are the same parameter; give %s" % (old, new, new))
-                warnings.warn("%s is now called %s" % (old, new), DeprecationWarning, stacklevel=3)
-                kwargs[new] = kwargs.pop(old)
+                names = (new,) if isinstance(new, str) else tuple(new)
+                given = " and ".join(names)
+                if any(n in kwargs for n in names):
+                    raise TypeError("%s and %s are the same parameter%s; give %s"
+                                    % (old, given, "s" if len(names) > 1 else "", given))
+                values = _split(old, kwargs.pop(old), len(names))
+                warnings.warn("%s is now called %s" % (old, given), DeprecationWarning,
+                              stacklevel=3)
+                kwargs.update(zip(names, values))
         qf = cls.queue_field()
         # A queue field given as None is a queue field not given (the old keywords' way).
         queue = {k: v for k, v in ((k, kwargs.pop(k)) for k in list(kwargs)
@@ -312,7 +335,10 @@ class Params:
     @classmethod
     def add_arguments(cls, parser):
         """One flag per field (and the queue's flags for a QueueConfig field), each
-        with its help and default; old spellings hidden."""
+        with its help and default; old spellings hidden.  A flag the parser already
+        has for the same field name is not added again: a command that runs two
+        experiments sets a knob they share (c2c's --rounds) once, each list keeping
+        its own default."""
         groups = {}
 
         def group_of(title):
@@ -330,6 +356,12 @@ class Params:
                                  f.default, cls.QUEUE_CLI_ALIASES)
                 continue
             flag, dest = flag_of(f.name), f.name
+            have = parser._option_string_actions.get(flag)
+            if have is not None:
+                if have.dest != dest:
+                    raise TypeError("%s: %s is already the flag of %s"
+                                    % (cls.__name__, flag, have.dest))
+                continue
             shown = _shown(f.default)
             text = m["help"]() if callable(m["help"]) else m["help"]
             bounds = _range_text(m)

@@ -1,21 +1,53 @@
 """False sharing (DESIGN §6.3): two pinned threads increment their own
 counter, on one cache line ("shared") and on lines 128 B apart ("padded"), in
 alternating slices; the slowdown is shared / padded per round.  The C loop is
-csrc/lab/false_sharing.c."""
+csrc/lab/false_sharing.c.
+
+    import pyqueue.lab as lab
+    f = lab.false_sharing(increments=1_000_000, rounds=2)
+    print(f.text())
+
+Its parameters are one list, FalseSharingParams; the c2c command runs it with
+--false-sharing, on the pair of its --writer-cpu/--reader-cpu and for its --rounds."""
 import json
 from dataclasses import dataclass
 
 import numpy as np
 
-from pyqueue import validate
 from .._lab import ffi, lib
 from ..common import cloops, environment
 from ..common import status as _status
+from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from pyqueue.table import render
 from ..common.frames import ToPandas
 
-__all__ = ["FalseSharingResult", "false_sharing"]
+__all__ = ["FalseSharingParams", "FalseSharingResult", "false_sharing"]
+
+
+@dataclass(frozen=True)
+class FalseSharingParams(Params):
+    """The false-sharing demo's parameters (the c2c command's --false-sharing run)."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "false_sharing", "c2c", "false_sharing"
+    ALIASES = {"cpus": ("writer_cpu", "reader_cpu")}
+
+    increments: int = param(20_000_000, "increments per thread per slice", lo=1, hi=2**40,
+                            group="false sharing (--false-sharing)")
+    rounds: int = param(5, "rounds of a shared and a padded slice (order alternating)", lo=1,
+                        quick=1)
+    rmw: bool = param(False, "each increment a locked fetch_add (off: a relaxed load + store, "
+                      "as pyqueue's single-writer counters)",
+                      group="false sharing (--false-sharing)")
+    writer_cpu: int = param(WRITER_CPU, "CPU of the first counter's thread", kind="cpu", lo=0,
+                            group="CPUs")
+    reader_cpu: int = param(READER_CPU, "CPU of the second counter's thread", kind="cpu", lo=0,
+                            group="CPUs")
+
+    def check(self):
+        if self.writer_cpu == self.reader_cpu:
+            raise ValueError("writer_cpu and reader_cpu must differ (two threads on one CPU "
+                             "share no cache line between cores), got %d twice" % self.writer_cpu)
 
 
 @dataclass
@@ -28,6 +60,8 @@ class FalseSharingResult(ToPandas):
     params: dict
     status: str = _status.COMPLETE
     summary: str = ""
+    ticks_per_ns: float = None
+    loadavg_start: list = None
 
     @property
     def samples(self):
@@ -57,7 +91,8 @@ class FalseSharingResult(ToPandas):
     def to_dict(self):
         return {"cpus": list(self.cpus), "increments": self.increments, "rmw": self.rmw,
                 "ns_per_increment": self.ns_per_increment, "slowdown": self.slowdown,
-                "slowdown_median": self.slowdown_median, "params": self.params,
+                "slowdown_median": self.slowdown_median, "ticks_per_ns": self.ticks_per_ns,
+                "loadavg_start": self.loadavg_start, "params": self.params,
                 "status": self.status}
 
     def to_json(self, path):
@@ -76,28 +111,23 @@ def _fs_once(cpu_a, cpu_b, increments, shared, rmw, tpn):
     return max(res.ticks[0], res.ticks[1]) / tpn / increments
 
 
-def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=None,
-                  overwrite=False, progress=True):
+def false_sharing(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
     """Two pinned threads increment their own counter ``increments`` times, the
     counters on one cache line ("shared") vs on lines 128 B apart ("padded").
     Slices alternate (order rotated per round); slowdown = shared / padded per
-    round.  rmw: locked fetch_add instead of a relaxed load + store."""
-    cpus = tuple(validate.sequence("cpus", cpus, lambda n, c: validate.cpu(
-        n, c, allow_unpinned=False)))
-    if len(cpus) != 2:
-        raise ValueError("cpus must be two CPU ids, got %r" % (cpus,))
-    increments = validate.integer("increments", increments, 1, 2**40)
-    rounds = validate.integer("rounds", rounds, 1, None)
-    rmw = validate.flag("rmw", rmw)
+    round.  rmw: locked fetch_add instead of a relaxed load + store.  ``params``:
+    a FalseSharingParams (None for the defaults) and/or its fields as keywords."""
+    p = FalseSharingParams.of(params, **kwargs)
+    params = p.to_json()
+    cpus, increments, rounds, rmw = (p.writer_cpu, p.reader_cpu), p.increments, p.rounds, p.rmw
     tpn = cloops.ticks_per_ns()
-    params = dict(cpus=list(cpus), increments=increments, rounds=rounds, rmw=bool(rmw),
-                  ticks_per_ns=tpn, loadavg_start=environment.loadavg())
     per = {"shared": [], "padded": []}
-    res = FalseSharingResult(tuple(cpus), increments, bool(rmw), per, [], params)
+    res = FalseSharingResult(cpus, increments, rmw, per, [], params, ticks_per_ns=tpn,
+                             loadavg_start=environment.loadavg())
 
     def record(folder, status, final):
         n = min(len(per["shared"]), len(per["padded"]))
-        res.slowdown = [s / p for s, p in zip(per["shared"][:n], per["padded"][:n])]
+        res.slowdown = [a / b for a, b in zip(per["shared"][:n], per["padded"][:n])]
         res.status = status
         res.summary = res.text()
         if folder is not None:
@@ -111,7 +141,7 @@ def false_sharing(cpus=(0, 1), increments=10_000_000, rounds=5, rmw=False, out=N
     with Session("false_sharing", params, rounds, "rounds", record=record, out=out or None,
                  overwrite=overwrite, progress=progress, desc="false sharing",
                  bar_total=rounds * 2, bar_unit="slices",
-                 pinning={"thread_a": cpus[0], "thread_b": cpus[1]}) as s:
+                 pinning={"writer_cpu": cpus[0], "reader_cpu": cpus[1]}) as s:
         for r in range(rounds):
             order = ("shared", "padded") if r % 2 == 0 else ("padded", "shared")
             for kind in order:

@@ -1,12 +1,12 @@
 """The ownership control of DESIGN §6.2 (the original burst study's third evidence).
 
-No queue.  One worker thread, pinned to ``worker_cpu``, runs the same C function
+No queue.  One worker thread, pinned to ``reader_cpu``, runs the same C function
 (``pyq_business_query``: 8 dependent visits that modify random nodes of 48 KiB
 of linked cache lines) on the same data, for ``queries`` queries per timed
 window, after either
 
 * **self**:  the worker warmed and modified all the data itself, or
-* **other**: a helper thread pinned to ``other_cpu`` warmed and modified it and
+* **other**: a helper thread pinned to ``writer_cpu`` warmed and modified it and
   handed it over (release/acquire; see csrc/lab/ownership.c).
 
 Warm-up and hand-over are not timed.  A window's data and query stream depend on
@@ -21,6 +21,10 @@ table always comes from the counter-free slices.
     r = lab.ownership(windows=2000)
     print(r)                    # the table, and how it was computed
     r.samples["other/window_ns"]
+    lab.ownership(lab.OwnershipParams.quick())      # what --quick runs
+
+Its parameters are one list, OwnershipParams, from which the CLI's flags, this
+function's keywords, the output folder's JSON params and their checks all come.
 """
 import json
 import os
@@ -28,11 +32,13 @@ import time
 
 import numpy as np
 
-from pyqueue import validate
+from dataclasses import dataclass
+
 from pyqueue.errors import check
 from .._lab import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
+from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from ..common import placement as _placement
 from ..reports import ownership as report
@@ -40,23 +46,61 @@ from ..reports.ownership import (ARMS, COUNTER_NAMES, HARDWARE_COUNTERS, NCOUNTE
                                  PS)
 from ..common.frames import ToPandas
 
-__all__ = ["ownership", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
+__all__ = ["ownership", "OwnershipParams", "OwnershipResult", "ARMS", "DEFAULT_SEED"]
 
 _ARM_CODE = {"self": lib.PYQ_OWNERSHIP_SELF, "other": lib.PYQ_OWNERSHIP_OTHER}
 DEFAULT_SEED = 0x0FDC1D457E3ECA21          # the original burst study's id
 
 
-def _check_cpus(worker_cpu, other_cpu):
-    """(worker_cpu, other_cpu), once both may be pinned to and they differ."""
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
-        raise RuntimeError("the ownership control needs two CPUs (a worker and a helper on "
-                           "another core); this process may run only on CPU %s" % allowed[0])
-    worker_cpu = validate.cpu("worker_cpu", worker_cpu, allow_unpinned=False)
-    other_cpu = validate.cpu("other_cpu", other_cpu, allow_unpinned=False)
-    if worker_cpu == other_cpu:
-        raise ValueError("worker_cpu and other_cpu must differ (both are %d)" % worker_cpu)
-    return worker_cpu, other_cpu
+@dataclass(frozen=True)
+class OwnershipParams(Params):
+    """The ownership control's parameters (DESIGN §6.2); the helper writes (warms) the
+    data, the timed worker reads it: writer_cpu and reader_cpu, 0 and 1 from every door."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "ownership", "ownership", "ownership"
+    ALIASES = {"worker_cpu": "reader_cpu", "other_cpu": "writer_cpu",
+               "placement_split_ns": "split_ns"}
+
+    windows: int = param(10_000, "timed windows per arm per round", lo=1, hi=10**8, quick=1000)
+    rounds: int = param(3, "rounds (percentiles per round, then the mean over rounds)", lo=1,
+                        hi=1000)
+    data_kib: int = param(48, "business data in KiB (48 KiB = 768 nodes of a cache line)",
+                          lo=1, hi=1 << 20)
+    queries: int = param(64, "business queries per timed window", lo=1, hi=1 << 20)
+    groups: int = param(4, "timed groups each window is split into (a divisor of queries)",
+                        lo=1, hi=lib.PYQ_OWNERSHIP_MAX_GROUPS)
+    slice_windows: int = param(100, "windows per C call: one slice of one arm, the arms "
+                               "interleaved (self, other, other, self, ...)", lo=1, hi=1 << 20,
+                               quick=50)
+    pmu: bool = param(False, "also run counter-bracketed slices (hardware counters where the "
+                      "machine has a PMU, software counters otherwise)")
+    seed: int = param(DEFAULT_SEED, "data and query seed, decimal or 0x hex (default: %#x, the "
+                      "original study's id)" % DEFAULT_SEED, kind="seed", lo=0, hi=2**64 - 1)
+    split_ns: float = param(_placement.DEFAULT_SPLIT_NS, "one-way ns of a slice's hand-over "
+                            "probe below which the slice is 'near'", lo=0.0, lo_open=True,
+                            hi=1e6, metavar="NS")
+    writer_cpu: int = param(WRITER_CPU, "CPU of the helper that warms and modifies the data in "
+                            "arm 'other' and hands it over", kind="cpu", lo=0,
+                            cli_aliases=("--other-cpu",), group="CPUs")
+    reader_cpu: int = param(READER_CPU, "CPU of the timed worker", kind="cpu", lo=0,
+                            cli_aliases=("--worker-cpu",), group="CPUs")
+
+    def __post_init__(self):
+        # The reason before its symptom (a CPU the process may not use).
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) < 2:
+            raise RuntimeError("the ownership control needs two CPUs (a worker and a helper "
+                               "on another core); this process may run only on CPU %s"
+                               % allowed[0])
+        super().__post_init__()
+
+    def check(self):
+        if self.queries % self.groups:
+            raise ValueError("groups must divide queries (queries=%d, groups=%d)"
+                             % (self.queries, self.groups))
+        if self.writer_cpu == self.reader_cpu:
+            raise ValueError("writer_cpu and reader_cpu must differ (both are %d): the helper "
+                             "hands the data over from another core" % self.writer_cpu)
 
 
 class _Arrays:
@@ -141,40 +185,29 @@ class OwnershipResult(ToPandas):
         return "<OwnershipResult %s>" % self.status
 
 
-def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, queries=64,
-              groups=4, slice_windows=100, pmu=False, out=None, progress=True,
-              seed=DEFAULT_SEED, overwrite=False, argv=None,
-              placement_split_ns=_placement.DEFAULT_SPLIT_NS):
-    """Run the ownership control; returns an :class:`OwnershipResult`.
+def ownership(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
+    """Run the ownership control: ``params`` (an OwnershipParams, None for the
+    defaults) and/or its fields as keywords; returns an :class:`OwnershipResult`.
 
     windows: timed windows per arm per round; rounds: rounds (percentiles are
     taken per round, then averaged); data_kib: business data (48 KiB = 768
     nodes); queries / groups: queries per timed window and the timed groups it
     is split into; slice_windows: windows per C call (one slice of one arm);
     pmu: also run counter-bracketed slices (cycles, instructions, L1D misses
-    where the machine has a PMU; software counters otherwise); out: write the
-    output folder (DESIGN §6.8) there.  The first Ctrl-C stops after the current
-    slice and leaves a valid partial result/folder; a second aborts.
+    where the machine has a PMU; software counters otherwise); writer_cpu: the
+    helper, reader_cpu: the timed worker; out: write the output folder (DESIGN
+    §6.8) there.  The first Ctrl-C stops after the current slice and leaves a
+    valid partial result/folder; a second aborts.
     """
-    windows = validate.integer("windows", windows, 1, 10**8)
-    rounds = validate.integer("rounds", rounds, 1, 1000)
-    data_kib = validate.integer("data_kib", data_kib, 1, 1 << 20)
-    queries = validate.integer("queries", queries, 1, 1 << 20)
-    groups = validate.integer("groups", groups, 1, lib.PYQ_OWNERSHIP_MAX_GROUPS)
-    if queries % groups:
-        raise ValueError("groups must divide queries (queries=%d, groups=%d)" % (queries, groups))
-    slice_windows = validate.integer("slice_windows", slice_windows, 1, 1 << 20)
-    seed = validate.integer("seed", seed, 0, (1 << 64) - 1)
-    pmu = validate.flag("pmu", pmu)
-    worker_cpu, other_cpu = _check_cpus(worker_cpu, other_cpu)
-    params = {"worker_cpu": worker_cpu, "other_cpu": other_cpu, "windows": windows,
-              "rounds": rounds, "data_kib": data_kib, "nodes": data_kib * 1024 // 64,
-              "queries": queries, "groups": groups, "slice_windows": slice_windows,
-              "pmu": pmu, "seed": seed, "placement_split_ns": float(placement_split_ns)}
+    p = OwnershipParams.of(params, **kwargs)
+    params = p.to_json()
+    windows, rounds, groups = p.windows, p.rounds, p.groups
+    slice_windows, pmu = p.slice_windows, p.pmu
+    worker_cpu, other_cpu = p.reader_cpu, p.writer_cpu
 
     cfg = ffi.new("pyq_ownership_config_t *", {
-        "worker_cpu": worker_cpu, "other_cpu": other_cpu, "data_bytes": data_kib * 1024,
-        "seed": seed, "queries": queries, "groups": groups})
+        "worker_cpu": worker_cpu, "other_cpu": other_cpu, "data_bytes": p.data_kib * 1024,
+        "seed": p.seed, "queries": p.queries, "groups": groups})
     handle = ffi.new("pyq_ownership_t **")
     check(lib.pyq_ownership_create(cfg, handle), "ownership: could not set up the experiment")
     o = ffi.gc(handle[0], lib.pyq_ownership_destroy)
@@ -199,9 +232,9 @@ def ownership(worker_cpu=0, other_cpu=1, windows=10_000, rounds=3, data_kib=48, 
         return summary
 
     with Session("ownership", params, total, "windows per arm", record=record, out=out,
-                 overwrite=overwrite, argv=argv, progress=progress,
+                 overwrite=overwrite, progress=progress,
                  bar_total=total * len(data), bar_unit="windows",
-                 pinning={"worker_cpu": worker_cpu, "other_cpu": other_cpu}) as s:
+                 pinning={"writer_cpu": other_cpu, "reader_cpu": worker_cpu}) as s:
         step = 0
         for r in range(rounds):
             for first in range(0, windows, slice_windows):

@@ -4,6 +4,12 @@
     r = lab.pipeline(rate=20_000, messages=20_000, slices=4, out="pipe-out")
     print(r.summary)        # p50/p99/p99.9/max, context switches, CPU used, per variant
     r.latency_ns["pinned_spin"]            # every message's end-to-end latency
+    lab.pipeline(lab.PipelineParams.quick())            # what --quick runs
+
+Its parameters are one list, PipelineParams, from which the CLI's flags, this
+function's keywords, the output folder's JSON params and their checks all come.
+The producer is the writer of hop 1, the consumer the reader of hop 2:
+writer_cpu, stage_cpu and reader_cpu place the three threads.
 
 Open loop: the producer's token bucket gives each message a scheduled send
 time that depends on nothing downstream, and latency is measured from it, so a
@@ -13,8 +19,8 @@ producer's own lateness (actual send - scheduled) is recorded separately.
 Variants (DESIGN §6.4: the pipeline article's lock-free queue, pinning, busy-poll with backoff):
   mutex_condvar   both hops through a mutex + condition-variable queue, unpinned
   unpinned_yield  pyqueue (publish each), unpinned, idle = relax + sched_yield
-  pinned_spin     pyqueue, pinned per ``placement``, idle = busy poll
-  pinned_backoff  pyqueue, pinned per ``placement``, idle = spin then nanosleep to 50 µs
+  pinned_spin     pyqueue, pinned per writer_cpu/stage_cpu/reader_cpu, idle = busy poll
+  pinned_backoff  pyqueue, pinned likewise, idle = spin then nanosleep to 50 µs
 
 ``queues=("ck", ...)`` adds, for each peer, every selected pyqueue variant run
 over that peer instead ("ck_pinned_spin", ...); each queue is reached through
@@ -22,41 +28,24 @@ its adapter (``pyqueue.lab.peers``), a peer that is not installed raises
 UnsupportedError before anything runs.
 
 Placement: three threads on a 2-CPU machine must share.  The default
-(producer, stage, consumer) = (0, 1, 0) puts the stage alone on CPU 1 and the
-consumer with the producer, which sleeps between sends; pass another triple
-(or -1 for "not pinned") to move them.  Variants run in interleaved slices
-(order rotated each round), each slice a complete pipeline run whose every
-message is checked for sequence and content.
+(writer, stage, reader) = (0, 1, 0) puts the stage alone on CPU 1 and the
+consumer with the producer, which sleeps between sends; pass other CPUs (or -1
+for "not pinned") to move them.  Variants run in interleaved slices (order
+rotated each round), each slice a complete pipeline run whose every message is
+checked for sequence and content.
 
-Options for the pinned variants (all off by default, so old runs compare):
-  combine=True        the stage's thread also consumes hop 1 (both hops still
-                      go through a pyqueue): two threads, so each poller has a
-                      CPU; ``placement`` must give stage and consumer one CPU
-  fifo_priority=N     stage and consumer run SCHED_FIFO (every variant, the
-                      mutex baseline included, so the comparison stays fair)
-  rest_share=F        a pyqueue receiver whose own CPU time passes (1 - F) of
-                      the current 10 ms sleeps ``rest_ns`` at its next empty
-                      poll; None (default) means 0.15 where the receivers run
-                      SCHED_FIFO and RT throttling is on, else 0
-  rest_ns=N           length of one such rest (default 20 µs); on a VM where
-                      ~15 µs of each sleep is charged to the sleeper, rests of
-                      5 µs never bring the CPU time down and RT throttling
-                      returns (watch the stage's CPU share: 0.95 = throttled)
-  receiver_slack_ns=N PR_SET_TIMERSLACK of stage and consumer (0: leave it)
-  pacer_spin_ns=N     the producer spins, instead of sleeping, this close to
-                      each send time
-  producer_fifo=N     the producer runs SCHED_FIFO (it must then spin less than
-                      half the send interval)
+The options for the pinned variants (combine, fifo_priority, producer_fifo,
+rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns: PipelineParams' help) are
+all off or neutral by default, so old runs compare.  Why they exist (measured on
+a 2-vCPU VM shared with other work): SCHED_OTHER pollers lose their CPU to other
+processes for whole scheduler slices (4-12 ms stalls at HZ=250); a SCHED_FIFO
+poller that never sleeps is stopped ~50 ms every second by RT throttling
+(sched_rt_runtime_us); short sleeps barely help, because about 15 µs of each is
+still charged to the sleeper, hence rests budgeted on the thread's CPU clock.  A
+pinned pipeline configured for this machine:
 
-Why (measured on a 2-vCPU VM shared with other work): SCHED_OTHER pollers
-lose their CPU to other processes for whole scheduler slices (4-12 ms stalls at
-HZ=250); a SCHED_FIFO poller that never sleeps is stopped ~50 ms every second
-by RT throttling (sched_rt_runtime_us); short sleeps barely help, because
-about 15 µs of each is still charged to the sleeper, hence rests budgeted on
-the thread's CPU clock.  A pinned pipeline configured for this machine:
-
-    python -m pyqueue pipeline --placement 0,1,1 --combine --fifo 1 \\
-        --producer-fifo 2 --pacer-spin-ns 24000
+    python -m pyqueue pipeline --writer-cpu 0 --stage-cpu 1 --reader-cpu 1 --combine \\
+        --fifo-priority 1 --producer-fifo 2 --pacer-spin-ns 24000
 
 (producer alone on CPU 0, sleeping between sends but spinning the last 24 µs
 before each, at a FIFO priority above the poller's; the one poller alone on
@@ -69,6 +58,7 @@ variant, the mutex baseline included; compare tails over several slices.
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -79,12 +69,14 @@ from pyqueue.errors import check, strerror
 from .._lab import ffi, lib
 from ..common import status as _status
 from ..common.output import to_jsonable
+from ..common.params import STAGE_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
-from ..common.stats import format_table, per_round_then_mean
-from pyqueue.table import render
 from ..common.frames import ToPandas
+from ..reports import pipeline as report
+from ..reports.pipeline import PERCENTILES, THREADS  # noqa: F401
 
-__all__ = ["pipeline", "PipelineResult", "VARIANTS", "IDLE", "DEFAULT_PLACEMENT", "run_once"]
+__all__ = ["pipeline", "PipelineParams", "PipelineResult", "VARIANTS", "IDLE",
+           "DEFAULT_PLACEMENT", "run_once"]
 
 IDLE = _threads.IDLE
 VARIANTS = {
@@ -93,17 +85,89 @@ VARIANTS = {
     "pinned_spin": dict(kind="pyqueue", idle="spin", pinned=True),
     "pinned_backoff": dict(kind="pyqueue", idle="backoff", pinned=True),
 }
-DEFAULT_PLACEMENT = (0, 1, 0)     # producer, stage, consumer
-THREADS = ("producer", "stage", "consumer")
-PERCENTILES = (50.0, 99.0, 99.9, 100.0)
+# writer (producer), stage, reader (consumer): the consumer shares the producer's
+# CPU, which sleeps between sends, and the stage has one to itself.
+DEFAULT_PLACEMENT = (WRITER_CPU, STAGE_CPU, WRITER_CPU)
+_PYQUEUE_VARIANTS = tuple(v for v, spec in VARIANTS.items() if spec["kind"] == "pyqueue")
+_CPUS = "CPUs (pinned variants; -1: not pinned)"
 
 
-def _check_placement(placement, name="placement"):
-    """(producer_cpu, stage_cpu, consumer_cpu), each a CPU this process may use or -1."""
-    if isinstance(placement, (str, bytes)) or len(placement) != len(THREADS):
-        raise ValueError("%s must be (producer_cpu, stage_cpu, consumer_cpu), got %r"
-                         % (name, placement))
-    return tuple(validate.cpu("%s %s_cpu" % (name, t), c) for t, c in zip(THREADS, placement))
+@dataclass(frozen=True)
+class PipelineParams(Params):
+    """The pipeline's parameters (DESIGN §6.4); the defaults are the command's."""
+
+    EXPERIMENT, COMMAND, FUNCTION = "pipeline", "pipeline", "pipeline"
+    ALIASES = {"placement": ("writer_cpu", "stage_cpu", "reader_cpu")}
+
+    variants: Tuple[str, ...] = param(tuple(VARIANTS), "variants to run: mutex_condvar (a mutex "
+                                      "+ condition-variable queue, unpinned), unpinned_yield, "
+                                      "pinned_spin, pinned_backoff (pyqueue)", kind="names",
+                                      choices=tuple(VARIANTS))
+    queues: Optional[Tuple[str, ...]] = param(None, "peers (%s) that also run each selected "
+                                              "pyqueue variant, e.g. ck_pinned_spin (default: "
+                                              "none)" % ", ".join(_peers.PEERS), kind="names",
+                                              choices=tuple(_peers.PEERS), none_ok=True,
+                                              metavar="PEERS")
+    rate: float = param(20_000.0, "messages per second", lo=0.0, lo_open=True, hi=1e8)
+    messages: int = param(20_000, "messages per slice", lo=1, quick=2000)
+    slices: int = param(5, "slices per variant, each a complete pipeline run (interleaved, "
+                        "order rotated)", lo=1, quick=2)
+    msg_size: int = param(32, "bytes per message", lo=lib.PYQ_PIPE_MIN_MSG,
+                          hi=lib.PYQ_PIPE_MAX_MSG)
+    stage_work_ns: int = param(0, "ns the stage spins per message (0: it only forwards)", lo=0,
+                               hi=10**9, metavar="NS")
+    pacer_spin_ns: int = param(10_000, "the producer spins, not sleeps, this close to each send "
+                               "time (with producer_fifo: below half the interval)", lo=0,
+                               hi=10**9, metavar="NS")
+    fifo_priority: int = param(0, "SCHED_FIFO priority of stage and consumer in every variant, "
+                               "the mutex baseline included (0: SCHED_OTHER)", lo=0,
+                               hi=validate.FIFO_MAX, cli_aliases=("--fifo",), metavar="PRIO")
+    producer_fifo: int = param(0, "SCHED_FIFO priority of the producer, which sleeps between "
+                               "sends (0: SCHED_OTHER); lets it preempt a busy poller sharing "
+                               "its CPU", lo=0, hi=validate.FIFO_MAX, metavar="PRIO")
+    combine: bool = param(False, "pinned variants: the stage's thread also runs the consumer "
+                          "(both hops still go through a queue; two threads, so each poller "
+                          "has a CPU); stage_cpu and reader_cpu must be one CPU")
+    rest_share: Optional[float] = param(None, "a pyqueue receiver whose own CPU time passes "
+                                        "(1 - F) of the current 10 ms sleeps rest_ns at its "
+                                        "next empty poll (default: 0.15 with fifo_priority "
+                                        "while RT throttling is on, else 0)", kind="float",
+                                        lo=0.0, hi=0.5, none_ok=True, metavar="F")
+    rest_ns: int = param(20_000, "length of one such rest; too short a rest on a VM is charged "
+                         "to the poller and the budget is not reached", lo=1000, hi=10**9,
+                         metavar="NS")
+    receiver_slack_ns: int = param(0, "PR_SET_TIMERSLACK of stage and consumer (0: leave it)",
+                                   lo=0, hi=10**9, cli_aliases=("--timer-slack-ns",),
+                                   metavar="NS")
+    timeout: float = param(60.0, "seconds a slice may run before its threads are stopped and "
+                           "it fails", lo=0.0, hi=86400.0, metavar="SECONDS")
+    writer_cpu: int = param(DEFAULT_PLACEMENT[0], "CPU of the producer (the writer of hop 1)",
+                            kind="cpu", group=_CPUS)
+    stage_cpu: int = param(DEFAULT_PLACEMENT[1], "CPU of the stage", kind="cpu", group=_CPUS)
+    reader_cpu: int = param(DEFAULT_PLACEMENT[2], "CPU of the consumer (the reader of hop 2); "
+                            "it shares the producer's, which sleeps between sends",
+                            kind="cpu", group=_CPUS)
+
+    def check(self):
+        if self.combine and self.stage_cpu != self.reader_cpu:
+            raise ValueError("combine: the stage's thread also runs the consumer, so stage_cpu "
+                             "and reader_cpu must be the same CPU (e.g. 1 and 1), got %d and %d"
+                             % (self.stage_cpu, self.reader_cpu))
+        if self.producer_fifo and self.pacer_spin_ns >= 0.5e9 / self.rate:
+            # The producer spins pacer_spin_ns before each send; as SCHED_FIFO it must
+            # still sleep most of each interval, or it would starve the CPU it shares.
+            raise ValueError("producer_fifo=%d at rate %g: the producer would spin %d of every "
+                             "%.0f ns as SCHED_FIFO; lower the rate or pacer_spin_ns below half "
+                             "the interval" % (self.producer_fifo, self.rate,
+                                               self.pacer_spin_ns, 1e9 / self.rate))
+        if self.queues and not set(self.variants) & set(_PYQUEUE_VARIANTS):
+            raise ValueError("queues: a peer runs as a pyqueue variant; name at least one of %s "
+                             "in variants" % ", ".join(_PYQUEUE_VARIANTS))
+
+    @property
+    def cpus(self):
+        """(writer_cpu, stage_cpu, reader_cpu): the pinned variants' placement."""
+        return (self.writer_cpu, self.stage_cpu, self.reader_cpu)
 
 
 def _rt_throttling_on():
@@ -128,7 +192,9 @@ def _rest_share_for(spec, fifo_priority, rest_share):
 def _check_fifo(variant, spec, cpus, fifo_priority, combine=False, rest_share=0.0):
     """A SCHED_FIFO thread that never sleeps starves whatever shares its CPU (on a
     2-CPU box: the machine), and RT throttling stops it for 50 ms a second.
-    Allow FIFO only where neither can happen."""
+    Allow FIFO only where neither can happen: a rule on what one variant runs
+    with (its CPUs, combine, rest share) and on the machine, checked where those
+    are settled, before anything runs."""
     if not fifo_priority:
         return
     if spec["kind"] == "mutex" or spec["idle"] == "backoff":
@@ -138,34 +204,16 @@ def _check_fifo(variant, spec, cpus, fifo_priority, combine=False, rest_share=0.
         alone = cpus[i] >= 0 and sum(1 for k in threads if cpus[k] == cpus[i]) == 1
         if not alone:
             raise ValueError("fifo_priority=%d with variant %r: the %s never sleeps (idle %r) and "
-                             "%s, so SCHED_FIFO would starve the threads beside it; use a "
-                             "placement that gives it a CPU of its own, a sleeping idle "
-                             "strategy, or leave the variant out" % (fifo_priority, variant, THREADS[i], spec["idle"],
-                                           "is not pinned" if cpus[i] < 0 else
-                                           "shares CPU %d" % cpus[i]))
+                             "%s, so SCHED_FIFO would starve the threads beside it; give it a "
+                             "CPU of its own (writer_cpu, stage_cpu, reader_cpu), a sleeping "
+                             "idle strategy, or leave the variant out"
+                             % (fifo_priority, variant, THREADS[i], spec["idle"],
+                                "is not pinned" if cpus[i] < 0 else "shares CPU %d" % cpus[i]))
     if not rest_share and _rt_throttling_on():
         raise ValueError("fifo_priority=%d with variant %r and rest_share=0: a SCHED_FIFO poller "
                          "that never sleeps is stopped by RT throttling (sched_rt_runtime_us) "
                          "for tens of ms at once; give rest_share > 0 (e.g. 0.15)"
                          % (fifo_priority, variant))
-
-
-def _check_run(rate, messages, msg_size, fifo_priority, producer_fifo):
-    """(rate, messages, msg_size, fifo_priority, producer_fifo), checked."""
-    return (validate.number("rate (messages/s)", rate, 0, 1e8, lo_open=True),
-            validate.integer("messages", messages, 1, None),
-            validate.integer("msg_size", msg_size, lib.PYQ_PIPE_MIN_MSG, lib.PYQ_PIPE_MAX_MSG),
-            validate.priority("fifo_priority", fifo_priority),
-            validate.priority("producer_fifo", producer_fifo))
-
-
-def _check_options(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns):
-    """(combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns), checked."""
-    return (validate.flag("combine", combine),
-            None if rest_share is None else validate.number("rest_share", rest_share, 0, 0.5),
-            validate.integer("rest_ns", rest_ns, 1000, 10**9),
-            validate.integer("receiver_slack_ns", receiver_slack_ns, 0, 10**9),
-            validate.integer("pacer_spin_ns", pacer_spin_ns, 0, 10**9))
 
 
 def _cpu_busy_s():
@@ -188,59 +236,52 @@ def _others_cpus(before, after, wall_s):
     return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall_s)
 
 
-def _check_producer_fifo(priority, rate, pacer_spin_ns):
-    """The producer spins pacer_spin_ns before each send; as SCHED_FIFO it must
-    still sleep most of each interval, or it would starve the CPU it shares."""
-    if priority and pacer_spin_ns >= 0.5e9 / rate:
-        raise ValueError("producer_fifo=%d at rate %g: the producer would spin %d of every %.0f ns "
-                         "as SCHED_FIFO; lower the rate or pacer_spin_ns below half the interval"
-                         % (priority, rate, pacer_spin_ns, 1e9 / rate))
-
-
-def run_once(kind="pyqueue", idle="backoff", cpus=(-1, -1, -1), rate=10_000, messages=10_000,
-             msg_size=32, fifo_priority=0, stage_work_ns=0, pacer_spin_ns=10_000,
-             producer_slack_ns=1, timeout=60.0, producer_fifo=0, rest_share=0.0, rest_ns=20_000,
-             receiver_slack_ns=0, combine=False, **idle_fields):
+def run_once(kind="pyqueue", idle="backoff", params=None, *, producer_slack_ns=1, **kwargs):
     """One complete pipeline run in C.  Returns (latency_ns, lateness_ns, info dict).
-    ``combine``, ``rest_share`` (None: 0), ``rest_ns`` and ``receiver_slack_ns``: see
-    the module doc; with ``combine`` the consumer's row reports messages only.
-    ``idle_<field>``: the idle strategy's tunables, as for threads.ConsumerThread
-    (default: pyq_idle_config_init()'s for ``idle``).
+
+    ``params`` (a PipelineParams, None for the defaults) and/or its fields as
+    keywords give the run: its CPUs as they are (pinned unless -1), ``combine``,
+    ``rest_share`` (None: 0), ``rate``, ``messages`` and the rest (``variants``
+    and ``queues`` play no part); with ``combine`` the consumer's row reports
+    messages only.  ``idle_<field>`` keywords: the idle strategy's tunables, as
+    for threads.ConsumerThread (default: pyq_idle_config_init()'s for ``idle``).
 
     ``kind`` names the queue of both hops: "pyqueue", "mutex" or a peer (``pyqueue.lab.peers``).
 
     Raises VerificationError when a message was lost, duplicated, reordered or damaged."""
-    queue = _peers.get(kind)           # ValueError / UnsupportedError for a bad or missing one
-    rate, messages, msg_size, fifo_priority, producer_fifo = _check_run(
-        rate, messages, msg_size, fifo_priority, producer_fifo)
+    idle_fields = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("idle_")}
+    p = PipelineParams.of(params, **kwargs)
+    _peers.get(kind)                   # ValueError / UnsupportedError for a bad or missing one
+    if p.combine and kind == "mutex":
+        raise ValueError("combine needs kind 'pyqueue' or a peer (the mutex queue's pops block)")
+    _check_fifo("%s_%s" % (kind, idle), dict(kind=kind, idle=idle), p.cpus, p.fifo_priority,
+                p.combine, p.rest_share or 0.0)
     # The mutex kind's receivers block on their condition variable: the strategy is unused.
     idle = _threads.idle_config(ffi.new("pyq_idle_config_t *"),
                                 idle if kind != "mutex" else "backoff", idle_fields, "run_once")
-    cpus = _check_placement(cpus, "cpus")
-    combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns = _check_options(
-        combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
-    _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
-    if combine and kind == "mutex":
-        raise ValueError("combine needs kind 'pyqueue' or a peer (the mutex queue's pops block)")
-    if combine and cpus[1] != cpus[2]:
-        raise ValueError("combine: the stage's thread also runs the consumer, so cpus must give "
-                         "stage and consumer the same CPU, got %r" % (cpus,))
+    return _run(kind, idle, p.cpus, p, p.combine, p.rest_share or 0.0, producer_slack_ns)
+
+
+def _run(kind, idle, cpus, p, combine, rest_share, producer_slack_ns=1):
+    """run_once on values already checked: ``idle`` a filled pyq_idle_config_t, ``p``
+    the PipelineParams, ``cpus``, ``combine`` and ``rest_share`` what this run uses."""
+    messages, timeout = p.messages, p.timeout
     cfg = ffi.new("pyq_pipeline_config_t *")
     lib.pyq_pipeline_config_init(cfg)
-    cfg.queue = queue
+    cfg.queue = _peers.get(kind)
     cfg.cpu = list(cpus)
-    cfg.fifo_priority = fifo_priority
-    cfg.producer_fifo_priority = producer_fifo
+    cfg.fifo_priority = p.fifo_priority
+    cfg.producer_fifo_priority = p.producer_fifo
     cfg.idle_strategy = idle.strategy
     for f in _threads.IDLE_FIELDS:
         setattr(cfg, "idle_" + f, getattr(idle, f))
-    cfg.rate, cfg.count, cfg.msg_size = rate, messages, msg_size
-    cfg.stage_work_ns, cfg.pacer_spin_ns = int(stage_work_ns), int(pacer_spin_ns)
+    cfg.rate, cfg.count, cfg.msg_size = p.rate, messages, p.msg_size
+    cfg.stage_work_ns, cfg.pacer_spin_ns = p.stage_work_ns, p.pacer_spin_ns
     cfg.producer_slack_ns = int(producer_slack_ns)
-    cfg.rest_share, cfg.rest_ns = float(rest_share or 0.0), int(rest_ns)
-    cfg.combine = int(bool(combine))
-    cfg.receiver_slack_ns = int(receiver_slack_ns)
-    cfg.timeout_ns = int(validate.duration("timeout", timeout) * 1e9)
+    cfg.rest_share, cfg.rest_ns = rest_share, p.rest_ns
+    cfg.combine = int(combine)
+    cfg.receiver_slack_ns = p.receiver_slack_ns
+    cfg.timeout_ns = int(timeout * 1e9)
     latency = np.zeros(messages, dtype=np.uint64)
     lateness = np.zeros(messages, dtype=np.uint64)
     cfg.latency_ns = ffi.from_buffer("uint64_t[]", latency, require_writable=True)
@@ -289,138 +330,65 @@ class PipelineResult(ToPandas):
     status: str = _status.COMPLETE
     summary: str = ""
     samples: dict = field(default_factory=dict)  # variant -> the arrays as saved (OUTPUT.md)
+    # variant -> what it ran with: kind, idle, pinned, cpus, combine, rest_share
+    variant_specs: dict = field(default_factory=dict)
+    loadavg_start: list = None
 
     def text(self, markdown=False):
         """The summary the command prints (``markdown``: its tables in Markdown)."""
-        return _summary(self, markdown) if markdown and self.table else self.summary
+        return report.summary(self, markdown) if markdown and self.table else self.summary
 
     def to_dict(self):
-        return {"params": self.params, "table": self.table, "slices": self.slices,
-                "status": self.status}
+        return {"params": self.params, "variant_specs": self.variant_specs,
+                "loadavg_start": self.loadavg_start, "table": self.table,
+                "slices": self.slices, "status": self.status}
 
     def to_json(self, path):
         with open(path, "w") as f:
             json.dump(to_jsonable(self.to_dict()), f, indent=1)
 
 
-def _figures(name, lat_slices, late_slices, infos):
-    rp = per_round_then_mean([s.astype(np.float64) / 1e3 for s in lat_slices], PERCENTILES)
-    late = per_round_then_mean([s.astype(np.float64) / 1e3 for s in late_slices], PERCENTILES)
-    msgs = sum(i["delivered"] for i in infos)
-    wall = sum(i["wall_ns"] for i in infos)
-    cs = sum(i["context_switches"] for i in infos)
-    per_thread_cs = {t: sum(i["threads"][t]["voluntary_cs"] + i["threads"][t]["involuntary_cs"]
-                            for i in infos) for t in THREADS}
-    per_thread_cpu = {t: sum(i["threads"][t]["cpu_ns"] for i in infos) / wall for t in THREADS}
-    others = [i["others_cpus"] for i in infos if i.get("others_cpus") is not None]
-    return dict(latency_us=rp, others_cpus=float(np.mean(others)) if others else None, producer_lateness_us=late, messages=msgs,
-                context_switches=cs, cs_per_1k_messages=1000.0 * cs / msgs,
-                cs_by_thread=per_thread_cs, cpus_used=sum(per_thread_cpu.values()),
-                cpu_share_by_thread=per_thread_cpu,
-                waits=sum(i["threads"][t]["waits"] for i in infos for t in ("stage", "consumer")),
-                rests=sum(i["threads"][t]["rests"] for i in infos for t in ("stage", "consumer")),
-                rest_share_of_wall=sum(i["threads"][t]["rest_ns"] for i in infos
-                                       for t in ("stage", "consumer")) / wall)
-
-
-def _peer_variants(variants, queues):
-    """Every variant to run: the named ones, then each peer running every named
-    pyqueue variant ("ck_pinned_spin" is pinned_spin over ck)."""
-    queues = (queues,) if isinstance(queues, str) else tuple(queues)
-    if any(q not in _peers.PEERS for q in queues):
-        raise ValueError("queues must be peers among %s, got %r" % (", ".join(_peers.PEERS), queues))
-    base = [v for v in variants if VARIANTS[v]["kind"] == "pyqueue"]
-    if queues and not base:
-        raise ValueError("queues: a peer runs as a pyqueue variant; name at least one of %s"
-                         % ", ".join(v for v in VARIANTS if VARIANTS[v]["kind"] == "pyqueue"))
-    specs = {v: VARIANTS[v] for v in variants}
-    for q in queues:
+def _plan(p):
+    """{variant: what it runs with} for PipelineParams ``p``: the named variants,
+    then each peer running every named pyqueue variant ("ck_pinned_spin" is
+    pinned_spin over ck); the pinned ones on p's CPUs (and combine), the others
+    unpinned.  Refuses, before anything runs, a peer that is not installed and a
+    SCHED_FIFO poller that would starve its CPU."""
+    specs = {v: VARIANTS[v] for v in p.variants}
+    for q in p.queues or ():
         _peers.get(q)                  # UnsupportedError now, not after the first slices
-        specs.update(("%s_%s" % (q, v), dict(VARIANTS[v], kind=q)) for v in base)
-    return specs
+        specs.update(("%s_%s" % (q, v), dict(VARIANTS[v], kind=q))
+                     for v in p.variants if v in _PYQUEUE_VARIANTS)
+    plan = {}
+    for v, spec in specs.items():
+        plan[v] = dict(spec, cpus=list(p.cpus) if spec["pinned"] else [-1, -1, -1],
+                       combine=p.combine and spec["pinned"],
+                       rest_share=_rest_share_for(spec, p.fifo_priority, p.rest_share))
+        _check_fifo(v, spec, plan[v]["cpus"], p.fifo_priority, plan[v]["combine"],
+                    plan[v]["rest_share"])
+    return plan
 
 
-def _summary(res, markdown=False):
-    rows = {n: f["latency_us"] for n, f in res.table.items()}
-    lines = ["Pipeline producer -> stage -> consumer at %g msg/s, %d-byte messages, %d messages "
-             "per slice; end-to-end latency from the scheduled send time"
-             % (res.params["rate"], res.params["msg_size"], res.params["messages"]), ""]
-    lines.append(format_table(rows, unit="µs", digits=1, label="variant", markdown=markdown))
-    lines.append("")
-    lines.append(render(
-        ["variant", "ctx switches", "per 1k messages", "CPUs used",
-         "CPU share producer/stage/consumer", "other load (CPUs)"],
-        [[n, f["context_switches"], "%.1f" % f["cs_per_1k_messages"], "%.2f" % f["cpus_used"],
-          " / ".join("%.2f" % f["cpu_share_by_thread"][t] for t in THREADS),
-          "-" if f["others_cpus"] is None else "%.2f" % f["others_cpus"]]
-         for n, f in res.table.items()], markdown=markdown))
-    lines.append("")
-    lines.append("producer lateness p99.9 (send - scheduled, µs): " + ", ".join(
-        "%s %.1f" % (n, f["producer_lateness_us"].mean[2]) for n, f in res.table.items()))
-    base = res.table.get("mutex_condvar")
-    if base:
-        for n in ("pinned_spin", "pinned_backoff"):
-            if n in res.table:
-                lines.append("p99.9 mutex_condvar / %s: %.1fx" % (
-                    n, base["latency_us"].mean[2] / res.table[n]["latency_us"].mean[2]))
-    lines.append("receiver rests (CPU budget; count, share of wall time): " + ", ".join(
-        "%s %d %.1f%%" % (n, f["rests"], 100 * f["rest_share_of_wall"])
-        for n, f in res.table.items()))
-    pr = res.params
-    lines.append("placement (producer, stage, consumer) for pinned variants: %s%s; SCHED_FIFO "
-                 "stage/consumer %s, producer %s; pacer spin %d ns; load average at start %s"
-                 % (tuple(pr["placement"]),
-                    " (stage and consumer in one thread)" if pr.get("combine") else "",
-                    pr["fifo_priority"] or "off", pr["producer_fifo"] or "off",
-                    pr["pacer_spin_ns"], pr.get("loadavg_start")))
-    lines.append("status: %s" % res.status)
-    return "\n".join(lines)
-
-
-def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
-             placement=DEFAULT_PLACEMENT, fifo_priority=0, msg_size=32, stage_work_ns=0,
-             pacer_spin_ns=10_000, timeout=60.0, producer_fifo=0, combine=False, rest_share=None,
-             rest_ns=20_000, receiver_slack_ns=0, out=None, overwrite=False, progress=True,
-             queues=()):
+def pipeline(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
     """Run every variant ``slices`` times (interleaved, order rotated), each slice a
-    full pipeline of ``messages`` at ``rate`` msg/s; see the module doc for the
-    options (``combine`` applies to the pinned variants only) and ``queues``."""
-    variants = tuple(validate.sequence("variants", variants, lambda n, v: validate.choice(
-        n, v, tuple(VARIANTS))))
-    specs = _peer_variants(variants, queues)
-    variants = tuple(specs)
-    slices = validate.integer("slices", slices, 1, None)
-    placement = _check_placement(placement)
-    rate, messages, msg_size, fifo_priority, producer_fifo = _check_run(
-        rate, messages, msg_size, fifo_priority, producer_fifo)
-    combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns = _check_options(
-        combine, rest_share, rest_ns, receiver_slack_ns, pacer_spin_ns)
-    _check_producer_fifo(producer_fifo, rate, pacer_spin_ns)
-    if combine and placement[1] != placement[2]:
-        raise ValueError("combine: the stage's thread also runs the consumer, so placement must "
-                         "give stage and consumer the same CPU (e.g. 0,1,1), got %r"
-                         % (placement,))
-    cpus_of = {v: placement if specs[v]["pinned"] else (-1, -1, -1) for v in variants}
-    combine_of = {v: combine and specs[v]["pinned"] for v in variants}
-    rest_of = {v: _rest_share_for(specs[v], fifo_priority, rest_share) for v in variants}
-    for v in variants:
-        _check_fifo(v, specs[v], cpus_of[v], fifo_priority, combine_of[v], rest_of[v])
+    full pipeline of ``messages`` at ``rate`` msg/s: ``params`` (a PipelineParams,
+    None for the defaults) and/or its fields as keywords; see the module doc for
+    the options (``combine`` applies to the pinned variants only) and ``queues``."""
+    p = PipelineParams.of(params, **kwargs)
+    plan = _plan(p)
+    variants, slices = tuple(plan), p.slices
     try:
         load = open("/proc/loadavg").read().split()[:3]
     except OSError:
         load = None
-    params = dict(variants=list(variants), rate=rate, messages=messages, slices=slices,
-                  placement=list(placement), fifo_priority=fifo_priority, msg_size=msg_size,
-                  stage_work_ns=stage_work_ns, pacer_spin_ns=pacer_spin_ns,
-                  producer_fifo=producer_fifo, combine=combine, rest_share=rest_share,
-                  rest_ns=rest_ns, receiver_slack_ns=receiver_slack_ns,
-                  variant_specs={v: dict(specs[v], cpus=list(cpus_of[v]), combine=combine_of[v],
-                                         rest_share=rest_of[v]) for v in variants},
-                  loadavg_start=load)
+    params = p.to_json()
+    idles = {v: _threads.idle_config(ffi.new("pyq_idle_config_t *"),
+                                     spec["idle"] if spec["kind"] != "mutex" else "backoff", {},
+                                     "pipeline") for v, spec in plan.items()}
     lat = {v: [] for v in variants}
     late = {v: [] for v in variants}
     infos = {v: [] for v in variants}
-    res = PipelineResult(params, {}, {}, infos)
+    res = PipelineResult(params, {}, {}, infos, variant_specs=plan, loadavg_start=load)
 
     def record(folder, status, final):
         done = session.done
@@ -429,10 +397,10 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
                 del lat[v][done:], late[v][done:], infos[v][done:]
         res.latency_ns = {v: np.concatenate(lat[v]) for v in variants if lat[v]}
         res.lateness_ns = {v: np.concatenate(late[v]) for v in variants if late[v]}
-        res.table = {v: _figures(v, lat[v][:done], late[v][:done], infos[v][:done])
+        res.table = {v: report.figures(lat[v][:done], late[v][:done], infos[v][:done])
                      for v in variants if done}
         res.status = status
-        res.summary = _summary(res) if done else "nothing measured (status: %s)" % res.status
+        res.summary = report.summary(res) if done else "nothing measured (status: %s)" % res.status
         res.samples = {v: dict(latency_ns=np.concatenate(lat[v][:done]),
                                producer_lateness_ns=np.concatenate(late[v][:done]),
                                slice_lengths=np.array([len(s) for s in lat[v][:done]]))
@@ -448,19 +416,15 @@ def pipeline(variants=tuple(VARIANTS), rate=20_000, messages=20_000, slices=3,
     with Session("pipeline", params, slices, "slices", record=record, out=out or None,
                  overwrite=overwrite, progress=progress, bar_total=slices * len(variants),
                  bar_unit="runs",
-                 pinning={v: dict(zip(THREADS, cpus_of[v])) for v in variants}) as session:
+                 pinning={v: dict(zip(THREADS, plan[v]["cpus"])) for v in variants}) as session:
         for r in range(slices):
             order = variants[r % len(variants):] + variants[:r % len(variants)]
             for v in order:
                 if session.stopping:
                     break
-                spec = specs[v]
-                a, b, info = run_once(spec["kind"], spec["idle"] or "backoff", cpus_of[v],
-                                      rate, messages, msg_size, fifo_priority,
-                                      stage_work_ns, pacer_spin_ns, timeout=timeout,
-                                      producer_fifo=producer_fifo, combine=combine_of[v],
-                                      rest_share=rest_of[v], rest_ns=rest_ns,
-                                      receiver_slack_ns=receiver_slack_ns)
+                spec = plan[v]
+                a, b, info = _run(spec["kind"], idles[v], spec["cpus"], p, spec["combine"],
+                                  spec["rest_share"])
                 lat[v].append(a)
                 late[v].append(b)
                 infos[v].append(info)

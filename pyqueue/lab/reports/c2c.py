@@ -47,7 +47,7 @@ def matrix_tables(cpus, relations, mode_cells, tpn):
 def summary_text(res, markdown=False):
     lines = ["Core-to-core one-way latency (ping-pong round trip / 2), cycle counter at "
              "%.3f GHz; nearest-rank per round, mean over rounds" % res.ticks_per_ns]
-    step = res.params.get("timer_step_ticks")
+    step = res.timer_step_ticks
     if step and step > 1:
         lines.append("The cycle counter moves %d ticks (%.1f ns) at a time here: one-way figures "
                      "are multiples of %.1f ns." % (step, step / res.ticks_per_ns,

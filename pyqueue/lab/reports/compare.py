@@ -30,7 +30,8 @@ LOWER, HIGHER = "lower", "higher"        # which way is better
 # Parameters that say how long a run was, not what it measured.
 _LENGTH_PARAMS = {"rounds", "windows", "slices", "slice_windows", "messages", "trips",
                   "py_messages", "round_trips", "warmup", "pmu_windows", "over_time",
-                  "interval", "seconds", "drain_reps", "stream_messages", "seed", "out"}
+                  "interval", "seconds", "drain_reps", "stream_messages", "seed", "out",
+                  "queue_round_trips", "over_time_round_trips", "timeout"}
 _ENVIRONMENT_KEYS = ("cpu_model", "cpu_count", "allowed_cpus", "pinning")
 
 

@@ -33,7 +33,8 @@ def _by_round(values, windows, rounds):
 
 
 def summarize(params, data, slices):
-    _tag_pairs(slices, params["placement_split_ns"])
+    """The summary of a run of OwnershipParams ``params`` (its JSON)."""
+    _tag_pairs(slices, params["split_ns"])
     W, R, Q = params["windows"], params["rounds"], params["queries"]
     per_query = lambda x: None if x is None or not np.isfinite(x) else x / Q
     arms = {}
@@ -48,9 +49,9 @@ def summarize(params, data, slices):
                                       for i, p in enumerate(PS)},
                      "group_mean_ns_per_query": gp.to_dict(),
                      "worker_off_cpu_windows": int(np.count_nonzero(
-                         (a.worker_cpu[:d] != params["worker_cpu"]).any(axis=1))),
+                         (a.worker_cpu[:d] != params["reader_cpu"]).any(axis=1))),
                      "helper_off_cpu_windows": int(np.count_nonzero(
-                         a.helper_cpu[:d] != params["other_cpu"]))}
+                         a.helper_cpu[:d] != params["writer_cpu"]))}
     ratio = {}
     s_rp, o_rp = (per_round_then_mean(_by_round(data["wall", a].window_ns[:data["wall", a].done],
                                                 W, R), PS) for a in ARMS)
@@ -60,7 +61,8 @@ def summarize(params, data, slices):
         ratio[percentile_label(p)] = {
             "of_means": (o_rp.mean[i] / s_rp.mean[i]) if s_rp.mean[i] > 0 else None,
             "per_round": per_round}
-    return {"arms": arms, "ratio_other_over_self": ratio,
+    return {"nodes": params["data_kib"] * 1024 // lib.PYQ_BUSINESS_NODE_SIZE,
+            "arms": arms, "ratio_other_over_self": ratio,
             "checksums": _checksums(data), "drift": _drift(slices),
             "placement": _by_placement(params, data, slices),
             "counters": _counters(params, data, slices) if params["pmu"] else NOT_MEASURED,
@@ -145,7 +147,7 @@ def _by_placement(params, data, slices):
                     "ratio_other_over_self": {percentile_label(q): float(pct["other"][i] /
                                                                          pct["self"][i])
                                               for i, q in enumerate(PS)}}
-    return {"split_one_way_ns": params["placement_split_ns"], "tags": out,
+    return {"split_one_way_ns": params["split_ns"], "tags": out,
             "method": "each adjacent self/other slice pair is tagged near/far by the median "
                       "no-op hand-over round trip (/2) of each slice, 'moved' when the two "
                       "disagree; nearest-rank over the pooled windows of each tag (not per "
@@ -205,8 +207,8 @@ def table(params, summary, status, markdown=False):
     lines = ["Ownership control: worker on CPU %d runs pyq_business_query on %d KiB "
              "(%d nodes), %d queries per timed window; data warmed and modified by the worker "
              "itself (self) or by a helper on CPU %d and handed over (other). Warm-up and "
-             "hand-over untimed. Status: %s." % (params["worker_cpu"], params["data_kib"],
-                                                params["nodes"], q, params["other_cpu"], status),
+             "hand-over untimed. Status: %s." % (params["reader_cpu"], params["data_kib"],
+                                                summary["nodes"], q, params["writer_cpu"], status),
              "", format_table(rows, unit="ns/window", label="arm", markdown=markdown), ""]
     ratio = summary["ratio_other_over_self"]
     lines.append("other/self: " + ", ".join(
@@ -237,7 +239,7 @@ def table(params, summary, status, markdown=False):
                      % pl["split_one_way_ns"])
     off = sum(summary["arms"][a]["worker_off_cpu_windows"] for a in ARMS)
     if off:
-        lines.append("warning: %d windows saw the worker off CPU %d" % (off, params["worker_cpu"]))
+        lines.append("warning: %d windows saw the worker off CPU %d" % (off, params["reader_cpu"]))
     cnt = summary["counters"]
     if cnt == NOT_MEASURED:
         lines.append("counters: not measured (pmu=False / --pmu)")
