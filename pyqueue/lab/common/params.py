@@ -58,10 +58,11 @@ def parse_duration(text, name="duration"):
 
 
 def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=False,
-          quick=None, cli_aliases=(), metavar=None, group=None, lo_open=False):
+          quick=None, cli_aliases=(), metavar=None, group=None, lo_open=False, hi_open=False):
     """A field of an experiment's Params: ``default`` and ``help`` always; ``kind`` (one
     of KINDS; deduced from the default's type when None); ``lo``/``hi`` the range
-    (inclusive; ``lo_open`` excludes lo); ``choices`` for a str or each item of names;
+    (inclusive; for a number, ``lo_open`` excludes lo and ``hi_open`` hi: hi=math.inf
+    with hi_open is "finite"); ``choices`` for a str or each item of names;
     ``none_ok``: None is a value too (it means what the help says); ``quick``: what
     --quick caps the value at (for a QueueConfig: {field: cap}); ``cli_aliases``: old
     flag spellings, each a flag or (flag, constant) for a bool that stored a constant;
@@ -76,7 +77,7 @@ def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=F
         raise TypeError("param(%r): a default must be immutable (a tuple)" % (default,))
     meta = dict(kind=kind, help=help, lo=lo, hi=hi, choices=choices, none_ok=none_ok,
                 quick=quick, cli_aliases=tuple(cli_aliases), metavar=metavar, group=group,
-                lo_open=lo_open)
+                lo_open=lo_open, hi_open=hi_open)
     return dataclasses.field(default=default, metadata={"pyq": meta})
 
 
@@ -158,7 +159,8 @@ def _check(name, m, value):
 def _number(name, value, m):
     lo, hi = m["lo"], m["hi"]
     return validate.number(name, value, -math.inf if lo is None else lo,
-                           math.inf if hi is None else hi, lo_open=m["lo_open"])
+                           math.inf if hi is None else hi, lo_open=m["lo_open"],
+                           hi_open=m["hi_open"])
 
 
 def _name_item(choices):
