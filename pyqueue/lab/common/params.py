@@ -29,6 +29,7 @@ import argparse
 import dataclasses
 import math
 import re
+import textwrap
 import warnings
 from typing import Any, ClassVar, Dict, Tuple
 
@@ -306,9 +307,11 @@ class Params:
 
     @classmethod
     def add_arguments(cls, parser):
-        """One flag per field (and the queue's flags for a QueueConfig field), each
-        with its help and default; old spellings hidden."""
+        """One flag per field (and the queue's flags for a QueueConfig field, last, under
+        the field's help: they are many), each with its help and default; old spellings
+        hidden."""
         groups = {}
+        queue = None
 
         def group_of(title):
             if title is None:
@@ -321,8 +324,7 @@ class Params:
             m = _meta(f)
             g = group_of(m["group"])
             if m["kind"] == "queue":
-                _add_queue_flags(group_of("queue configuration (pyqueue.QueueConfig)"),
-                                 f.default, cls.QUEUE_CLI_ALIASES)
+                queue = f
                 continue
             flag, dest = flag_of(f.name), f.name
             shown = _shown(f.default)
@@ -345,6 +347,12 @@ class Params:
                 else:
                     g.add_argument(alias, dest=dest, default=argparse.SUPPRESS,
                                    help=argparse.SUPPRESS)
+        if queue is not None:
+            text = _meta(queue)["help"]
+            text = textwrap.fill(text() if callable(text) else text, 76)   # raw formatters too
+            _add_queue_flags(parser.add_argument_group(
+                "queue configuration (pyqueue.QueueConfig)", text.replace("%", "%%")),
+                queue.default, cls.QUEUE_CLI_ALIASES)
 
     @classmethod
     def from_args(cls, args):
