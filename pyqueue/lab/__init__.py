@@ -26,6 +26,8 @@ _EXPORTS = {
     "pipeline": ("experiments.pipeline", "pipeline"),
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
+    "PacingParams": ("experiments.pacing", "PacingParams"),
+    "DrainRateParams": ("experiments.pacing", "DrainRateParams"),
     "bench": ("experiments.bench", "bench"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "soak": ("experiments.soak", "soak"),
@@ -46,6 +48,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.false_sharing import false_sharing  # noqa: F401
     from .experiments.ownership import ownership  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
+    from .experiments.pacing import DrainRateParams, PacingParams  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
     from .results import load, load_array, to_pandas  # noqa: F401

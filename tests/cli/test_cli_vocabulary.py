@@ -13,6 +13,7 @@ BAD = {
     "bench": ["--writer-cpu", "4096"],
     "burst-tail": ["--windows", "0"],
     "c2c": ["--pair", "0"],
+    "drain-rate": ["--msg-size", "3"],
     "ownership": ["--windows", "zero"],
     "pacing": ["--msg-size", "5000"],
     "pipeline": ["--placement", "0,1"],
@@ -31,6 +32,9 @@ def test_help_shows_the_shared_options_and_exit_codes(command):
     assert "--stage-cpu" in p.stdout or command != "pipeline"
     assert "exit status" in p.stdout and "130" in p.stdout
     for hidden in ("--quiet", "--consumer-cpu", "--pair", "--placement", "--size"):
+        assert hidden not in p.stdout
+    for hidden in {"pacing": ("--drain-only", "--fifo "), "drain-rate": ("--fifo ",)}.get(
+            command, ()):
         assert hidden not in p.stdout
 
 
@@ -112,9 +116,13 @@ def test_out_is_created_before_measuring(tmp_path):
 
 def test_old_spellings_still_work():
     from pyqueue.lab.cli.main import Parser as _Parser
-    from pyqueue.lab.cli import c2c, ownership, pacing, pipeline
-    cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
-              dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True)),
+    from pyqueue.lab.cli import c2c, drain_rate, ownership, pacing, pipeline
+    cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet",
+                       "--fifo", "5", "--drain-only"],
+              dict(writer_cpu="1", reader_cpu="0", msg_size="64", no_progress=True,
+                   fifo_priority="5", drain_only=True)),
+             (drain_rate, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64"],
+              dict(writer_cpu="1", reader_cpu="0", msg_size="64")),
              (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0)),
              (pipeline, ["--placement", "1,0,1"], dict(writer_cpu=1, stage_cpu=0, reader_cpu=1)),
              (ownership, ["--worker-cpu", "0", "--other-cpu", "1", "--seed", "0x10"],
