@@ -31,6 +31,7 @@ _EXPORTS = {
     "bench": ("experiments.bench", "bench"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "soak": ("experiments.soak", "soak"),
+    "SoakParams": ("experiments.soak", "SoakParams"),
     "load": ("results", "load"),
     "to_pandas": ("results", "to_pandas"),
     "load_array": ("results", "load_array"),
@@ -51,6 +52,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.pacing import DrainRateParams, PacingParams  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
+    from .experiments.soak import SoakParams  # noqa: F401
     from .results import load, load_array, to_pandas  # noqa: F401
 
 
