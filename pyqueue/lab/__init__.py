@@ -28,6 +28,8 @@ _EXPORTS = {
     "drain_rate": ("experiments.pacing", "drain_rate"),
     "PacingParams": ("experiments.pacing", "PacingParams"),
     "DrainRateParams": ("experiments.pacing", "DrainRateParams"),
+    "pacing_table": ("experiments.pacing_table", "pacing_table"),
+    "PacingTableParams": ("experiments.pacing_table", "PacingTableParams"),
     "bench": ("experiments.bench", "bench"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "soak": ("experiments.soak", "soak"),
@@ -50,6 +52,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.ownership import ownership  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
     from .experiments.pacing import DrainRateParams, PacingParams  # noqa: F401
+    from .experiments.pacing_table import PacingTableParams, pacing_table  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
     from .experiments.soak import SoakParams  # noqa: F401

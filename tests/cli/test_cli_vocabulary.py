@@ -116,7 +116,7 @@ def test_out_is_created_before_measuring(tmp_path):
 
 def test_old_spellings_still_work():
     from pyqueue.lab.cli.main import Parser as _Parser
-    from pyqueue.lab.cli import c2c, drain_rate, ownership, pacing, pipeline, soak
+    from pyqueue.lab.cli import c2c, drain_rate, ownership, pacing, pacing_table, pipeline, soak
     cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet",
                        "--fifo", "5", "--drain-only"],
               dict(writer_cpu="1", reader_cpu="0", msg_size="64", no_progress=True,
@@ -124,6 +124,7 @@ def test_old_spellings_still_work():
              (drain_rate, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64"],
               dict(writer_cpu="1", reader_cpu="0", msg_size="64")),
              (soak, ["--period", "2", "--slice", "0.5"], dict(period_s="2", slice_s="0.5")),
+             (pacing_table, ["--drain", "1e6"], dict(drain_rate="1e6")),
              (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0)),
              (pipeline, ["--placement", "1,0,1"], dict(writer_cpu=1, stage_cpu=0, reader_cpu=1)),
              (ownership, ["--worker-cpu", "0", "--other-cpu", "1", "--seed", "0x10"],
