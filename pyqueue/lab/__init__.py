@@ -30,11 +30,16 @@ _EXPORTS = {
     "PipelineParams": ("experiments.pipeline", "PipelineParams"),
     "pacing": ("experiments.pacing", "pacing"),
     "drain_rate": ("experiments.pacing", "drain_rate"),
+    "PacingParams": ("experiments.pacing", "PacingParams"),
+    "DrainRateParams": ("experiments.pacing", "DrainRateParams"),
+    "pacing_table": ("experiments.pacing_table", "pacing_table"),
+    "PacingTableParams": ("experiments.pacing_table", "PacingTableParams"),
     "bench": ("experiments.bench", "bench"),
     "BenchParams": ("experiments.bench", "BenchParams"),
     "bench_xproc": ("experiments.bench_xproc", "bench_xproc"),
     "BenchXprocParams": ("experiments.bench_xproc", "BenchXprocParams"),
     "soak": ("experiments.soak", "soak"),
+    "SoakParams": ("experiments.soak", "SoakParams"),
     "load": ("results", "load"),
     "to_pandas": ("results", "to_pandas"),
     "load_array": ("results", "load_array"),
@@ -55,9 +60,12 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.ownership import ownership  # noqa: F401
     from .experiments.ownership import OwnershipParams  # noqa: F401
     from .experiments.pacing import drain_rate, pacing  # noqa: F401
+    from .experiments.pacing import DrainRateParams, PacingParams  # noqa: F401
+    from .experiments.pacing_table import PacingTableParams, pacing_table  # noqa: F401
     from .experiments.pipeline import pipeline  # noqa: F401
     from .experiments.pipeline import PipelineParams  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
+    from .experiments.soak import SoakParams  # noqa: F401
     from .results import load, load_array, to_pandas  # noqa: F401
 
 

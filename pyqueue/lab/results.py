@@ -131,7 +131,7 @@ def _burst(meta, arrays):
 
 def _pacing(d):
     from .common import status as _status
-    from .experiments.pacing import DrainResult, PacingResult
+    from .experiments.pacing import DrainRateParams, DrainResult, PacingResult
     runs = [_burst(m, d.samples[m["label"]]) for m in _json(d.path, "runs.json", [])
             if m["label"] in d.samples]
     table = _text(d.path, "table.txt")
@@ -144,9 +144,8 @@ def _pacing(d):
         for k in ("p_max", "p_over_d"):
             if k in t and t[k] is None:
                 t[k] = math.inf
-    common = {k: p[k] for k in ("size", "work_ns", "producer_cpu", "consumer_cpu",
-                                "fifo_priority", "verify", "queue") if k in p}
-    drain = DrainResult(params=dict(common, sizes=p.get("drain_sizes"), reps=p.get("drain_reps")),
+    # The drain phase's parameters: pacing's that are DrainRateParams' too, as the run kept them.
+    drain = DrainResult(params={k: p[k] for k in DrainRateParams.field_names() if k in p},
                         results=d.results.get("drain", {}),
                         runs=[b for b in runs if b.kind == "drain"])
     drain.status = _status.final(len(drain.runs), p["drain_reps"] * len(p["drain_sizes"]), "runs")

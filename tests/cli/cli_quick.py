@@ -10,6 +10,7 @@ QUICK = {
     "bench-xproc": ["--quick"],
     "burst-tail": ["--quick", "--classes", "yield0", "--rounds", "1", "--windows", "20"],
     "c2c": ["--quick"],
+    "drain-rate": ["--quick"],
     "ownership": ["--quick", "--windows", "200", "--rounds", "1"],
     "pacing": ["--quick", "--rounds", "1"],
     "pipeline": ["--quick", "--variants", "mutex_condvar,pinned_backoff"],

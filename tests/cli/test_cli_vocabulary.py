@@ -13,6 +13,7 @@ BAD = {
     "bench": ["--writer-cpu", "4096"],
     "burst-tail": ["--windows", "0"],
     "c2c": ["--pair", "0"],
+    "drain-rate": ["--msg-size", "3"],
     "ownership": ["--windows", "zero"],
     "pacing": ["--msg-size", "5000"],
     "pipeline": ["--placement", "0,1"],
@@ -32,6 +33,9 @@ def test_help_shows_the_shared_options_and_exit_codes(command):
     assert "exit status" in p.stdout and "130" in p.stdout
     for hidden in ("--quiet", "--consumer-cpu", "--pair", "--placement", "--size",
                    "--worker-cpu", "--other-cpu", "--timer-slack-ns"):
+        assert hidden not in p.stdout
+    for hidden in {"pacing": ("--drain-only", "--fifo "), "drain-rate": ("--fifo ",),
+                   "soak": ("--period ", "--slice ")}.get(command, ()):
         assert hidden not in p.stdout
 
 
@@ -114,10 +118,16 @@ def test_out_is_created_before_measuring(tmp_path):
 def test_old_spellings_still_work():
     from pyqueue.lab import CoreToCoreParams, OwnershipParams, PipelineParams
     from pyqueue.lab.cli.main import Parser as _Parser
-    from pyqueue.lab.cli import c2c, ownership, pacing, pipeline
+    from pyqueue.lab.cli import c2c, drain_rate, ownership, pacing, pacing_table, pipeline, soak
     # (module, argv, what they mean, the Params that reads them or None: the parsed flags)
-    cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet"],
-              dict(writer_cpu=1, reader_cpu=0, msg_size=64, no_progress=True), None),
+    cases = [(pacing, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64", "--quiet",
+                       "--fifo", "5", "--drain-only"],
+              dict(writer_cpu="1", reader_cpu="0", msg_size="64", no_progress=True,
+                   fifo_priority="5", drain_only=True), None),
+             (drain_rate, ["--producer-cpu", "1", "--consumer-cpu", "0", "--size", "64"],
+              dict(writer_cpu="1", reader_cpu="0", msg_size="64"), None),
+             (soak, ["--period", "2", "--slice", "0.5"], dict(period_s="2", slice_s="0.5"), None),
+             (pacing_table, ["--drain", "1e6"], dict(drain_rate="1e6"), None),
              (c2c, ["--pair", "1,0"], dict(writer_cpu=1, reader_cpu=0), CoreToCoreParams),
              (pipeline, ["--placement", "1,0,1", "--fifo", "2", "--timer-slack-ns", "5"],
               dict(writer_cpu=1, stage_cpu=0, reader_cpu=1, fifo_priority=2,
@@ -142,7 +152,8 @@ def test_bare_json_prints_one_object(tmp_path):
 def test_soak_without_end_is_refused_with_a_reason():
     p = pyqueue("soak", "--seconds", "inf", "--no-progress", timeout=60)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert "--seconds" in p.stderr and "finite" in p.stderr, p.stderr
+    assert "--seconds: seconds must be in (0, inf), got inf" in p.stderr, p.stderr
+    assert "finite, a soak is bounded" in pyqueue("soak", "--help").stdout
 
 
 def test_bench_refuses_a_second_run_into_its_folder_and_overwrite_replaces_it(quick_runs,

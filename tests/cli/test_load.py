@@ -10,7 +10,7 @@ import pytest
 import pyqueue.lab as lab
 
 CLASSES = {"bench": "BenchResult", "burst-tail": "BurstTailResult", "c2c": "CoreToCoreResult",
-           "ownership": "OwnershipResult", "pacing": "PacingResult",
+           "drain-rate": "DrainResult", "ownership": "OwnershipResult", "pacing": "PacingResult",
            "pipeline": "PipelineResult", "soak": "SoakResult"}
 
 
@@ -102,6 +102,9 @@ def test_loaded_pacing_has_its_runs_as_bursts(quick_runs, tmp_path):
     assert res.drain.d == res.results["drain"]["d_typical"]
     assert "Drain rate D" in res.drain.summary and res.paced_summary.startswith("Paced bursts")
     assert res.summary == res.drain.summary + "\n\n" + res.paced_summary
+    # The drain phase's parameters are pacing's that are the drain rate's too.
+    from pyqueue.lab import PacingParams
+    assert res.drain.params == PacingParams.from_json(res.params).drain().to_json()
     res.to_json(tmp_path / "again.json")           # what the experiment's result can do
     assert "|---" in res.text(markdown=True)
 

@@ -140,7 +140,7 @@ def test_bad_inputs_name_the_argument(call, name):
 
 def test_cli_pacing_table(capsys):
     from pyqueue.__main__ import main
-    from pyqueue.lab.cli.pacing_table import parse_duration
+    from pyqueue.lab.common.params import parse_duration
     assert [parse_duration(t) for t in ("0.5ms", "25 ms", "1s", "2", "100us", "1e-3")] == \
         pytest.approx([5e-4, 0.025, 1.0, 2.0, 1e-4, 1e-3])
     with pytest.raises(ValueError):
@@ -148,5 +148,24 @@ def test_cli_pacing_table(capsys):
     assert main(["pacing-table"]) == 0
     printed = capsys.readouterr().out
     assert "≈ 1.63 M msg/s" in printed and "≈ 2.88 M msg/s" in printed
-    assert main(["pacing-table", "--drain", "0"]) == 2
-    assert "d must be > 0" in capsys.readouterr().err
+    assert main(["pacing-table", "--drain-rate", "0"]) == 2
+    assert "--drain-rate: drain_rate must be in (0, inf), got 0" in capsys.readouterr().err
+    assert main(["pacing-table", "--targets", "1ms,0"]) == 2
+    assert "targets[1] must be in (0, inf]" in capsys.readouterr().err
+
+
+def test_pacing_table_params_are_the_flags_and_the_json(capsys):
+    import json
+    from pyqueue import lab
+    from pyqueue.__main__ import main
+    assert main(["pacing-table", "--drain", "1e6", "--burst", "20000", "--targets",
+                 "1ms,20ms", "--json"]) == 0                       # --drain: the old spelling
+    body = json.loads(capsys.readouterr().out)
+    p = lab.PacingTableParams(drain_rate=1e6, burst=20_000, targets=(1e-3, 20e-3))
+    assert body["params"] == p.to_json()
+    table = lab.pacing_table(p)
+    assert body["table"]["rows"][0]["p_max"] == pytest.approx(table.rows[0].p_max)
+    assert body["table"]["rows"][1]["p_max"] is None               # inf: unbounded
+    assert lab.pacing_table().rows == pacing.pacing_table(D, N).rows   # the article's defaults
+    with pytest.warns(DeprecationWarning, match="d is now called drain_rate"):
+        assert lab.pacing_table(d=1e6, burst=20_000, targets=(1e-3, 20e-3)) == table

@@ -21,8 +21,8 @@ import support
 
 _ALLOWED = support.ALLOWED_CPUS
 # Two distinct CPUs where the machine has them; unpinned otherwise.
-CPUS = dict(producer_cpu=_ALLOWED[0], consumer_cpu=_ALLOWED[1]) if len(_ALLOWED) > 1 else \
-    dict(producer_cpu=-1, consumer_cpu=-1)
+CPUS = dict(writer_cpu=_ALLOWED[0], reader_cpu=_ALLOWED[1]) if len(_ALLOWED) > 1 else \
+    dict(writer_cpu=-1, reader_cpu=-1)
 SMALL = dict(work_ns=200, progress=False, **CPUS)
 
 
@@ -94,7 +94,7 @@ def test_pacer_burst_semantics(gap_ns):
 
 def test_drain_rate_end_to_end(tmp_path):
     out = tmp_path / "drain"
-    res = lab.drain_rate(sizes=(4_000, 1_000), reps=2, out=out, **SMALL)
+    res = lab.drain_rate(drain_sizes=(4_000, 1_000), drain_reps=2, out=out, **SMALL)
     assert res.status == "complete" and not res.interrupted
     assert [b.n for b in res.runs] == [4_000, 1_000, 4_000, 1_000]
     for b in res.runs:
@@ -129,7 +129,7 @@ def test_drain_rate_end_to_end(tmp_path):
 
 def test_pacing_end_to_end(tmp_path):
     out = tmp_path / "pacing"
-    res = lab.pacing(n=4_000, targets=(2e-4, 10.0), rounds=1, drain_sizes=(4_000, 1_000),
+    res = lab.pacing(burst=4_000, targets=(2e-4, 10.0), rounds=1, drain_sizes=(4_000, 1_000),
                      drain_reps=1, stream_messages=6_000, stream_segments=4, out=out, **SMALL)
     assert res.status == "complete"
     assert [b.kind for b in res.runs] == ["drain", "drain", "paced", "paced", "check",
@@ -161,9 +161,9 @@ def test_pacing_end_to_end(tmp_path):
 def test_stop_between_runs_leaves_a_valid_partial_folder(tmp_path):
     out = tmp_path / "partial"
     calls = []
-    res = lab.pacing(n=2_000, targets=(1e-3,), rounds=3, drain_sizes=(2_000, 500), drain_reps=1,
-                     stream_messages=2_000, out=out,
-                     should_stop=lambda: calls.append(1) or len(calls) > 3, **SMALL)
+    res = lab.pacing(burst=2_000, targets=(1e-3,), rounds=3, drain_sizes=(2_000, 500),
+                     drain_reps=1, stream_messages=2_000, out=out,
+                     _should_stop=lambda: calls.append(1) or len(calls) > 3, **SMALL)
     total = 2 + 3 * (1 + 1 + 2)
     assert res.status == "interrupted after 3 of %d runs" % total and res.interrupted
     assert verify(out) == []
@@ -175,7 +175,7 @@ def test_stop_between_runs_leaves_a_valid_partial_folder(tmp_path):
 def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
     out = tmp_path / "cli"
     env = support.subprocess_env()
-    cpus = ["--producer-cpu", str(CPUS["producer_cpu"]), "--consumer-cpu", str(CPUS["consumer_cpu"])]
+    cpus = ["--writer-cpu", str(CPUS["writer_cpu"]), "--reader-cpu", str(CPUS["reader_cpu"])]
     proc = subprocess.Popen([sys.executable, "-m", "pyqueue", "pacing", "--burst", "4000",
                              "--rounds", "1000", "--drain-reps", "1", "--work-ns", "200",
                              "--no-progress", "--out", str(out)] + cpus,
@@ -191,14 +191,17 @@ def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
 # ------------------------------------------------------------ bad input ----
 
 @pytest.mark.parametrize("fn, kwargs, name", [
-    ("drain_rate", dict(sizes=(1,)), "sizes"),
-    ("drain_rate", dict(sizes=()), "sizes"),
-    ("drain_rate", dict(sizes=(100.5,)), "sizes"),
-    ("drain_rate", dict(reps=0), "reps"),
+    ("drain_rate", dict(drain_sizes=(1,)), "drain_sizes"),
+    ("drain_rate", dict(drain_sizes=()), "drain_sizes"),
+    ("drain_rate", dict(drain_sizes=(100.5,)), "drain_sizes"),
+    ("drain_rate", dict(drain_reps=0), "drain_reps"),
     ("drain_rate", dict(work_ns=-1), "work_ns"),
-    ("drain_rate", dict(size=0), "size"),
-    ("pacing", dict(n=1), "n"),
-    ("pacing", dict(n=1000.0), "n"),
+    ("drain_rate", dict(msg_size=0), "msg_size"),
+    ("drain_rate", dict(msg_size=3), "msg_size"),      # no room for the sequence number
+    ("drain_rate", dict(writer_cpu=0, reader_cpu=0), "reader_cpu"),
+    ("pacing", dict(burst=1), "burst"),
+    ("pacing", dict(burst=1000.0), "burst"),
+    ("pacing", dict(msg_size=7), "msg_size"),
     ("pacing", dict(targets=(1e-3, 0)), "targets"),
     ("pacing", dict(targets=()), "targets"),
     ("pacing", dict(targets=("soon",)), "targets"),
@@ -211,10 +214,11 @@ def test_ctrl_c_in_the_cli_leaves_a_valid_partial_folder(tmp_path):
     ("pacing", dict(stream_factors=(1.1, -0.9)), "stream_factors"),
     ("pacing", dict(stream_messages=1), "stream_messages"),
     ("pacing", dict(stream_messages=10, stream_segments=11), "stream_segments"),
-    ("pacing", dict(producer_cpu=0, consumer_cpu=0), "consumer_cpu"),
-    ("pacing", dict(consumer_cpu=4096), "consumer_cpu"),
-    ("pacing", dict(producer_cpu="0"), "producer_cpu"),
+    ("pacing", dict(writer_cpu=0, reader_cpu=0), "reader_cpu"),
+    ("pacing", dict(reader_cpu=4096), "reader_cpu"),
+    ("pacing", dict(writer_cpu="0"), "writer_cpu"),
     ("pacing", dict(fifo_priority=100), "fifo_priority"),
+    ("pacing", dict(block_size=100), "block_size"),
 ])
 def test_bad_input_raises_value_error_naming_it(tmp_path, fn, kwargs, name):
     kw = dict(SMALL, out=tmp_path / "never")
@@ -227,20 +231,87 @@ def test_bad_input_raises_value_error_naming_it(tmp_path, fn, kwargs, name):
 def test_a_non_empty_folder_is_refused(tmp_path):
     (tmp_path / "mine.txt").write_text("not an output folder")
     with pytest.raises(FileExistsError):
-        lab.drain_rate(sizes=(1_000, 500), reps=1, out=tmp_path, **SMALL)
+        lab.drain_rate(drain_sizes=(1_000, 500), drain_reps=1, out=tmp_path, **SMALL)
     assert (tmp_path / "mine.txt").exists()
 
 
-def test_cli_rejects_bad_input(capsys):
+def test_cli_rejects_bad_input(capsys, tmp_path):
     assert main(["pacing", "--burst", "1", "--no-progress"]) == 2
-    assert "n must be" in capsys.readouterr().err
+    assert "--burst: burst must be" in capsys.readouterr().err
     assert main(["pacing", "--targets", "1ms,soon", "--no-progress"]) == 2
+    # A reported bug: --size 3 ran in full; a message that short cannot carry its
+    # sequence number, and the range refuses it before anything is measured.
+    for command in ("pacing", "drain-rate"):
+        out = tmp_path / command
+        assert main([command, "--size", "3", "--no-progress", "--out", str(out)]) == 2
+        assert "--msg-size: msg_size must be in [8, " in capsys.readouterr().err
+        assert not out.exists() or not any(out.iterdir())
 
 
 @pytest.mark.parametrize("run", [lab.pacing, lab.drain_rate])
 def test_a_message_larger_than_the_block_is_refused_before_anything_starts(run, tmp_path):
     # The rig's blocks hold block_size - 8 bytes; a larger size is a ValueError at the
     # call, before the output folder or the first run exist.
-    with pytest.raises(ValueError, match=r"size must be in \[1, 4088\], got 5000"):
-        run(size=5000, out=str(tmp_path / "out"), progress=False)
+    with pytest.raises(ValueError, match=r"msg_size must be in \[8, 4088\] \(the queue's "
+                                         r"block_size - 8\), got 5000"):
+        run(msg_size=5000, out=str(tmp_path / "out"), progress=False)
     assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=r"msg_size must be in \[8, 8184\]"):
+        run(msg_size=9000, block_size=8192, out=str(tmp_path / "out"), progress=False)
+
+
+# ------------------------------------------------------ the parameters ----
+
+def test_the_old_keywords_still_work_with_a_warning():
+    with pytest.warns(DeprecationWarning) as caught:
+        p = lab.PacingParams.of(n=1000, size=64, producer_cpu=-1, consumer_cpu=-1,
+                                config=pq.QueueConfig(publish="max"))
+    assert sorted(str(w.message) for w in caught) == [
+        "config is now called queue", "consumer_cpu is now called reader_cpu",
+        "n is now called burst", "producer_cpu is now called writer_cpu",
+        "size is now called msg_size"]
+    assert (p.burst, p.msg_size, p.writer_cpu, p.reader_cpu) == (1000, 64, -1, -1)
+    assert p.queue.publish == "max"
+    with pytest.warns(DeprecationWarning) as caught:
+        d = lab.DrainRateParams.of(sizes=(400, 100), reps=1)
+    assert len(caught) == 2
+    assert (d.drain_sizes, d.drain_reps) == ((400, 100), 1)
+    with pytest.raises(TypeError, match="unknown parameter n;"):
+        lab.drain_rate(n=1000)                  # drain_rate never had an n
+
+
+def test_defaults_that_follow_n_are_recorded_explicit():
+    p = lab.PacingParams(burst=1000)
+    assert (p.drain_sizes, p.stream_messages) == (None, None)
+    r = p.resolved()
+    assert (r.drain_sizes, r.stream_messages) == ((1000, 250), 4000)
+    assert r.replace(burst=2000).drain_sizes == (1000, 250)      # explicit now: kept
+    assert p.replace(burst=2000).resolved().drain_sizes == (2000, 500)
+    assert p.drain() == lab.DrainRateParams(burst=1000)
+    with pytest.raises(ValueError, match=r"stream_segments must be <= stream_messages \(8\)"):
+        lab.PacingParams(burst=2, stream_segments=9)
+
+
+def test_json_params_are_the_run_params_and_the_queue_as_run_is_a_result(tmp_path):
+    out = tmp_path / "drain"
+    res = lab.drain_rate(burst=2_000, drain_reps=1, out=out, hot_blocks=2, **SMALL)
+    p = lab.DrainRateParams.of(burst=2_000, drain_reps=1, hot_blocks=2, **CPUS,
+                               work_ns=SMALL["work_ns"]).resolved()
+    assert res.params == p.to_json() == load(out).params
+    assert res.params["drain_sizes"] == [2_000, 500]
+    assert res.params["queue"]["spill_blocks"] == pq.QueueConfig().spill_blocks   # as asked
+    queue = res.results["queue"]                                                   # as run
+    assert queue["hot_blocks"] == 2 and queue["publish"] == "each" and queue["prefault"]
+    assert 16 < queue["spill_blocks"] < pq.QueueConfig().spill_blocks
+    assert lab.DrainRateParams.from_json(res.params) == p
+
+
+def test_drain_only_is_the_drain_rate_command(tmp_path, capsys):
+    argv = ["--burst", "2000", "--drain-reps", "1", "--work-ns", "200", "--no-progress",
+            "--writer-cpu", str(CPUS["writer_cpu"]), "--reader-cpu", str(CPUS["reader_cpu"])]
+    assert main(["pacing", "--drain-only", *argv, "--out", str(tmp_path / "a")]) == 0
+    assert main(["drain-rate", *argv, "--out", str(tmp_path / "b")]) == 0
+    a, b = load(tmp_path / "a"), load(tmp_path / "b")
+    assert a.summary["experiment"] == b.summary["experiment"] == "drain_rate"
+    assert a.params == b.params and a.params["drain_sizes"] == [2000, 500]
+    assert "Drain rate D" in capsys.readouterr().out

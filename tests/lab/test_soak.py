@@ -10,7 +10,7 @@ import pytest
 import pyqueue as pq
 from pyqueue.lab._lab import ffi, lib
 from pyqueue.lab.common import output as _output
-from pyqueue.lab.experiments.soak import soak
+from pyqueue.lab.experiments.soak import SoakParams, soak
 
 import support
 
@@ -34,7 +34,7 @@ def params(q, first_seq=0, n=2000):
 
 @pytest.mark.slow
 def test_soak_ci_run():
-    res = soak(SECONDS, seed=8, progress=False)
+    res = soak(seconds=SECONDS, seed=8, progress=False)
     assert res.ok, res.error
     assert res.status == "complete"
     t = res.totals
@@ -46,29 +46,43 @@ def test_soak_ci_run():
 
 def test_soak_cli_writes_a_valid_folder(tmp_path):
     out = tmp_path / "soak"
-    proc = subprocess.run([sys.executable, "-m", "pyqueue", "soak", "--seconds", "2", "--period",
-                           "1", "--slice", "0.25", "--seed", "3", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pyqueue", "soak", "--seconds", "2",
+                           "--period-s", "1", "--slice-s", "0.25", "--seed", "3", "--out", str(out)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "status            complete" in proc.stdout
-    assert "--seed 3" in proc.stdout
+    assert "--seed 3 --period-s 1 --slice-s 0.25" in proc.stdout
     loaded = _output.load(out)
     assert loaded.complete and loaded.status == "complete"
+    assert loaded.params == SoakParams(seconds=2, seed=3, period_s=1, slice_s=0.25).to_json()
     s = loaded.results["summary"]
     assert s["messages_checked"] == s["totals"]["written"] > 0 and s["error"] == ""
     assert (out / "summary.txt").read_text().splitlines()[2].startswith("status")
 
 
 def test_soak_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="seconds"):
-        soak(0)
-    with pytest.raises(ValueError, match="slice_s"):
-        soak(1, slice_s=2, period_s=1)
+    with pytest.raises(ValueError, match=r"seconds must be in \(0, inf\), got 0"):
+        soak(seconds=0)
+    with pytest.raises(ValueError, match=r"seconds must be in \(0, inf\), got inf"):
+        soak(seconds=float("inf"))              # a soak is bounded
+    with pytest.raises(ValueError, match=r"slice_s must be at most period_s \(1\), got 2"):
+        soak(seconds=1, slice_s=2, period_s=1)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, "):
+        soak(seconds=1, seed=-1)
+    with pytest.raises(TypeError, match="unknown parameter period;"):
+        soak(period=1)
     with pq.Queue(block_size=256, spill_blocks=4) as q:
         p = params(q)
         p.max_len = q.max_message + 1
         r = ffi.new("pyq_soak_result_t *")
         assert lib.pyq_soak_run(q.c_handle, p, r) == lib.PYQ_EINVAL
+
+
+def test_a_seed_not_given_is_drawn_and_recorded():
+    res = soak(seconds=0.2, slice_s=0.1, progress=False)
+    assert res.ok and isinstance(res.params["seed"], int)
+    assert res.params == SoakParams(seconds=0.2, slice_s=0.1, seed=res.params["seed"]).to_json()
+    assert SoakParams.quick() == SoakParams(seconds=3, period_s=1)
 
 
 def test_checker_catches_a_stray_message():

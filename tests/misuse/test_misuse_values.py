@@ -155,4 +155,4 @@ def test_too_many_blocks_names_the_tier_that_is_too_big(tiers, named):
 def test_soak_seconds_must_be_finite_and_positive(seconds):
     from pyqueue.lab import soak
     with pytest.raises(ValueError, match="seconds must be"):
-        soak(seconds, progress=False)
+        soak(seconds=seconds, progress=False)

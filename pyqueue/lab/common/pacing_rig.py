@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pyqueue import validate
 from pyqueue.errors import VerificationError
 from .._lab import lib
 from pyqueue.config import QueueConfig
@@ -28,7 +27,7 @@ from pyqueue.queue import Queue
 from ..runtime.threads import ConsumerThread, ProducerThread
 from .stats import nearest_rank
 
-__all__ = ["Rig", "Burst", "STALL_NS"]
+__all__ = ["Rig", "Burst", "STALL_NS", "QUEUE", "MIN_MSG"]
 
 # A gap between two consecutive dequeues longer than this (> 30 service times at
 # D ~ 1.6 M msg/s) means the consumer was not running: preempted, interrupted, or
@@ -155,36 +154,36 @@ def _main_thread_on(cpu):
         os.sched_setaffinity(0, old)
 
 
+# The rig's queue unless told otherwise: the queue defaults with publish 'each' (every
+# message is visible the moment it is written, so the queue adds no batching delay of
+# its own) and prefault (no page fault lands inside a measured burst).
+QUEUE = QueueConfig(publish="each", prefault=True)
+# A message's first 8 bytes carry its sequence number (common/pyq_pattern.h): a shorter
+# one could be verified only by its pattern bytes, which do not prove order or no loss.
+MIN_MSG = 8
+
+
 class Rig:
     """A queue sized for the largest run and the fixed consumer/producer setup.
 
-    The queue is ``config`` (a QueueConfig) with its spill tier sized for
-    ``max_messages``; by default the queue defaults with ``publish='each'`` (every
-    message is visible the moment it is written, so the queue adds no batching
-    delay of its own) and ``prefault`` (no page fault lands inside a measured burst).
+    ``queue``: the QueueConfig as run (``sized()`` of the one asked for); the values
+    are the experiment's parameters, checked at its door and trusted here.
     """
 
-    CONFIG = dict(publish="each", prefault=True)
+    @staticmethod
+    def sized(queue, max_messages, msg_size):
+        """``queue`` with its spill tier sized for a burst of ``max_messages`` messages of
+        ``msg_size`` bytes (which its blocks hold: at most block_size - 8)."""
+        frame = 8 + (msg_size + 7) // 8 * 8              # record header + padded payload
+        per_block = max(1, (queue.block_size - 64) // frame)
+        return queue.replace(spill_blocks=int(math.ceil(max_messages / per_block * 1.25)) + 16)
 
-    @classmethod
-    def config_for(cls, max_messages, size, config=None):
-        """The QueueConfig of a rig for bursts of up to ``max_messages`` of ``size``
-        bytes: ``config`` (default: the queue defaults with CONFIG), its spill tier
-        sized for such a burst.  A size its blocks cannot hold (Queue.max_message,
-        block_size - 8) is refused here, before an experiment's session starts: each
-        run's thread would refuse it only once the output folder and progress were up."""
-        cfg = QueueConfig.of(config) if config is not None else QueueConfig(**cls.CONFIG)
-        validate.integer("size", size, 1, cfg.block_size - 8)
-        frame = 8 + (size + 7) // 8 * 8                  # record header + padded payload
-        per_block = max(1, (cfg.block_size - 64) // frame)
-        return cfg.replace(spill_blocks=int(math.ceil(max_messages / per_block * 1.25)) + 16)
-
-    def __init__(self, max_messages, *, size, work_ns, producer_cpu, consumer_cpu,
-                 fifo_priority, verify, config=None):
-        self.size, self.work_ns, self.verify = size, work_ns, verify
-        self.producer_cpu, self.consumer_cpu = producer_cpu, consumer_cpu
+    def __init__(self, queue, *, msg_size, work_ns, writer_cpu, reader_cpu, fifo_priority,
+                 verify):
+        self.msg_size, self.work_ns, self.verify = msg_size, work_ns, verify
+        self.writer_cpu, self.reader_cpu = writer_cpu, reader_cpu
         self.fifo_priority = fifo_priority
-        self.queue = Queue(self.config_for(max_messages, size, config))
+        self.queue = Queue(queue)
 
     def close(self):
         self.queue.close()
@@ -200,18 +199,18 @@ class Rig:
         """One burst of ``n`` messages at ``rate`` (0: unpaced); returns an analysed Burst."""
         sched, offer, deq = (np.zeros(n, np.uint64) for _ in range(3))
         utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        cpus = (self.producer_cpu, self.consumer_cpu)
+        cpus = (self.writer_cpu, self.reader_cpu)
         steal0 = steal_ms(cpus)
         cons = ConsumerThread(self.queue, n, verify=self.verify, work="spin_ns",
-                              work_ns=self.work_ns, idle="spin", size=self.size,
-                              cpu=self.consumer_cpu, fifo_priority=self.fifo_priority,
+                              work_ns=self.work_ns, idle="spin", size=self.msg_size,
+                              cpu=self.reader_cpu, fifo_priority=self.fifo_priority,
                               dequeue_ns=deq).start()
         try:
-            prod = ProducerThread(self.queue, n, size=self.size, rate=float(rate), pacer_burst=1,
-                                  start_delay_ns=START_DELAY_NS, cpu=self.producer_cpu,
+            prod = ProducerThread(self.queue, n, size=self.msg_size, rate=float(rate),
+                                  pacer_burst=1, start_delay_ns=START_DELAY_NS, cpu=self.writer_cpu,
                                   fifo_priority=self.fifo_priority,
                                   scheduled_ns=sched, offer_ns=offer).start()
-            with _main_thread_on(self.producer_cpu):
+            with _main_thread_on(self.writer_cpu):
                 pres = prod.join()
                 cres = cons.join()
         except BaseException:
@@ -226,8 +225,8 @@ class Rig:
                           target_s=target_s, utc=utc, scheduled_ns=sched, offer_ns=offer,
                           dequeue_ns=deq, producer=pres, consumer=cres))
         # host steal over the run (thread starts included): vCPU descheduled by the host
-        b.metrics["steal_ms"] = {"producer": _diff(steal0, steal1, self.producer_cpu),
-                                 "consumer": _diff(steal0, steal1, self.consumer_cpu)}
+        b.metrics["steal_ms"] = {"producer": _diff(steal0, steal1, self.writer_cpu),
+                                 "consumer": _diff(steal0, steal1, self.reader_cpu)}
         return b
 
 

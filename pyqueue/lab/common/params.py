@@ -30,6 +30,7 @@ import dataclasses
 import math
 import numbers
 import re
+import textwrap
 import warnings
 from typing import Any, ClassVar, Dict, Tuple
 
@@ -59,10 +60,11 @@ def parse_duration(text, name="duration"):
 
 
 def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=False,
-          quick=None, cli_aliases=(), metavar=None, group=None, lo_open=False):
+          quick=None, cli_aliases=(), metavar=None, group=None, lo_open=False, hi_open=False):
     """A field of an experiment's Params: ``default`` and ``help`` always; ``kind`` (one
     of KINDS; deduced from the default's type when None); ``lo``/``hi`` the range
-    (inclusive; ``lo_open`` excludes lo; a CPU with lo=0 must be pinned, -1 refused);
+    (inclusive; for a number, ``lo_open`` excludes lo and ``hi_open`` hi: hi=math.inf
+    with hi_open is "finite"; a CPU with lo=0 must be pinned, -1 refused);
     ``choices`` for a str or each item of names;
     ``none_ok``: None is a value too (it means what the help says); ``quick``: what
     --quick caps the value at (for a QueueConfig: {field: cap}), or a function of the
@@ -80,7 +82,7 @@ def param(default, help, *, kind=None, lo=None, hi=None, choices=None, none_ok=F
         raise TypeError("param(%r): a default must be immutable (a tuple)" % (default,))
     meta = dict(kind=kind, help=help, lo=lo, hi=hi, choices=choices, none_ok=none_ok,
                 quick=quick, cli_aliases=tuple(cli_aliases), metavar=metavar, group=group,
-                lo_open=lo_open)
+                lo_open=lo_open, hi_open=hi_open)
     return dataclasses.field(default=default, metadata={"pyq": meta})
 
 
@@ -170,7 +172,8 @@ def _unpinned_ok(m):
 def _number(name, value, m):
     lo, hi = m["lo"], m["hi"]
     return validate.number(name, value, -math.inf if lo is None else lo,
-                           math.inf if hi is None else hi, lo_open=m["lo_open"])
+                           math.inf if hi is None else hi, lo_open=m["lo_open"],
+                           hi_open=m["hi_open"])
 
 
 def _name_item(choices):
@@ -334,12 +337,13 @@ class Params:
 
     @classmethod
     def add_arguments(cls, parser):
-        """One flag per field (and the queue's flags for a QueueConfig field), each
-        with its help and default; old spellings hidden.  A flag the parser already
-        has for the same field name is not added again: a command that runs two
-        experiments sets a knob they share (c2c's --rounds) once, each list keeping
-        its own default."""
+        """One flag per field (and the queue's flags for a QueueConfig field, last, under
+        the field's help: they are many), each with its help and default; old spellings
+        hidden.  A flag the parser already has for the same field name is not added
+        again: a command that runs two experiments sets a knob they share (c2c's
+        --rounds) once, each list keeping its own default."""
         groups = {}
+        queue = None
 
         def group_of(title):
             if title is None:
@@ -352,8 +356,7 @@ class Params:
             m = _meta(f)
             g = group_of(m["group"])
             if m["kind"] == "queue":
-                _add_queue_flags(group_of("queue configuration (pyqueue.QueueConfig)"),
-                                 f.default, cls.QUEUE_CLI_ALIASES)
+                queue = f
                 continue
             flag, dest = flag_of(f.name), f.name
             have = parser._option_string_actions.get(flag)
@@ -384,6 +387,12 @@ class Params:
                 else:
                     g.add_argument(alias, dest=dest, default=argparse.SUPPRESS,
                                    help=argparse.SUPPRESS)
+        if queue is not None:
+            text = _meta(queue)["help"]
+            text = textwrap.fill(text() if callable(text) else text, 76)   # raw formatters too
+            _add_queue_flags(parser.add_argument_group(
+                "queue configuration (pyqueue.QueueConfig)", text.replace("%", "%%")),
+                queue.default, cls.QUEUE_CLI_ALIASES)
 
     @classmethod
     def from_args(cls, args):

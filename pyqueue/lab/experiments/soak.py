@@ -13,17 +13,21 @@ last one.  After each period the counters must agree (written == read, backlog
 
 Ctrl-C (GracefulInterrupt) ends the run after the current slice (<= ``slice_s``)
 with a summary and, with ``out``, a valid output folder saying how far it got.
+
+Its parameters are one list, SoakParams, from which the CLI's flags, soak()'s
+keywords, the output folder's JSON params and their checks all come.
 """
 import math
 import random
 import time
 from dataclasses import dataclass, field
+from typing import Optional
 
 from pyqueue import queue as _queue
-from pyqueue import validate
 from pyqueue.errors import VerificationError, strerror
 from .._lab import ffi, lib
 from pyqueue.config import QueueConfig
+from ..common.params import Params, param
 from ..common.progress import format_seconds
 from ..common.session import Session
 from pyqueue.table import render
@@ -180,43 +184,63 @@ def _check_period(q, seq, res, config):
     res.peak_backlog = max(res.peak_backlog, s["peak_backlog"])
 
 
-def soak(seconds=60.0, seed=None, *, period_s=5.0, slice_s=0.5, progress=True, out=None,
-         overwrite=False, stop=None):
-    """Run the soak for ``seconds``; returns a SoakResult (``ok`` False on an error).
+@dataclass(frozen=True)
+class SoakParams(Params):
+    """The soak's parameters.  It pins nothing: its threads move on purpose."""
 
-    ``seed`` (default: random, recorded) makes the configurations and the
-    threads' choices reproducible; ``period_s``: seconds per queue configuration;
-    ``slice_s``: seconds per C slice (how soon Ctrl-C is honoured).  ``out``: write
-    the output folder (DESIGN §6.8) there.  ``stop``: a GracefulInterrupt to use
-    (default: one installed here, catching Ctrl-C).
+    EXPERIMENT, COMMAND, FUNCTION = "soak", "soak", "soak"
+
+    seconds: float = param(60.0, "how long to run, seconds; finite, a soak is bounded (for a "
+                           "long one give e.g. 86400: Ctrl-C or SIGTERM ends it early and keeps "
+                           "what was checked)", lo=0.0, lo_open=True, hi=math.inf, hi_open=True,
+                           quick=3.0, metavar="SECONDS")
+    seed: Optional[int] = param(None, "seed of the configurations and of the threads' choices, "
+                                "decimal or 0x hex (default: drawn, recorded and printed, to "
+                                "reproduce the run)", kind="seed", none_ok=True, lo=0,
+                                hi=2**64 - 1)
+    period_s: float = param(5.0, "seconds per random queue configuration", lo=0.0,
+                            lo_open=True, hi=math.inf, hi_open=True, quick=1.0,
+                            cli_aliases=("--period",), metavar="SECONDS")
+    slice_s: float = param(0.5, "seconds per C slice, at most period_s: how soon Ctrl-C is "
+                           "honoured", lo=0.0, lo_open=True, hi=math.inf, hi_open=True,
+                           cli_aliases=("--slice",), metavar="SECONDS")
+
+    def check(self):
+        if self.slice_s > self.period_s:
+            raise ValueError("slice_s must be at most period_s (%g), got %g"
+                             % (self.period_s, self.slice_s))
+
+
+def soak(params=None, *, out=None, overwrite=False, progress=True, _stop=None, **kwargs):
+    """Run the soak: ``params`` (a SoakParams, None for the defaults) and/or its fields as
+    keywords; returns a SoakResult (``ok`` False on an error).
+
+    ``seconds``: how long; ``seed`` (default: drawn, then recorded in ``params``) makes
+    the configurations and the threads' choices reproducible; ``period_s``: seconds per
+    queue configuration; ``slice_s``: seconds per C slice (how soon Ctrl-C is
+    honoured).  ``out``: write the output folder (DESIGN §6.8) there.  ``_stop``: a
+    GracefulInterrupt to use (default: one installed here, catching Ctrl-C).
     """
-    if isinstance(seconds, float) and math.isinf(seconds) and seconds > 0:
-        # A soak is bounded: its progress, its summary and its exit code all need an end.
-        raise ValueError("seconds must be a finite number of seconds, got inf (for a long soak "
-                         "give e.g. 86400; Ctrl-C or SIGTERM ends it early and keeps what was "
-                         "checked)")
-    seconds = validate.number("seconds", seconds, 0, math.inf, lo_open=True, hi_open=True)
-    period_s = validate.number("period_s", period_s, 0, math.inf, lo_open=True, hi_open=True)
-    slice_s = validate.number("slice_s (at most period_s)", slice_s, 0, period_s, lo_open=True)
-    seed = (random.SystemRandom().getrandbits(32) if seed is None
-            else validate.integer("seed", seed, None, None))
-    rng = random.Random(seed)
-    params = dict(seconds=seconds, seed=seed, period_s=period_s, slice_s=slice_s)
+    p = SoakParams.of(params, **kwargs)
+    if p.seed is None:
+        p = p.replace(seed=random.SystemRandom().getrandbits(32))
+    rng = random.Random(p.seed)
+    params = p.to_json()
     res = SoakResult(params=params)
-    total_ms = int(round(seconds * 1000))
+    seconds, total_ms = p.seconds, int(round(p.seconds * 1000))
 
     def record(folder, status, final):
         res.status = status
         if final and folder is not None:
             folder.save_text("summary.txt", res.table() + "\n")
-        return res.to_dict()
+        return {"summary": res.summary, "configs": res.configs}
 
     t0 = time.monotonic()
     with Session("soak", params, total_ms, "ms", record=record, out=out, overwrite=overwrite,
-                 progress=progress, guard=stop) as s:
+                 progress=progress, guard=_stop) as s:
         try:
             while not s.stopping and time.monotonic() - t0 < seconds:
-                _run_period(rng, res, t0, seconds, period_s, slice_s, s)
+                _run_period(rng, res, t0, seconds, p.period_s, p.slice_s, s)
                 res.periods += 1
                 s.checkpoint(min(total_ms, _ms(t0)))
         except SoakError as e:

@@ -55,10 +55,15 @@ def ratio_text(median_ratio, worst_ratio):
 def _setup_line(p):
     pol = "SCHED_FIFO %d" % p["fifo_priority"] if p["fifo_priority"] else "SCHED_OTHER"
     cpu = lambda c: "unpinned" if c < 0 else "CPU %d" % c
-    return ("Consumer cost per %d-byte message: spin %d ns on the cycle counter%s; producer %s "
-            "-> consumer %s, %s; publish 'each'." % (
-                p["size"], p["work_ns"], " + verify" if p["verify"] else "",
-                cpu(p["producer_cpu"]), cpu(p["consumer_cpu"]), pol))
+    return ("Consumer cost per %d-byte message: spin %d ns on the cycle counter%s; writer "
+            "(producer) %s -> reader (consumer) %s, %s; publish %s." % (
+                p["msg_size"], p["work_ns"], " + verify" if p["verify"] else "",
+                cpu(p["writer_cpu"]), cpu(p["reader_cpu"]), pol, _publish(p)))
+
+
+def _publish(p):
+    queue = p.get("queue") or {}
+    return "'%s'" % queue.get("publish", "each")
 
 
 def drain_text(res, p, markdown=False):
@@ -106,7 +111,7 @@ def _pct(x):
 
 def pacing_text(res, params, markdown=False):
     r = res.results
-    n = params["n"]
+    n = params["burst"]
     if not r.get("targets"):
         return "Paced bursts: not measured (D unknown: the drain phase did not finish)."
     how = params["pace_with"] + (" - %g %%" % (100 * params["d_margin"]) if params["d_margin"] else "")
@@ -190,11 +195,11 @@ def pace_plan(res, params):
     if not d or not math.isfinite(d):
         return None, None
     d *= 1.0 - params["d_margin"]
-    return d, {t: model.p_max(d, t, params["n"]) for t in params["targets"]}
+    return d, {t: model.p_max(d, t, params["burst"]) for t in params["targets"]}
 
 
 def pacing_results(res, params):
-    n = params["n"]
+    n = params["burst"]
     d_pace, plan = pace_plan(res, params)
     d_typ = res.drain.d
     out = dict(drain=res.drain.results, d_pace=d_pace, d_typical=d_typ, targets=[])
