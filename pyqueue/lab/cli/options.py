@@ -1,9 +1,9 @@
-"""The options every experiment command shares, spelt one way with one default.
+"""The options every experiment command shares besides its parameters: how it runs and
+where its output goes (its parameters are its Params' flags, lab/common/params.py).
 
-A command calls ``add_run_options(parser, quick=...)`` and ``add_cpu_options(parser)``
-in its ``add_arguments``; the old spellings of an option (``--quiet``,
-``--consumer-cpu``, ``--pair``, ...) stay accepted as hidden aliases so that no
-script that used them breaks, but ``--help`` shows only the one spelling.
+A command calls ``add_run_options(parser, quick=...)`` in its ``add_arguments``; the old
+spellings of an option (``--quiet``, ``--pair``, ...) stay accepted as hidden aliases so
+that no script that used them breaks, but ``--help`` shows only the one spelling.
 
 ``check_out(args)`` runs in ``__main__`` before the command: a non-empty ``--out``
 without ``--overwrite`` is refused before anything is measured, and the folder is
@@ -13,31 +13,8 @@ import argparse
 import os
 import sys
 
-__all__ = ["WRITER_CPU", "READER_CPU", "STAGE_CPU", "add_run_options", "add_output_options",
-           "add_cpu_options", "check_out", "flag_for", "emit_json", "CpuPairAction",
-           "CpuListAction"]
-
-# The CPUs every two-thread command pins to unless told otherwise; -1 leaves a
-# thread to the scheduler.
-WRITER_CPU, READER_CPU, STAGE_CPU = 0, 1, 1
-
-# What an experiment function calls a parameter, for the flag that sets it: a
-# ValueError from the lab names the parameter, the user typed the flag.
-_PARAMETER_FLAGS = {
-    "writer_cpu": "--writer-cpu", "producer_cpu": "--writer-cpu", "other_cpu": "--writer-cpu",
-    "reader_cpu": "--reader-cpu", "consumer_cpu": "--reader-cpu", "worker_cpu": "--reader-cpu",
-    "stage_cpu": "--stage-cpu", "size": "--msg-size", "msg_size": "--msg-size",
-    "fifo_priority": "--fifo", "n": "--burst", "placement": "--writer-cpu/--stage-cpu/--reader-cpu",
-    "pair": "--writer-cpu/--reader-cpu", "cpus": "--cpus",
-}
-
-
-def _integer(text):
-    """An integer in any base Python writes (42, 0x5EED, 0o17)."""
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer: %r" % text) from None
+__all__ = ["add_run_options", "add_output_options", "check_out", "flag_for", "emit_json",
+           "CpuPairAction"]
 
 
 def add_output_options(parser, what="the tables"):
@@ -48,10 +25,9 @@ def add_output_options(parser, what="the tables"):
                              "stdout, instead of %s)" % what)
 
 
-def add_run_options(parser, *, quick, seed=None, seed_help=None):
-    """--quick, --out, --overwrite, --no-progress (alias --quiet), --markdown, --json
-    and, for an experiment with random input, --seed (``seed``: its default; the
-    string "random" for one drawn and recorded)."""
+def add_run_options(parser, *, quick):
+    """--quick (``quick``: what it does, for the help), --out, --overwrite,
+    --no-progress (alias --quiet), --markdown and --json."""
     g = parser.add_argument_group("run")
     g.add_argument("--quick", action="store_true", help=quick)
     g.add_argument("--out", metavar="DIR", default=None,
@@ -63,11 +39,6 @@ def add_run_options(parser, *, quick, seed=None, seed_help=None):
                    help="no progress bar (stderr)")
     g.add_argument("--quiet", dest="no_progress", action="store_true", default=argparse.SUPPRESS,
                    help=argparse.SUPPRESS)
-    if seed is not None:
-        g.add_argument("--seed", type=_integer, default=None if seed == "random" else seed,
-                       help=seed_help or ("seed of the random input, decimal or 0x hex "
-                                          "(default: %s)" % (seed if seed == "random"
-                                                             else "%#x" % seed)))
     add_output_options(g)
     return g
 
@@ -90,49 +61,6 @@ class CpuPairAction(argparse.Action):
                          % (option_string, len(self.targets), values))
         for dest, cpu in zip(self.targets, cpus):
             setattr(namespace, dest, cpu)
-
-
-class CpuListAction(argparse.Action):
-    """'0,2,3' -> [0, 2, 3]."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        try:
-            cpus = [int(c) for c in values.split(",") if c.strip()]
-        except ValueError:
-            parser.error("argument %s: not a list of CPUs: %r" % (option_string, values))
-        if not cpus:
-            parser.error("argument %s: no CPU given" % option_string)
-        setattr(namespace, self.dest, cpus)
-
-
-def add_cpu_options(parser, *, writer="writer", reader="reader", stage=None, matrix=False,
-                    writer_default=WRITER_CPU, reader_default=READER_CPU,
-                    stage_default=STAGE_CPU, aliases=(), pair_alias=None,
-                    placement_alias=None, note=""):
-    """--writer-cpu / --reader-cpu (and --stage-cpu, --cpus for a matrix).
-    ``writer``/``reader``/``stage``: what the thread is called in this experiment,
-    for the help; ``aliases``: old spellings as (option, dest) pairs; ``pair_alias``
-    / ``placement_alias``: an old 'A,B' / 'P,S,C' option."""
-    g = parser.add_argument_group("CPUs (-1: not pinned)" + note)
-    if matrix:
-        g.add_argument("--cpus", action=CpuListAction, default=None, metavar="A,B,...",
-                       help="CPUs of the matrix (default: every allowed CPU)")
-    g.add_argument("--writer-cpu", type=int, default=writer_default, metavar="CPU",
-                   help="CPU of the %s (default: %s)" % (writer, "%(default)s"))
-    if stage:
-        g.add_argument("--stage-cpu", type=int, default=stage_default, metavar="CPU",
-                       help="CPU of the %s (default: %%(default)s)" % stage)
-    g.add_argument("--reader-cpu", type=int, default=reader_default, metavar="CPU",
-                   help="CPU of the %s (default: %s)" % (reader, "%(default)s"))
-    for option, dest in aliases:
-        g.add_argument(option, dest=dest, type=int, default=argparse.SUPPRESS,
-                       help=argparse.SUPPRESS)
-    if pair_alias:
-        g.add_argument(pair_alias, action=CpuPairAction, targets=("writer_cpu", "reader_cpu"))
-    if placement_alias:
-        g.add_argument(placement_alias, action=CpuPairAction,
-                       targets=("writer_cpu", "stage_cpu", "reader_cpu"))
-    return g
 
 
 def check_out(args, folders=None):
@@ -170,10 +98,7 @@ def flag_for(message, parser):
         return message
     flags = {a.dest: a.option_strings[0] for a in parser._actions
              if a.option_strings and a.help != argparse.SUPPRESS}
-    flag = flags.get(head) or _PARAMETER_FLAGS.get(head)
-    if flag is None:
-        base = head.split("[", 1)[0]
-        flag = flags.get(base) or _PARAMETER_FLAGS.get(base)
+    flag = flags.get(head) or flags.get(head.split("[", 1)[0])   # "cpus[1]" -> --cpus
     return "%s: %s" % (flag, message) if flag else message
 
 
