@@ -29,9 +29,10 @@ from .stats import nearest_rank
 
 __all__ = ["Rig", "Burst", "STALL_NS", "QUEUE", "MIN_MSG"]
 
-# A gap between two consecutive dequeues longer than this (> 30 service times at
-# D ~ 1.6 M msg/s) means the consumer was not running: preempted, interrupted, or
-# its vCPU descheduled by the host.  Counted, never removed.
+# A gap between two consecutive dequeues longer than this (tens of service times
+# of the default consumer, whose work_ns is 500) means the consumer was not
+# running: preempted, interrupted, or its vCPU descheduled by the host.  Counted,
+# never removed.
 STALL_NS = 20_000
 # The first burst is ready this long after the producer thread started, so both
 # threads are pinned and running before the first message is scheduled.

@@ -44,14 +44,14 @@ REGIMES = (STREAMING, CHASING, MIXED)
 
 # A streaming reader (the writer ahead) catches up almost never: once per
 # 5,000 messages at most -- a 20 M-message slice allows 4,000, i.e. the
-# writer's rare stalls.  Streaming slices measured here: 0 - 3e-4.
+# writer's rare stalls.
 STREAMING_CATCHUPS = 2e-4
 # A chasing reader catches up at least once every 500 messages.  It catches up
-# at most once per unit the writer publishes: every 1-10 messages for the
-# per-message rings (measured 0.04 - 0.6), every burst of 32 (dpdk_burst32's
-# twin: 0.007 - 0.014), every block for pyqueue with publish "max" (4 KiB of
-# 40-byte records = 102 messages: 0.005 - 0.0098, just under the 1e-2 this
-# threshold first was, which filed every pyqueue chasing slice as mixed) ...
+# at most once per unit the writer publishes: every message or few for the
+# per-message rings, every burst of 32, every block for pyqueue with publish
+# "max" (4 KiB of 40-byte records = 102 messages, so the bound must sit below
+# 1/102) ...  The rates slices showed are in BENCHMARKS.md ("Moved from code
+# comments (pyqueue/)").
 CHASING_CATCHUPS = 2e-3
 # ... while its writer almost never waits for room.
 WAITS = 1e-3

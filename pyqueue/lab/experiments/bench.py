@@ -74,14 +74,14 @@ from ..reports.bench import (EXTRA_RATIOS, PEERS, PER_MESSAGE_PEERS, TARGETS,  #
 from ..common.stats import nearest_rank
 
 MSG = 32
-# The chasing pass paces every writer to one message per DEFAULT_GAP_NS (20 M
-# msg/s, on a schedule: pyq_twin_pace), below what the readers of the fast rows
-# take; a row whose reader is slower than that streams anyway, and its slices
-# say so (they are tagged with the regime measured, not the one intended).  At
-# 100 ns a slot ring's writer, which pays a cache-line hand-off per message to
-# a chasing reader (~150 ns on a far placement), sat near the pace itself, and
-# the regime's point -- what a reader close behind costs the writer -- did not
-# show; at 50 ns every reader still outruns its writer.
+# The chasing pass paces every writer to one message per DEFAULT_GAP_NS (on a
+# schedule: pyq_twin_pace), below what the readers of the fast rows take; a row
+# whose reader is slower than that streams anyway, and its slices say so (they
+# are tagged with the regime measured, not the one intended).  The pace must stay
+# well below a cache-line hand-off, or a slot ring's writer, which pays one per
+# message to a chasing reader, sits at the pace itself and the regime's point --
+# what a reader close behind costs the writer -- does not show (BENCHMARKS.md,
+# "Moved from code comments (pyqueue/)").
 DEFAULT_GAP_NS = 50
 KINDS = ("throughput", "chasing", "roundtrip", "python")
 # Groups of rows other modules add to every run (add_group): kind -> make(ctx).
@@ -397,9 +397,8 @@ class _Throughput:
         # The twin's regime from the same evidence as the driver's: its episodes in
         # the streaming pass, else its totals of catch-ups and waits.  (Its windows,
         # kept as twin_window_share, split a slice whose threads lost their CPU now
-        # and then into "streaming" and "chasing" windows: on a loaded host 10-25 %
-        # of a chasing twin's windows, so a 90 %-of-windows rule filed it as mixed
-        # beside a chasing driver.)
+        # and then into "streaming" and "chasing" windows on a loaded host, so a
+        # share-of-windows rule would file it as mixed beside a chasing driver.)
         if self._blocking(name):
             # It waits inside the library's own push/pop: no empty poll or full
             # retry to count, so its regime is not measured (not "streaming").
