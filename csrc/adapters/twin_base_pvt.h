@@ -48,6 +48,14 @@ typedef struct pyq_twin_msg {
     uint8_t rest[PYQ_ADAPTER_MSG_SIZE - 8];
 } pyq_twin_msg_t;
 
+/* A one-message writer's message: up to PYQ_TWIN_MSG_MAX bytes, the rows'
+ * message first (bench.c's pyqueue_direct rows send 8 to 256 bytes). */
+#define PYQ_TWIN_MSG_MAX 256
+typedef union pyq_twin_msg_any {
+    pyq_twin_msg_t m;
+    uint8_t b[PYQ_TWIN_MSG_MAX];
+} pyq_twin_msg_any_t;
+
 /* The reader's expected sequence number: a local of the reader loop. */
 struct pyq_twin_seq {
     uint64_t expected;
@@ -187,6 +195,15 @@ PYQ_TWIN_INLINE int pyq_twin_full_wait(uint64_t *fails, const int *err)
     }
     pyq_twin_relax();
     return 0;
+}
+
+/* The same for a call that waits for room inside its library: it already
+ * waited, so no relax and no yield, and the other side's failure is seen at
+ * the first retry rather than PYQ_TWIN_YIELD_EVERY waits later. */
+PYQ_TWIN_INLINE int pyq_twin_full_waited(uint64_t *fails, const int *err)
+{
+    ++*fails;
+    return pyq_twin_failed(err);
 }
 
 static inline int pyq_twin_discard(void *ctx, const void *msg, uint32_t len)

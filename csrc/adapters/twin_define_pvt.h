@@ -103,10 +103,23 @@ static inline __attribute__((always_inline)) int64_t pyq_twin_pq_read_each(pyq_q
  * receive spins on poll here (no read_spin: that is this very loop). */
 #define PYQ_TWIN_DEFINE_EACH(prefix, adapter, try_write, try_write_burst, write_each, poll,     \
                              read_burst, read_each, flush)                                      \
+    PYQ_TWIN_DEFINE_AS_(prefix, adapter, try_write, try_write_burst, write_each, poll,          \
+                        read_burst, read_each, flush, 0)
+
+/* The twins of a queue whose write waits for room inside its library, for up to
+ * PYQ_TWIN_WAIT_NS, then returns PYQ_EAGAIN (pyq_twin_write_each's `inside`):
+ * pyqueue_direct's pyq_writer_write, as bench.c's rows of it. */
+#define PYQ_TWIN_DEFINE_WAITING(prefix, adapter, write, poll, flush)                            \
+    PYQ_TWIN_DEFINE_AS_(prefix, adapter, write, (pyq_twin_burst_fn)NULL,                        \
+                        (pyq_twin_burst_fn)NULL, poll, (pyq_twin_read_fn)NULL,                  \
+                        (pyq_twin_read_fn)NULL, flush, 1)
+
+#define PYQ_TWIN_DEFINE_AS_(prefix, adapter, try_write, try_write_burst, write_each, poll,      \
+                            read_burst, read_each, flush, inside)                               \
     PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \
     {                                                                                           \
-        pyq_twin_writer((struct pyq_twin_run *)arg, try_write, try_write_burst, write_each,     \
-                        flush);                                                                 \
+        pyq_twin_writer_as((struct pyq_twin_run *)arg, try_write, try_write_burst, write_each,  \
+                           flush, PYQ_ADAPTER_MSG_SIZE, inside);                                \
         return NULL;                                                                            \
     }                                                                                           \
     PYQ_TWIN_FLAT static void *prefix##_twin_reader(void *arg)                                  \

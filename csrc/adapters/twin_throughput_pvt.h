@@ -26,6 +26,7 @@ struct pyq_twin_run {
     PYQ_TWIN_LINE int err;       /* first error: read-mostly, polled by both */
     PYQ_TWIN_LINE uint64_t t0;   /* the writer's line */
     uint64_t t_wend, full, full_runs;
+    uint32_t len;                /* bytes a message (p->queue.msg_size; 0: the rows') */
     PYQ_TWIN_LINE uint64_t got;  /* the reader's line */
     uint64_t polls, empty, empty_runs, t_end;
     struct pyq_twin_stream st;   /* streaming episodes (backlog 0: off) */
@@ -74,26 +75,29 @@ pyq_twin_reader_mark(struct pyq_twin_run *r, uint64_t next, uint64_t got, uint64
     return next;
 }
 
-/* One message per call.  Stops at the queue's error, or when the other side
- * failed (its code stays in the error word). */
+/* One message of `len` bytes per call.  inside: try_write waits for room
+ * inside its library (pyq_twin_full_waited).  Stops at the queue's error, or
+ * when the other side failed (its code stays in the error word). */
 PYQ_TWIN_INLINE void pyq_twin_write_each(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
-                                         struct pyq_twin_stream_w *sw, const int paced)
+                                         struct pyq_twin_stream_w *sw, const int paced,
+                                         uint32_t len, const int inside)
 {
-    pyq_twin_msg_t m;
+    pyq_twin_msg_any_t m;
     uint64_t fails = 0, waits = 0, next = r->window - 1, i, due = paced ? pyq_twin_stamp() : 0;
     int rc = 0;
 
-    memset(&m, 0x5A, sizeof m);
+    memset(&m, 0x5A, len);
     for (i = 0; i < r->n; i++) {
-        m.seq = i;
-        if ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN) {
+        m.m.seq = i;
+        if ((rc = try_write(r->q, &m, len)) == PYQ_EAGAIN) {
             waits++; /* one wait for room, however many retries it takes */
             do {
                 if (!paced) /* at every retry: pyq_twin_stream_full */
                     pyq_twin_stream_full(&r->st, sw, i);
-                if (pyq_twin_full_wait(&fails, &r->err))
+                if (inside ? pyq_twin_full_waited(&fails, &r->err)
+                           : pyq_twin_full_wait(&fails, &r->err))
                     goto out;
-            } while ((rc = try_write(r->q, &m, sizeof m)) == PYQ_EAGAIN);
+            } while ((rc = try_write(r->q, &m, len)) == PYQ_EAGAIN);
         }
         if (rc)
             break;
@@ -170,10 +174,12 @@ static inline pyq_twin_msg_t *pyq_twin_burst_buf(uint32_t n)
 /* The writer thread: pin, meet the reader, write r->n messages, flush.  burst:
  * the burst rows' call (r->burst > 0); each: the per-message rows' streaming
  * writer (flat out only); either may be NULL.  One loop per (call, paced)
- * pair, each paced argument a constant: the flat-out loops test nothing extra. */
-PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
-                                     pyq_twin_burst_fn burst, pyq_twin_burst_fn each,
-                                     pyq_twin_flush_fn flush)
+ * pair, each paced argument a constant: the flat-out loops test nothing extra.
+ * try_write's messages are `len` bytes (the others' PYQ_ADAPTER_MSG_SIZE);
+ * inside: it waits for room inside its library, as pyq_twin_write_each. */
+PYQ_TWIN_INLINE void pyq_twin_writer_as(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
+                                        pyq_twin_burst_fn burst, pyq_twin_burst_fn each,
+                                        pyq_twin_flush_fn flush, uint32_t len, const int inside)
 {
     pyq_twin_msg_t *buf = NULL;
     struct pyq_twin_stream_w sw;
@@ -200,14 +206,23 @@ PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn t
     } else if (per) { /* per: constant 0 where each is NULL (no call left) */
         pyq_twin_write_bursts(r, each, PYQ_TWIN_EACH_MAX, buf, &sw, 0);
     } else if (r->gap) {
-        pyq_twin_write_each(r, try_write, &sw, 1);
+        pyq_twin_write_each(r, try_write, &sw, 1, len, inside);
     } else {
-        pyq_twin_write_each(r, try_write, &sw, 0);
+        pyq_twin_write_each(r, try_write, &sw, 0, len, inside);
     }
     flush(r->q);
     r->t_wend = pyq_twin_now_ns();
     pyq_twin_stream_end(&r->st, &sw, r->n);
     free(buf);
+}
+
+/* The rows' writer: PYQ_ADAPTER_MSG_SIZE-byte messages, a try_write that
+ * never waits (pyq_adapter.h). */
+PYQ_TWIN_INLINE void pyq_twin_writer(struct pyq_twin_run *r, pyq_twin_write_fn try_write,
+                                     pyq_twin_burst_fn burst, pyq_twin_burst_fn each,
+                                     pyq_twin_flush_fn flush)
+{
+    pyq_twin_writer_as(r, try_write, burst, each, flush, PYQ_ADAPTER_MSG_SIZE, 0);
 }
 
 /* read's messages checked in place: the count, or PYQ_EBADMSG. */
@@ -225,12 +240,14 @@ PYQ_TWIN_INLINE int64_t pyq_twin_check(const pyq_twin_msg_t *buf, int64_t k,
 /* bulk: read (read_burst for the burst rows, read_each for the others) of up to
  * `max` messages into buf and the check over the array; else poll with the
  * check as its callback.  Never more than is left, and never more than one
- * window, so each window gets its own stamp. */
+ * window, so each window gets its own stamp.  from: messages already read
+ * (0 but for bench.c's reader of the Python rows, which takes the first one
+ * before its clock starts). */
 PYQ_TWIN_INLINE void pyq_twin_read_loop(struct pyq_twin_run *r, pyq_twin_poll_fn poll,
                                         pyq_twin_read_fn read, pyq_twin_msg_t *buf,
-                                        uint32_t max, const int bulk)
+                                        uint32_t max, const int bulk, uint64_t from)
 {
-    struct pyq_twin_seq s = {0};
+    struct pyq_twin_seq s = {from};
     uint64_t polls = 0, empty = 0, runs = 0, next = r->window - 1;
     int idle = 0;
 
@@ -290,21 +307,24 @@ PYQ_TWIN_INLINE void pyq_twin_reader(struct pyq_twin_run *r, pyq_twin_poll_fn po
         pyq_twin_fail(&r->err, rc);
     pyq_twin_meet(&r->ready);
     if (buf && burst)
-        pyq_twin_read_loop(r, poll, read, buf, r->burst, 1);
+        pyq_twin_read_loop(r, poll, read, buf, r->burst, 1, 0);
     else if (buf && per) /* per: constant 0 where each is NULL (no call left) */
-        pyq_twin_read_loop(r, poll, each, buf, PYQ_TWIN_EACH_MAX, 1);
+        pyq_twin_read_loop(r, poll, each, buf, PYQ_TWIN_EACH_MAX, 1, 0);
     else
-        pyq_twin_read_loop(r, poll, read, buf, 0, 0);
+        pyq_twin_read_loop(r, poll, read, buf, 0, 0, 0);
     free(buf);
 }
 
 /* Nonzero when a run cannot take p: burst unsupported or too large, window
  * not a power of two, no room for its records, backlog with a pace or no
- * room for episodes. */
+ * room for episodes, a message size (0: the rows') out of 8..PYQ_TWIN_MSG_MAX. */
 static inline int pyq_twin_params_bad(const pyq_twin_params_t *p, int has_burst,
                                       const pyq_twin_window_t *win, uint32_t max_win)
 {
-    return p->burst > PYQ_TWIN_BURST_MAX || (p->burst && !has_burst) ||
+    uint32_t len = p->queue.msg_size;
+
+    return (len && (len < 8 || len > PYQ_TWIN_MSG_MAX)) ||
+           p->burst > PYQ_TWIN_BURST_MAX || (p->burst && !has_burst) ||
            (p->window & (p->window - 1)) || (max_win && !win) ||
            (p->backlog && (p->gap_ticks || !p->episodes || !p->max_episodes));
 }
@@ -337,6 +357,7 @@ static inline int pyq_twin_run_go(const pyq_adapter_t *a, void *q, int has_burst
     r->win = win;
     r->max_win = win ? max_win : 0;
     r->burst = p->burst;
+    r->len = p->queue.msg_size ? p->queue.msg_size : PYQ_ADAPTER_MSG_SIZE;
     r->wcpu = p->writer_cpu;
     r->rcpu = p->reader_cpu;
     pyq_twin_stream_init(&r->st, p->backlog, p->episodes, p->max_episodes);

@@ -115,7 +115,7 @@ static const pyq_adapter_t pq_queue = {
 
 PYQ_TWIN_DEFINE_EACH(pq, pq_queue, pq_try_write, pq_try_write_burst, pq_write_each, pq_poll,
                      pq_read_burst, pq_read_each, pq_flush)
-PYQ_TWIN_DEFINE(pqd, pq_queue, pq_write, NULL, pq_poll, pq_flush)
+PYQ_TWIN_DEFINE_WAITING(pqd, pq_queue, pq_write, pq_poll, pq_flush)
 PYQ_TWIN_DEFINE(pqr, pq_queue, pq_try_write, NULL, pq_read_one, pq_flush)
 
 /* ---- yardstick: rigtorp's SPSCQueue design, 32-byte slots ------------------- */
