@@ -16,9 +16,8 @@
  * fills the queue), then both run flat out until the reader's first empty
  * poll, and the reader is held again.  The writer and the reader of one run
  * meet here once per episode; per message the writer compares its count with
- * `next` only, everything else is on rare paths.  bench.c's pyqueue_direct
- * loop runs the same protocol.  ST-L1 / ST-L2: the release; ST-L3 / ST-L4:
- * the hold; ST-L5 / ST-L6: the writer's end. */
+ * `next` only, everything else is on rare paths.  ST-L1 / ST-L2: the
+ * release; ST-L3 / ST-L4: the hold; ST-L5 / ST-L6: the writer's end. */
 struct pyq_twin_stream {
     uint64_t backlog;              /* 0: no episodes (the protocol is off) */
     pyq_twin_episode_t *ep;

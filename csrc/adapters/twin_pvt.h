@@ -17,12 +17,17 @@
  *         PYQ_TWIN_DEFINE(prefix, adapter, try_write, try_write_burst, poll, flush)
  *         PYQ_TWIN_DEFINE_EACH(prefix, adapter, try_write, try_write_burst,
  *                              write_each, poll, read_burst, read_each, flush)
+ *         PYQ_TWIN_DEFINE_WAITING(prefix, adapter, write, poll, flush)
  *
  *     define prefix_twin_throughput() and prefix_twin_roundtrip() for its
  *     pyq_twin_t (a NULL operation: that side takes the path the driver takes
  *     for an adapter without it).  The instantiations are flatten, so the
  *     queue's calls and the reader's check are inlined: no indirect call is
  *     left in a twin's hot loop (tests/lab/test_twins.py reads objdump -d).
+ *
+ * pyqueue_direct's rows have no adapter table: bench/bench.c instantiates the
+ * throughput bodies with the same constant pointers as its twin (its message
+ * size the one run-time difference), so there the row is the twin's loop.
  *
  * So adapter row / twin prices exactly the driver -- the table and the
  * callback -- and the two cannot drift.  Two parameters differ, neither on

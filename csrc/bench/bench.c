@@ -1,5 +1,10 @@
 /*
- * bench.c - measured loops of the core benchmark (see pyq_bench.h).
+ * bench.c - measured loops of the core benchmark (see pyq_bench.h): pyqueue
+ * through its own API -- the pyqueue_direct rows and the C reader of the
+ * Python rows -- and the ping-pong floor.  The throughput loops are the
+ * twins' (adapters/twin_pvt.h), instantiated with pyqueue's calls as constant
+ * pointers exactly as pyqueue_direct's twin (bench/twins.c) instantiates
+ * them: the row and its twin run one body.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -13,9 +18,102 @@
 #include "bench/pyq_bench.h"
 
 #define WARMUP_TRIPS PYQ_BENCH_WARMUP_TRIPS
-#define join_two pyq_bench_join_two
 
 /* ---- queue throughput ---------------------------------------------------- */
+
+/* pyqueue_direct's calls, as its twin's (bench/twins.c): the queue waits for
+ * room itself, PYQ_TWIN_WAIT_NS at a time, then the loop looks at its
+ * episodes' hold and retries (pyq_twin_write_each's `inside`). */
+PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
+{
+    return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
+}
+
+PYQ_TWIN_INLINE void pq_flush(void *q)
+{
+    pyq_writer_flush(q);
+}
+
+PYQ_TWIN_INLINE int64_t pq_poll(void *q, uint64_t max, pyq_message_fn fn, void *ctx)
+{
+    return pyq_reader_poll(q, max, fn, ctx);
+}
+
+/* The loops' threads (named *_twin_* as the twins' are: tests/lab/test_twins.py
+ * checks that no call to the queue is left indirect in them). */
+PYQ_TWIN_FLAT static void *direct_twin_writer(void *arg)
+{
+    struct pyq_twin_run *r = arg;
+
+    pyq_twin_writer_as(r, pq_write, NULL, NULL, pq_flush, r->len, 1);
+    return NULL;
+}
+
+PYQ_TWIN_FLAT static void *direct_twin_reader(void *arg)
+{
+    pyq_twin_reader(arg, pq_poll, NULL, NULL);
+    return NULL;
+}
+
+static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
+                     uint64_t backlog, pyq_twin_episode_t *episodes, uint32_t max_episodes,
+                     int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    pyq_twin_params_t p;
+    pyq_twin_result_t tr;
+
+    memset(res, 0, sizeof(*res));
+    if (!q || msg_size < 8 || msg_size > PYQ_TWIN_MSG_MAX || msg_size > pyq_queue_max_message(q))
+        return res->error = PYQ_EINVAL;
+    memset(&p, 0, sizeof(p));
+    p.queue.msg_size = msg_size;
+    p.messages = n;
+    p.gap_ticks = gap_ticks;
+    p.writer_cpu = writer_cpu;
+    p.reader_cpu = reader_cpu;
+    p.backlog = backlog;
+    p.episodes = episodes;
+    p.max_episodes = max_episodes;
+    /* No adapter table (the threads call pyqueue), no burst, no windows. */
+    pyq_twin_run_go(NULL, q, 0, &p, NULL, 0, &tr, direct_twin_writer, direct_twin_reader);
+    res->messages = tr.messages;
+    res->elapsed_ns = tr.elapsed_ns;
+    res->end_ns = tr.start_ns + tr.elapsed_ns;
+    res->writer_ns = tr.writer_ns;
+    res->full_retries = tr.full_retries;
+    res->full_runs = tr.full_runs;
+    res->polls = tr.polls;
+    res->empty_polls = tr.empty_polls;
+    res->empty_runs = tr.empty_runs;
+    res->episodes = tr.episodes;
+    return res->error = tr.error;
+}
+
+int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
+                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    return queue_run(q, n, msg_size, 0, 0, NULL, 0, writer_cpu, reader_cpu, res);
+}
+
+int pyq_bench_queue_paced(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
+                          int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    return queue_run(q, n, msg_size, gap_ticks, 0, NULL, 0, writer_cpu, reader_cpu, res);
+}
+
+int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
+                           pyq_twin_episode_t *episodes, uint32_t max_episodes,
+                           int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
+{
+    if (!backlog) { /* 0 would be a plain run; the rest pyq_twin_params_bad refuses */
+        memset(res, 0, sizeof(*res));
+        return res->error = PYQ_EINVAL;
+    }
+    return queue_run(q, n, msg_size, 0, backlog, episodes, max_episodes, writer_cpu,
+                     reader_cpu, res);
+}
+
+/* ---- C reader for a Python writer ---------------------------------------- */
 
 struct qrun {
     pyq_queue_t *q;
@@ -84,101 +182,6 @@ out:
     pyq_twin_stream_caught(&r->st, r->got, 0, q_err(r));
     return NULL;
 }
-
-static void *q_writer(void *arg)
-{
-    struct qrun *r = arg;
-    uint8_t buf[256];
-    struct pyq_twin_stream_w sw;
-    uint64_t due;
-    int rc = pyq_cpu_pin_opt(r->wcpu);
-
-    memset(buf, 0x5A, sizeof(buf));
-    if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    pyq_twin_stream_w_init(&r->st, &sw);
-    due = pyq_twin_stamp();
-    r->t0 = pyq_now_ns();
-    /* The queue waits for room itself, for PYQ_TWIN_WAIT_NS at a time: a full
-     * queue may be the backlog of a reader that is held (pyq_twin_stream_full). */
-    for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
-        memcpy(buf, &i, 8);
-        while (PYQ_UNLIKELY((rc = pyq_writer_write(r->q, buf, r->size, PYQ_TWIN_WAIT_NS)) ==
-                            PYQ_EAGAIN) &&
-               !atomic_load_explicit(&r->err, memory_order_relaxed))
-            pyq_twin_stream_full(&r->st, &sw, i);
-        if (rc) { /* PYQ_EAGAIN: the reader failed, its code stays in err */
-            if (rc != PYQ_EAGAIN)
-                atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-            break;
-        }
-        if (r->gap)
-            pyq_twin_pace(&due, r->gap);
-        else
-            pyq_twin_stream_wrote(&r->st, &sw, i + 1);
-    }
-    pyq_writer_flush(r->q);
-    r->t_wend = pyq_now_ns();
-    pyq_twin_stream_end(&r->st, &sw, r->n);
-    return NULL;
-}
-
-static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
-                     uint64_t backlog, pyq_twin_episode_t *episodes, uint32_t max_episodes,
-                     int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
-{
-    struct qrun r;
-    int rc;
-
-    memset(res, 0, sizeof(*res));
-    if (msg_size < 8 || msg_size > 256 || msg_size > pyq_queue_max_message(q))
-        return PYQ_EINVAL;
-    memset(&r, 0, sizeof(r));
-    pyq_twin_stream_init(&r.st, backlog, episodes, max_episodes);
-    r.q = q;
-    r.n = n;
-    r.gap = gap_ticks;
-    r.size = msg_size;
-    r.wcpu = writer_cpu;
-    r.rcpu = reader_cpu;
-    if ((rc = join_two(q_writer, q_reader, &r, &r.start)) != 0)
-        return rc;
-    res->messages = r.got;
-    res->elapsed_ns = r.t1 - r.t0;
-    res->writer_ns = r.t_wend - r.t0;
-    res->end_ns = r.t1;
-    res->polls = r.polls;
-    res->empty_polls = r.empty_polls;
-    res->empty_runs = r.empty_runs;
-    res->episodes = r.st.recorded;
-    res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
-    return res->error;
-}
-
-int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
-                               int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
-{
-    return queue_run(q, n, msg_size, 0, 0, NULL, 0, writer_cpu, reader_cpu, res);
-}
-
-int pyq_bench_queue_paced(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap_ticks,
-                          int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
-{
-    return queue_run(q, n, msg_size, gap_ticks, 0, NULL, 0, writer_cpu, reader_cpu, res);
-}
-
-int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t backlog,
-                           pyq_twin_episode_t *episodes, uint32_t max_episodes,
-                           int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
-{
-    memset(res, 0, sizeof(*res));
-    if (!backlog || !episodes || !max_episodes)
-        return PYQ_EINVAL;
-    return queue_run(q, n, msg_size, 0, backlog, episodes, max_episodes, writer_cpu,
-                     reader_cpu, res);
-}
-
-/* ---- C reader for a Python writer ---------------------------------------- */
 
 struct pyq_bench_reader {
     struct qrun r;

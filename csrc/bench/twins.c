@@ -49,9 +49,9 @@ PYQ_TWIN_INLINE int64_t pq_try_write_burst(void *q, const void *msgs, uint32_t n
     return (k == 0 && err != 0 && err != PYQ_EAGAIN) ? err : k;
 }
 
-/* The bench's pyqueue_direct writer: the queue waits for room itself, for
+/* pyqueue_direct's writer: the queue waits for room itself, for
  * PYQ_TWIN_WAIT_NS at a time (then PYQ_EAGAIN: the loop looks at the hold of
- * its streaming episodes and retries, as bench.c's loop does). */
+ * its streaming episodes and retries); bench.c's rows of it call the same. */
 PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
 {
     return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
