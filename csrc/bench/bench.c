@@ -115,99 +115,33 @@ int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64
 
 /* ---- C reader for a Python writer ---------------------------------------- */
 
-struct qrun {
-    pyq_queue_t *q;
-    uint64_t n, gap;                    /* gap: the twins' pace after each message (0: none) */
-    uint32_t size;
-    int32_t wcpu, rcpu;
-    pyq_start_t start;
-    uint64_t t0, t_wend;                /* writer's line */
-    PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
-    uint64_t polls, empty_polls;        /* the regime, and the reader's catch-ups */
-    uint64_t empty_runs;
-    PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
-    _Atomic int stop;
-    struct pyq_twin_stream st;          /* streaming episodes (backlog 0: off) */
-};
-
-/* The twins' protocol helpers poll the error flag as a plain int. */
-static inline const int *q_err(struct qrun *r)
-{
-    return (const int *)&r->err;
-}
-
-static int seq_check(void *ctx, const void *msg, uint32_t len)
-{
-    struct qrun *r = ctx;
-    uint64_t seq;
-
-    memcpy(&seq, msg, 8);
-    if (seq != r->got)
-        return PYQ_EBADMSG;
-    r->got++;
-    return 0;
-}
-
-static void *q_reader(void *arg)
-{
-    struct qrun *r = arg;
-    int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
-    int idle = 0;
-
-    if (rc)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, q_err(r)) < 0)
-        goto out;
-    while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
-           !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-        int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
-        r->polls++;
-        if (k < 0)
-            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-        else if (k == 0) {
-            r->empty_polls++;
-            if (!idle) { /* a catch-up: the first empty poll after messages */
-                r->empty_runs++;
-                if (r->st.open && pyq_twin_stream_caught(&r->st, r->got, 1, q_err(r)) < 0)
-                    break;
-            }
-            idle = 1;
-            pyq_cpu_relax();
-        } else {
-            idle = 0;
-        }
-    }
-out:
-    r->t1 = pyq_now_ns();
-    pyq_twin_stream_caught(&r->st, r->got, 0, q_err(r));
-    return NULL;
-}
-
 struct pyq_bench_reader {
-    struct qrun r;
+    struct pyq_twin_run r; /* the reader's half: no windows, no episodes */
     pthread_t t;
 };
 
-static void *py_reader(void *arg)
+/* The same reader loop, started by the first message rather than a barrier:
+ * the writer is Python.  pyq_bench_reader_stop flags PYQ_EINTR in r->err. */
+PYQ_TWIN_FLAT static void *py_twin_reader(void *arg)
 {
-    struct qrun *r = arg;
-    int rc = pyq_cpu_pin_opt(r->rcpu);
+    struct pyq_twin_run *r = arg;
+    struct pyq_twin_seq s = {0};
+    int64_t k = 0;
+    int rc = pyq_twin_pin(r->rcpu);
 
     if (rc) {
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+        pyq_twin_fail(&r->err, rc);
         return NULL;
     }
-    while (r->got == 0 && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-        int64_t k = pyq_reader_poll(r->q, 1, seq_check, r);
-        if (k < 0) {
-            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-            return NULL;
-        }
-        if (k == 0)
-            pyq_cpu_relax();
-    }
-    r->t0 = pyq_now_ns();
-    return q_reader(arg);
+    while (r->n && (k = pq_poll(r->q, 1, pyq_twin_next, &s)) == 0 && !pyq_twin_failed(&r->err))
+        pyq_twin_relax();
+    if (k < 0)
+        pyq_twin_fail(&r->err, (int)k);
+    if (k <= 0)
+        return NULL;
+    r->t0 = pyq_twin_now_ns();
+    pyq_twin_read_loop(r, pq_poll, NULL, NULL, 0, 0, 1);
+    return NULL;
 }
 
 int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
@@ -219,15 +153,14 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
     *out = NULL;
     if (msg_size < 8)
         return PYQ_EINVAL;
-    h = calloc(1, sizeof(*h));
-    if (!h)
+    if (posix_memalign((void **)&h, PYQ_CACHELINE, sizeof(*h)) != 0)
         return PYQ_ENOMEM;
+    memset(h, 0, sizeof(*h));
     h->r.q = q;
     h->r.n = n;
-    h->r.size = msg_size;
+    h->r.window = UINT64_MAX; /* no window records: each poll asks for all that is left */
     h->r.rcpu = cpu;
-    pyq_start_arrive(&h->r.start, 0); /* for the writer, which is Python: nobody to meet */
-    if ((rc = pthread_create(&h->t, NULL, py_reader, &h->r)) != 0) {
+    if ((rc = pthread_create(&h->t, NULL, py_twin_reader, &h->r)) != 0) {
         free(h);
         return -rc;
     }
@@ -237,19 +170,20 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
 
 void pyq_bench_reader_stop(pyq_bench_reader_t *h)
 {
-    atomic_store_explicit(&h->r.stop, 1, memory_order_relaxed);
+    pyq_twin_fail(&h->r.err, PYQ_EINTR);
 }
 
 int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
 {
     pthread_join(h->t, NULL);
+    memset(res, 0, sizeof(*res));
     res->messages = h->r.got;
-    res->elapsed_ns = h->r.t1 - h->r.t0;
-    res->end_ns = h->r.t1;
+    res->elapsed_ns = h->r.t_end - h->r.t0;
+    res->end_ns = h->r.t_end;
     res->polls = h->r.polls; /* the regime of a Python writer's run too */
-    res->empty_polls = h->r.empty_polls;
+    res->empty_polls = h->r.empty;
     res->empty_runs = h->r.empty_runs;
-    res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
+    res->error = pyq_twin_failed(&h->r.err);
     if (!res->error && h->r.got < h->r.n)
         res->error = PYQ_EINTR;
     free(h);
