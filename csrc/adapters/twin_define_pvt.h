@@ -1,9 +1,9 @@
 /*
  * twin_define_pvt.h - the macros that instantiate the loops in a queue's own
- * translation unit: its twins (PYQ_TWIN_DEFINE, PYQ_TWIN_DEFINE_EACH), the
- * adapter operations compiled around its own calls (PYQ_TWIN_WRITE_EACH,
- * PYQ_TWIN_READ_SPIN, pyqueue's read_each) and a peer library's table of
- * twins (PYQ_TWIN_PEER_TABLE).  Never installed.
+ * translation unit: its twins (PYQ_TWIN_DEFINE, PYQ_TWIN_DEFINE_EACH,
+ * PYQ_TWIN_DEFINE_WAITING), the adapter operations compiled around its own
+ * calls (PYQ_TWIN_WRITE_EACH, PYQ_TWIN_READ_SPIN, pyqueue's read_each) and a
+ * peer library's table of twins (PYQ_TWIN_PEER_TABLE).  Never installed.
  */
 #ifndef PYQ_TWIN_DEFINE_PVT_H
 #define PYQ_TWIN_DEFINE_PVT_H
@@ -114,6 +114,7 @@ static inline __attribute__((always_inline)) int64_t pyq_twin_pq_read_each(pyq_q
                         (pyq_twin_burst_fn)NULL, poll, (pyq_twin_read_fn)NULL,                  \
                         (pyq_twin_read_fn)NULL, flush, 1)
 
+/* The one expansion of the three above; inside: pyq_twin_writer_as's. */
 #define PYQ_TWIN_DEFINE_AS_(prefix, adapter, try_write, try_write_burst, write_each, poll,      \
                             read_burst, read_each, flush, inside)                               \
     PYQ_TWIN_FLAT static void *prefix##_twin_writer(void *arg)                                  \

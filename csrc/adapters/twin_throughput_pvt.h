@@ -16,7 +16,8 @@
 
 /* One throughput run: the writer's and the reader's state on their own lines. */
 struct pyq_twin_run {
-    const pyq_adapter_t *a;      /* the queue's table (the driver calls through it) */
+    const pyq_adapter_t *a;      /* the queue's table (the driver calls through it;
+                                    NULL for bench.c's pyqueue_direct rows) */
     void *q;
     uint64_t n, gap, window;     /* window: UINT64_MAX when none are kept */
     pyq_twin_window_t *win;
@@ -330,7 +331,8 @@ static inline int pyq_twin_params_bad(const pyq_twin_params_t *p, int has_burst,
 }
 
 /* Run writer w and reader rd (instantiations of pyq_twin_writer / _reader)
- * over adapter a's queue q, as p says; windows into win[max_win].  Fills res
+ * over queue q (r->a = a, for threads that call through it), as p says;
+ * windows into win[max_win].  Fills res
  * (not res->capacity) and returns res->error: 0, PYQ_EINVAL
  * (pyq_twin_params_bad), PYQ_ENOMEM, PYQ_EBADMSG, or a pinning / pthread /
  * queue code. */
