@@ -1,5 +1,10 @@
 /*
- * bench.c - measured loops of the core benchmark (see pyq_bench.h).
+ * bench.c - measured loops of the core benchmark (see pyq_bench.h): pyqueue
+ * through its own API -- the pyqueue_direct rows and the C reader of the
+ * Python rows -- and the ping-pong floor.  The throughput loops are the
+ * twins' (adapters/twin_pvt.h), instantiated with pyqueue's calls as constant
+ * pointers exactly as pyqueue_direct's twin (bench/twins.c) instantiates
+ * them: the row and its twin run one body.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -13,113 +18,40 @@
 #include "bench/pyq_bench.h"
 
 #define WARMUP_TRIPS PYQ_BENCH_WARMUP_TRIPS
-#define join_two pyq_bench_join_two
 
 /* ---- queue throughput ---------------------------------------------------- */
 
-struct qrun {
-    pyq_queue_t *q;
-    uint64_t n, gap;                    /* gap: the twins' pace after each message (0: none) */
-    uint32_t size;
-    int32_t wcpu, rcpu;
-    pyq_start_t start;
-    uint64_t t0, t_wend;                /* writer's line */
-    PYQ_ALIGNED_LINE uint64_t got, t1;  /* reader's line: bumped per message */
-    uint64_t polls, empty_polls;        /* the regime, and the reader's catch-ups */
-    uint64_t empty_runs;
-    PYQ_ALIGNED_LINE _Atomic int err;   /* read-mostly: polled by both sides */
-    _Atomic int stop;
-    struct pyq_twin_stream st;          /* streaming episodes (backlog 0: off) */
-};
-
-/* The twins' protocol helpers poll the error flag as a plain int. */
-static inline const int *q_err(struct qrun *r)
+/* pyqueue_direct's calls, as its twin's (bench/twins.c): the queue waits for
+ * room itself, PYQ_TWIN_WAIT_NS at a time, then the loop looks at its
+ * episodes' hold and retries (pyq_twin_write_each's `inside`). */
+PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
 {
-    return (const int *)&r->err;
+    return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
 }
 
-static int seq_check(void *ctx, const void *msg, uint32_t len)
+PYQ_TWIN_INLINE void pq_flush(void *q)
 {
-    struct qrun *r = ctx;
-    uint64_t seq;
-
-    memcpy(&seq, msg, 8);
-    if (seq != r->got)
-        return PYQ_EBADMSG;
-    r->got++;
-    return 0;
+    pyq_writer_flush(q);
 }
 
-static void *q_reader(void *arg)
+PYQ_TWIN_INLINE int64_t pq_poll(void *q, uint64_t max, pyq_message_fn fn, void *ctx)
 {
-    struct qrun *r = arg;
-    int rc = pyq_start_meet(&r->start, 2, pyq_cpu_pin_opt(r->rcpu));
-    int idle = 0;
+    return pyq_reader_poll(q, max, fn, ctx);
+}
 
-    if (rc)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    if (pyq_twin_stream_on(&r->st) && pyq_twin_stream_hold(&r->st, 0, q_err(r)) < 0)
-        goto out;
-    while (r->got < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed) &&
-           !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-        int64_t k = pyq_reader_poll(r->q, UINT64_MAX, seq_check, r);
-        r->polls++;
-        if (k < 0)
-            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-        else if (k == 0) {
-            r->empty_polls++;
-            if (!idle) { /* a catch-up: the first empty poll after messages */
-                r->empty_runs++;
-                if (r->st.open && pyq_twin_stream_caught(&r->st, r->got, 1, q_err(r)) < 0)
-                    break;
-            }
-            idle = 1;
-            pyq_cpu_relax();
-        } else {
-            idle = 0;
-        }
-    }
-out:
-    r->t1 = pyq_now_ns();
-    pyq_twin_stream_caught(&r->st, r->got, 0, q_err(r));
+/* The loops' threads (named *_twin_* as the twins' are: tests/lab/test_twins.py
+ * checks that no call to the queue is left indirect in them). */
+PYQ_TWIN_FLAT static void *direct_twin_writer(void *arg)
+{
+    struct pyq_twin_run *r = arg;
+
+    pyq_twin_writer_as(r, pq_write, NULL, NULL, pq_flush, r->len, 1);
     return NULL;
 }
 
-static void *q_writer(void *arg)
+PYQ_TWIN_FLAT static void *direct_twin_reader(void *arg)
 {
-    struct qrun *r = arg;
-    uint8_t buf[256];
-    struct pyq_twin_stream_w sw;
-    uint64_t due;
-    int rc = pyq_cpu_pin_opt(r->wcpu);
-
-    memset(buf, 0x5A, sizeof(buf));
-    if ((rc = pyq_start_meet(&r->start, 2, rc)) != 0)
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-    pyq_twin_stream_w_init(&r->st, &sw);
-    due = pyq_twin_stamp();
-    r->t0 = pyq_now_ns();
-    /* The queue waits for room itself, for PYQ_TWIN_WAIT_NS at a time: a full
-     * queue may be the backlog of a reader that is held (pyq_twin_stream_full). */
-    for (uint64_t i = 0; i < r->n && !atomic_load_explicit(&r->err, memory_order_relaxed); i++) {
-        memcpy(buf, &i, 8);
-        while (PYQ_UNLIKELY((rc = pyq_writer_write(r->q, buf, r->size, PYQ_TWIN_WAIT_NS)) ==
-                            PYQ_EAGAIN) &&
-               !atomic_load_explicit(&r->err, memory_order_relaxed))
-            pyq_twin_stream_full(&r->st, &sw, i);
-        if (rc) { /* PYQ_EAGAIN: the reader failed, its code stays in err */
-            if (rc != PYQ_EAGAIN)
-                atomic_store_explicit(&r->err, rc, memory_order_relaxed);
-            break;
-        }
-        if (r->gap)
-            pyq_twin_pace(&due, r->gap);
-        else
-            pyq_twin_stream_wrote(&r->st, &sw, i + 1);
-    }
-    pyq_writer_flush(r->q);
-    r->t_wend = pyq_now_ns();
-    pyq_twin_stream_end(&r->st, &sw, r->n);
+    pyq_twin_reader(arg, pq_poll, NULL, NULL);
     return NULL;
 }
 
@@ -127,32 +59,34 @@ static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap
                      uint64_t backlog, pyq_twin_episode_t *episodes, uint32_t max_episodes,
                      int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
 {
-    struct qrun r;
-    int rc;
+    pyq_twin_params_t p;
+    pyq_twin_result_t tr;
 
     memset(res, 0, sizeof(*res));
-    if (msg_size < 8 || msg_size > 256 || msg_size > pyq_queue_max_message(q))
-        return PYQ_EINVAL;
-    memset(&r, 0, sizeof(r));
-    pyq_twin_stream_init(&r.st, backlog, episodes, max_episodes);
-    r.q = q;
-    r.n = n;
-    r.gap = gap_ticks;
-    r.size = msg_size;
-    r.wcpu = writer_cpu;
-    r.rcpu = reader_cpu;
-    if ((rc = join_two(q_writer, q_reader, &r, &r.start)) != 0)
-        return rc;
-    res->messages = r.got;
-    res->elapsed_ns = r.t1 - r.t0;
-    res->writer_ns = r.t_wend - r.t0;
-    res->end_ns = r.t1;
-    res->polls = r.polls;
-    res->empty_polls = r.empty_polls;
-    res->empty_runs = r.empty_runs;
-    res->episodes = r.st.recorded;
-    res->error = atomic_load_explicit(&r.err, memory_order_relaxed);
-    return res->error;
+    if (!q || msg_size < 8 || msg_size > PYQ_TWIN_MSG_MAX || msg_size > pyq_queue_max_message(q))
+        return res->error = PYQ_EINVAL;
+    memset(&p, 0, sizeof(p));
+    p.queue.msg_size = msg_size;
+    p.messages = n;
+    p.gap_ticks = gap_ticks;
+    p.writer_cpu = writer_cpu;
+    p.reader_cpu = reader_cpu;
+    p.backlog = backlog;
+    p.episodes = episodes;
+    p.max_episodes = max_episodes;
+    /* No adapter table (the threads call pyqueue), no burst, no windows. */
+    pyq_twin_run_go(NULL, q, 0, &p, NULL, 0, &tr, direct_twin_writer, direct_twin_reader);
+    res->messages = tr.messages;
+    res->elapsed_ns = tr.elapsed_ns;
+    res->end_ns = tr.start_ns + tr.elapsed_ns;
+    res->writer_ns = tr.writer_ns;
+    res->full_retries = tr.full_retries;
+    res->full_runs = tr.full_runs;
+    res->polls = tr.polls;
+    res->empty_polls = tr.empty_polls;
+    res->empty_runs = tr.empty_runs;
+    res->episodes = tr.episodes;
+    return res->error = tr.error;
 }
 
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
@@ -171,9 +105,10 @@ int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64
                            pyq_twin_episode_t *episodes, uint32_t max_episodes,
                            int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *res)
 {
-    memset(res, 0, sizeof(*res));
-    if (!backlog || !episodes || !max_episodes)
-        return PYQ_EINVAL;
+    if (!backlog) { /* 0 would be a plain run; the rest pyq_twin_params_bad refuses */
+        memset(res, 0, sizeof(*res));
+        return res->error = PYQ_EINVAL;
+    }
     return queue_run(q, n, msg_size, 0, backlog, episodes, max_episodes, writer_cpu,
                      reader_cpu, res);
 }
@@ -181,30 +116,32 @@ int pyq_bench_queue_stream(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64
 /* ---- C reader for a Python writer ---------------------------------------- */
 
 struct pyq_bench_reader {
-    struct qrun r;
+    struct pyq_twin_run r; /* the reader's half: no windows, no episodes */
     pthread_t t;
 };
 
-static void *py_reader(void *arg)
+/* The same reader loop, started by the first message rather than a barrier:
+ * the writer is Python.  pyq_bench_reader_stop flags PYQ_EINTR in r->err. */
+PYQ_TWIN_FLAT static void *py_twin_reader(void *arg)
 {
-    struct qrun *r = arg;
-    int rc = pyq_cpu_pin_opt(r->rcpu);
+    struct pyq_twin_run *r = arg;
+    struct pyq_twin_seq s = {0};
+    int64_t k = 0;
+    int rc = pyq_twin_pin(r->rcpu);
 
     if (rc) {
-        atomic_store_explicit(&r->err, rc, memory_order_relaxed);
+        pyq_twin_fail(&r->err, rc);
         return NULL;
     }
-    while (r->got == 0 && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-        int64_t k = pyq_reader_poll(r->q, 1, seq_check, r);
-        if (k < 0) {
-            atomic_store_explicit(&r->err, (int)k, memory_order_relaxed);
-            return NULL;
-        }
-        if (k == 0)
-            pyq_cpu_relax();
-    }
-    r->t0 = pyq_now_ns();
-    return q_reader(arg);
+    while (r->n && (k = pq_poll(r->q, 1, pyq_twin_next, &s)) == 0 && !pyq_twin_failed(&r->err))
+        pyq_twin_relax();
+    if (k < 0)
+        pyq_twin_fail(&r->err, (int)k);
+    if (k <= 0)
+        return NULL;
+    r->t0 = pyq_twin_now_ns();
+    pyq_twin_read_loop(r, pq_poll, NULL, NULL, 0, 0, 1);
+    return NULL;
 }
 
 int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_t cpu,
@@ -216,15 +153,14 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
     *out = NULL;
     if (msg_size < 8)
         return PYQ_EINVAL;
-    h = calloc(1, sizeof(*h));
-    if (!h)
+    if (posix_memalign((void **)&h, PYQ_CACHELINE, sizeof(*h)) != 0)
         return PYQ_ENOMEM;
+    memset(h, 0, sizeof(*h));
     h->r.q = q;
     h->r.n = n;
-    h->r.size = msg_size;
+    h->r.window = UINT64_MAX; /* no window records: each poll asks for all that is left */
     h->r.rcpu = cpu;
-    pyq_start_arrive(&h->r.start, 0); /* for the writer, which is Python: nobody to meet */
-    if ((rc = pthread_create(&h->t, NULL, py_reader, &h->r)) != 0) {
+    if ((rc = pthread_create(&h->t, NULL, py_twin_reader, &h->r)) != 0) {
         free(h);
         return -rc;
     }
@@ -234,19 +170,20 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
 
 void pyq_bench_reader_stop(pyq_bench_reader_t *h)
 {
-    atomic_store_explicit(&h->r.stop, 1, memory_order_relaxed);
+    pyq_twin_fail(&h->r.err, PYQ_EINTR);
 }
 
 int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *res)
 {
     pthread_join(h->t, NULL);
+    memset(res, 0, sizeof(*res));
     res->messages = h->r.got;
-    res->elapsed_ns = h->r.t1 - h->r.t0;
-    res->end_ns = h->r.t1;
+    res->elapsed_ns = h->r.t_end - h->r.t0;
+    res->end_ns = h->r.t_end;
     res->polls = h->r.polls; /* the regime of a Python writer's run too */
-    res->empty_polls = h->r.empty_polls;
+    res->empty_polls = h->r.empty;
     res->empty_runs = h->r.empty_runs;
-    res->error = atomic_load_explicit(&h->r.err, memory_order_relaxed);
+    res->error = pyq_twin_failed(&h->r.err);
     if (!res->error && h->r.got < h->r.n)
         res->error = PYQ_EINTR;
     free(h);

@@ -1,13 +1,12 @@
 /*
  * bench_pvt.h - private helpers shared by the benchmark loops (bench.c,
- * bench_adapter.c): the two-thread runner and the per-sample timer; their
- * threads meet at the runtime's start barrier (runtime/start_pvt.h).  Never
- * installed.
+ * bench_adapter.c): the per-sample timer of the latency loops, and the
+ * runtime's start barrier (runtime/start_pvt.h) the ping-pong floor's two
+ * threads meet at.  The throughput and round-trip runs are the twins'
+ * (adapters/twin_pvt.h).  Never installed.
  */
 #ifndef PYQ_BENCH_PVT_H
 #define PYQ_BENCH_PVT_H
-
-#include <pthread.h>
 
 #include "common/atomic.h"
 #include "runtime/pyq_runtime.h"
@@ -15,26 +14,6 @@
 #include "runtime/start_pvt.h"
 
 #define PYQ_BENCH_WARMUP_TRIPS 1000
-
-/* Run w and rd in two new threads over arg, both meeting at start, and join
- * both.  0 or -errno. */
-static inline int pyq_bench_join_two(void *(*w)(void *), void *(*rd)(void *), void *arg,
-                                     pyq_start_t *start)
-{
-    pthread_t wt, rt;
-    int rc;
-
-    if ((rc = pthread_create(&rt, NULL, rd, arg)) != 0)
-        return -rc;
-    if ((rc = pthread_create(&wt, NULL, w, arg)) != 0) {
-        pyq_start_arrive(start, -rc); /* for the writer: the reader gives up */
-        pthread_join(rt, NULL);
-        return -rc;
-    }
-    pthread_join(wt, NULL);
-    pthread_join(rt, NULL);
-    return 0;
-}
 
 /* The per-sample timer of every latency loop (floor, probe and queues alike):
  * the cycle counter when there is one (a cheaper read than clock_gettime),

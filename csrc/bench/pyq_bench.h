@@ -4,10 +4,12 @@
  * the two-line ping-pong floor (the yardstick ring is an adapter of its own,
  * pyq_bench_yardstick() in bench/pyq_twins.h); queue round trips are
  * pyq_bench_adapter_roundtrip() and pyq_bench_queue_roundtrip() below.
- * bench_adapter.c runs the same writer and reader loops over any adapter
- * (pyq_adapter.h) for the peer comparison (DESIGN §6.6).  Every reader checks
- * sequence numbers, so nothing can be optimised away.  Latency samples are
- * taken with the cycle counter (CLOCK_MONOTONIC without one), converted to ns.
+ * Every throughput and round-trip loop is the inline twins' (adapters/
+ * twin_pvt.h), in bench.c with pyqueue's calls direct and in bench_adapter.c
+ * through any adapter (pyq_adapter.h) for the peer comparison (DESIGN §6.6):
+ * a row and its twin run one body.  Every reader checks sequence numbers, so
+ * nothing can be optimised away.  Latency samples are taken with the cycle
+ * counter (CLOCK_MONOTONIC without one), converted to ns.
  */
 #ifndef PYQ_BENCH_H
 #define PYQ_BENCH_H
@@ -39,9 +41,13 @@ typedef struct pyq_bench_result {
 
 typedef struct pyq_bench_reader pyq_bench_reader_t;
 
-/* Any thread.  Write n messages of msg_size (>= 8) bytes from a C writer pinned
- * to writer_cpu to a C reader pinned to reader_cpu through q (fresh or drained).
- * @return 0 or the error (also in r->error). */
+/* Any thread.  Write n messages of msg_size (8..256, at most the queue's
+ * largest) bytes from a C writer pinned to writer_cpu to a C reader pinned to
+ * reader_cpu through q (fresh or drained): pyqueue_direct's twin's loops
+ * (pyq_writer_write waiting PYQ_TWIN_WAIT_NS at a time -- its timeouts are
+ * full_retries -- and pyq_reader_poll).
+ * @return 0, PYQ_EINVAL, or the queue's, pinning's or pthread's error (also
+ * in r->error). */
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,
                                int32_t writer_cpu, int32_t reader_cpu, pyq_bench_result_t *r);
 
@@ -67,7 +73,9 @@ int pyq_bench_reader_start(pyq_queue_t *q, uint64_t n, uint32_t msg_size, int32_
                            pyq_bench_reader_t **out);
 
 /* The thread that started it.  Wait for the reader, free it, fill *r.
- * Returns after the reader has seen n messages or stop was requested. */
+ * Returns after the reader has seen n messages or stop was requested.
+ * @return 0, PYQ_EINTR (stopped), PYQ_EBADMSG, or the queue's or pinning's
+ * error (also in r->error). */
 int pyq_bench_reader_join(pyq_bench_reader_t *h, pyq_bench_result_t *r);
 
 /* Any thread.  Ask a reader to stop early (e.g. the Python writer failed). */

@@ -49,9 +49,9 @@ PYQ_TWIN_INLINE int64_t pq_try_write_burst(void *q, const void *msgs, uint32_t n
     return (k == 0 && err != 0 && err != PYQ_EAGAIN) ? err : k;
 }
 
-/* The bench's pyqueue_direct writer: the queue waits for room itself, for
+/* pyqueue_direct's writer: the queue waits for room itself, for
  * PYQ_TWIN_WAIT_NS at a time (then PYQ_EAGAIN: the loop looks at the hold of
- * its streaming episodes and retries, as bench.c's loop does). */
+ * its streaming episodes and retries); bench.c's rows of it call the same. */
 PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
 {
     return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
@@ -115,7 +115,7 @@ static const pyq_adapter_t pq_queue = {
 
 PYQ_TWIN_DEFINE_EACH(pq, pq_queue, pq_try_write, pq_try_write_burst, pq_write_each, pq_poll,
                      pq_read_burst, pq_read_each, pq_flush)
-PYQ_TWIN_DEFINE(pqd, pq_queue, pq_write, NULL, pq_poll, pq_flush)
+PYQ_TWIN_DEFINE_WAITING(pqd, pq_queue, pq_write, pq_poll, pq_flush)
 PYQ_TWIN_DEFINE(pqr, pq_queue, pq_try_write, NULL, pq_read_one, pq_flush)
 
 /* ---- yardstick: rigtorp's SPSCQueue design, 32-byte slots ------------------- */
