@@ -1,8 +1,7 @@
 /*
- * join2_pvt.h - the two-thread start of the inline twins, which peer
- * libraries compile too: plain C that C++ reads as well, nothing of ours to
- * link (the C drivers use pyq_bench_join_two over runtime/start_pvt.h, whose
- * C11 _Atomic barrier C++ cannot include).  Never installed.
+ * join2_pvt.h - the two-thread start of the measured loops (the twins, the
+ * bench's driver and its direct rows), which peer libraries compile too: plain
+ * C that C++ reads as well, nothing of ours to link.  Never installed.
  */
 #ifndef PYQ_JOIN2_PVT_H
 #define PYQ_JOIN2_PVT_H
