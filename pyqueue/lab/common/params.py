@@ -365,7 +365,7 @@ class Params:
                     raise TypeError("%s: %s is already the flag of %s"
                                     % (cls.__name__, flag, have.dest))
                 continue
-            shown = _shown(f.default)
+            shown = _shown(f.default, m)
             text = m["help"]() if callable(m["help"]) else m["help"]
             bounds = _range_text(m)
             text += (" (%s)" % bounds if bounds else "") if "default" in text else \
@@ -427,13 +427,13 @@ class Params:
         return out
 
 
-def _shown(default):
+def _shown(default, m):
     if isinstance(default, tuple):
         return ",".join(str(x) for x in default)
     if isinstance(default, bool):
         return "on" if default else "off"
-    if isinstance(default, int) and default > 0xFFFF and default & 0xFF == 0xED:
-        return "%#x" % default
+    if m["kind"] == "seed" and isinstance(default, int):
+        return "%#x" % default      # a seed reads as it is written: 0x5eed
     return default
 
 
