@@ -41,7 +41,7 @@ def test_python_suite_under_asan(tmp_path):
         pytest.skip("needs gcc with libasan (the extension is built with the default compiler)")
     pkg = tmp_path / "pkg"
     shutil.copytree(os.path.join(ROOT, "pyqueue"), pkg / "pyqueue",
-                    ignore=shutil.ignore_patterns("*.so", "__pycache__", "peers"))
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__", "manifest.json"))
     shutil.copytree(os.path.join(ROOT, "tests"), pkg / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "c", "fuzz"))
     shutil.copy(os.path.join(ROOT, "pyproject.toml"), pkg)   # the pytest markers
@@ -53,11 +53,12 @@ def test_python_suite_under_asan(tmp_path):
                            "--build-lib", str(tmp_path / "lib"), "--build-temp", str(tmp_path / "tmp")],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    # Both extensions: the cffi core and the C-API per-message types that call it.
-    for name in ("_pyq", "_pyext"):
+    # Every extension: the cffi core, the C-API per-message types that call it, and
+    # the lab's (its runtime runs the threads of runtime/test_threads.py).
+    for name in ("_pyq", "_pyext", "lab/_lab"):
         built = glob.glob(str(tmp_path / "lib" / "pyqueue" / (name + "*.so")))
         assert len(built) == 1, built
-        shutil.copy(built[0], pkg / "pyqueue")
+        shutil.copy(built[0], pkg / "pyqueue" / os.path.dirname(name))
 
     env = dict(os.environ, LD_PRELOAD=libasan, PYTHONPATH=str(pkg),
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",
