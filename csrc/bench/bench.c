@@ -13,6 +13,7 @@
 
 #include "common/atomic.h"
 #include "adapters/twin_pvt.h"
+#include "bench/pq_calls_pvt.h"
 #include "runtime/runtime_pvt.h"
 #include "bench/bench_pvt.h"
 #include "bench/pyq_bench.h"
@@ -21,23 +22,6 @@
 
 /* ---- queue throughput ---------------------------------------------------- */
 
-/* pyqueue_direct's calls, as its twin's (bench/twins.c): the queue waits for
- * room itself, PYQ_TWIN_WAIT_NS at a time, then the loop looks at its
- * episodes' hold and retries (pyq_twin_write_each's `inside`). */
-PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
-{
-    return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
-}
-
-PYQ_TWIN_INLINE void pq_flush(void *q)
-{
-    pyq_writer_flush(q);
-}
-
-PYQ_TWIN_INLINE int64_t pq_poll(void *q, uint64_t max, pyq_message_fn fn, void *ctx)
-{
-    return pyq_reader_poll(q, max, fn, ctx);
-}
 
 /* The loops' threads (named *_twin_* as the twins' are: tests/lab/test_twins.py
  * checks that no call to the queue is left indirect in them). */
@@ -76,17 +60,7 @@ static int queue_run(pyq_queue_t *q, uint64_t n, uint32_t msg_size, uint64_t gap
     p.max_episodes = max_episodes;
     /* No adapter table (the threads call pyqueue), no burst, no windows. */
     pyq_twin_run_go(NULL, q, 0, &p, NULL, 0, &tr, direct_twin_writer, direct_twin_reader);
-    res->messages = tr.messages;
-    res->elapsed_ns = tr.elapsed_ns;
-    res->end_ns = tr.start_ns + tr.elapsed_ns;
-    res->writer_ns = tr.writer_ns;
-    res->full_retries = tr.full_retries;
-    res->full_runs = tr.full_runs;
-    res->polls = tr.polls;
-    res->empty_polls = tr.empty_polls;
-    res->empty_runs = tr.empty_runs;
-    res->episodes = tr.episodes;
-    return res->error = tr.error;
+    return pyq_bench_result_of(res, &tr);
 }
 
 int pyq_bench_queue_throughput(pyq_queue_t *q, uint64_t n, uint32_t msg_size,

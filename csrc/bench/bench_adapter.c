@@ -58,18 +58,7 @@ static int adapter_run(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t bur
     p.episodes = episodes;
     p.max_episodes = max_episodes;
     pyq_twin_run_go(a, h, a->try_write_burst != NULL, &p, NULL, 0, &tr, a_writer, a_reader);
-    res->messages = tr.messages;
-    res->elapsed_ns = tr.elapsed_ns;
-    res->end_ns = tr.start_ns + tr.elapsed_ns;
-    res->writer_ns = tr.writer_ns;
-    res->full_retries = tr.full_retries;
-    res->full_runs = tr.full_runs;
-    res->polls = tr.polls;
-    res->empty_polls = tr.empty_polls;
-    res->empty_runs = tr.empty_runs;
-    res->episodes = tr.episodes;
-    res->error = tr.error;
-    return res->error;
+    return pyq_bench_result_of(res, &tr);
 }
 
 int pyq_bench_adapter_paced(const pyq_adapter_t *a, void *h, uint64_t n, uint32_t burst,

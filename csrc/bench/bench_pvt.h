@@ -12,6 +12,8 @@
 #include "runtime/pyq_runtime.h"
 #include "runtime/runtime_pvt.h"
 #include "runtime/start_pvt.h"
+#include "adapters/twin_pvt.h"
+#include "bench/pyq_bench.h"
 
 #define PYQ_BENCH_WARMUP_TRIPS 1000
 
@@ -37,6 +39,22 @@ static inline void pyq_bench_to_ns(int cycles, uint64_t *d, uint64_t n)
         return;
     for (uint64_t i = 0; i < n; i++)
         d[i] = (uint64_t)(pyq_clock_cycles_to_ns(d[i]) + 0.5);
+}
+
+/* A twin run's result as the bench's rows report it; returns its error. */
+static inline int pyq_bench_result_of(pyq_bench_result_t *res, const pyq_twin_result_t *tr)
+{
+    res->messages = tr->messages;
+    res->elapsed_ns = tr->elapsed_ns;
+    res->end_ns = tr->start_ns + tr->elapsed_ns;
+    res->writer_ns = tr->writer_ns;
+    res->full_retries = tr->full_retries;
+    res->full_runs = tr->full_runs;
+    res->polls = tr->polls;
+    res->empty_polls = tr->empty_polls;
+    res->empty_runs = tr->empty_runs;
+    res->episodes = tr->episodes;
+    return res->error = tr->error;
 }
 
 #endif /* PYQ_BENCH_PVT_H */

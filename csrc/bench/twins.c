@@ -8,6 +8,7 @@
 
 #include "common/atomic.h"
 #include "adapters/twin_pvt.h"
+#include "bench/pq_calls_pvt.h"
 #include "bench/pyq_twins.h"
 
 /* ---- pyqueue, through its public API --------------------------------------- */
@@ -49,23 +50,6 @@ PYQ_TWIN_INLINE int64_t pq_try_write_burst(void *q, const void *msgs, uint32_t n
     return (k == 0 && err != 0 && err != PYQ_EAGAIN) ? err : k;
 }
 
-/* pyqueue_direct's writer: the queue waits for room itself, for
- * PYQ_TWIN_WAIT_NS at a time (then PYQ_EAGAIN: the loop looks at the hold of
- * its streaming episodes and retries); bench.c's rows of it call the same. */
-PYQ_TWIN_INLINE int pq_write(void *q, const void *msg, uint32_t len)
-{
-    return pyq_writer_write(q, msg, len, PYQ_TWIN_WAIT_NS);
-}
-
-PYQ_TWIN_INLINE void pq_flush(void *q)
-{
-    pyq_writer_flush(q);
-}
-
-PYQ_TWIN_INLINE int64_t pq_poll(void *q, uint64_t max, pyq_message_fn fn, void *ctx)
-{
-    return pyq_reader_poll(q, max, fn, ctx);
-}
 
 /* The burst rows' reader, as the adapter's read_burst: fixed-size messages
  * copied out whole. */
