@@ -26,7 +26,7 @@ import weakref
 
 from . import _pyext, cstruct, validate
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
-                      QueueError, QueueFull, check, error_for)
+                     QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
 from .config import QueueConfig
 from .config import converted as config_values

@@ -8,9 +8,8 @@ in Python before C sees the value; C checks again.
 import math
 import numbers
 import os
-from collections.abc import Sequence
-
 import sys
+from collections.abc import Sequence
 
 from .cpulist import format_cpulist
 
