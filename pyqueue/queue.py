@@ -417,9 +417,12 @@ class Queue:
     """A single-producer / single-consumer message queue over a two-tier block pool.
 
     ``config`` is a pyqueue.QueueConfig (None: the defaults); keyword arguments
-    override its fields (``Queue(block_size=4096, publish="each")``).  Every
+    override its fields (``Queue(block_size=4096, publish="max")``).  Every
     value is checked and a bad one raises ValueError naming it.  The whole pool
-    is mapped here (and touched only as it is used).
+    is mapped here (and touched only as it is used).  The defaults are C's but
+    ``publish``: 'each' from Python, so that a put is visible to the reader when
+    it returns, as code written for queue.Queue expects ('max', C's default,
+    publishes a block at a time or on flush(): faster, for code that flushes).
 
     ``shared=True`` makes the queue in shared memory (DESIGN §3.9), called
     ``name`` in /dev/shm (None: a fresh ``pyq-...`` name), so that the writer

@@ -22,7 +22,8 @@ import numpy as np
 from pyqueue import Queue
 
 FORK = mp.get_context("fork")
-SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)
+# The throughput rows' queue: the seed's publish policy (a block at a time), not Python's 'each'.
+SMALL_SHM = dict(publish="max", block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)
 RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
 # Messages a write_batch / poll_fixed call of the C rows moves: 64 KiB at most (the C
 # loops' buffer), well inside the 4 MiB queue.  The numpy rows move up to 4096 rows,
