@@ -18,6 +18,7 @@ of delivering the parent's messages twice.  A shared queue (``Queue(shared=True)
 segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
+import math
 import os
 import sys
 import threading
@@ -41,12 +42,16 @@ _FOREVER_NS = 2**62
 
 
 def _timeout_ns(timeout):
-    """ns to wait, or None for no limit (None, or an infinite timeout)."""
-    seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
-    # Beyond 2**62 ns (146 years) C's int64 would overflow: that is no limit too.
+    """ns to wait, rounded up, or None for no limit (None, inf, or beyond 2**62
+    ns = 146 years, where C's int64 would overflow).  The C methods parse a
+    float or an int themselves by the same rules (csrc/pyext/side.c,
+    pyext_timeout) and call this for any other type."""
+    seconds = validate.timeout(timeout)
     if seconds is None or seconds * 1e9 >= _FOREVER_NS:
         return None
-    return int(seconds * 1e9)
+    if isinstance(seconds, int):
+        return seconds * 10**9
+    return math.ceil(seconds * 1e9)
 
 
 def _max_messages(value):

@@ -146,14 +146,43 @@ PyObject *pyext_raise(int code, const char *what);
 /* Raise cls(message, code) (a QueueError subclass); return NULL. */
 PyObject *pyext_raise_queue(PyObject *cls, int code, const char *message);
 /* The timeout argument in ns: -1 for none (None or no limit), else >= 0.
- * 0, or -1 with an exception. */
-int pyext_timeout(PyObject *t, int64_t *ns);
+ * 0, or -1 with an exception.  The last float or int parsed is kept (side.c):
+ * a call site's constant costs one compare. */
+extern PyObject *pyext_last_timeout;
+extern int64_t pyext_last_timeout_ns;
+int pyext_timeout_parse(PyObject *t, int64_t *ns);
+static inline int pyext_timeout(PyObject *t, int64_t *ns)
+{
+    if (PYEXT_LIKELY(t == pyext_last_timeout && t)) {
+        *ns = pyext_last_timeout_ns;
+        return 0;
+    }
+    return pyext_timeout_parse(t, ns);
+}
 /* CLOCK_MONOTONIC now, ns. */
 int64_t pyext_now_ns(void);
-/* Positional-or-keyword arguments of a METH_FASTCALL | METH_KEYWORDS method:
- * out[i] = parameter i, or NULL when not given.  0, or -1 with TypeError. */
-int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-               const char *const *names, int nreq, int nmax, PyObject **out);
+/* The parameters of a METH_FASTCALL | METH_KEYWORDS method (a static per
+ * method): the first nreq are required.  Their names are interned on first use,
+ * so a keyword of a call site (an interned constant of its code) is found by
+ * its address, without comparing text. */
+#define PYEXT_MAX_PARAMS 4
+typedef struct pyext_params {
+    const char *fname;
+    int nreq, nmax;
+    const char *names[PYEXT_MAX_PARAMS];
+    PyObject *interned[PYEXT_MAX_PARAMS];
+} pyext_params_t;
+/* Positional-or-keyword arguments: out[i] = parameter i, or NULL when not
+ * given.  0, or -1 with TypeError (MemoryError). */
+int pyext_args(pyext_params_t *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               PyObject **out);
+/* Whether kwnames is exactly (name,) for parameter i of p, by address (a call
+ * site's interned constant): the one-keyword fast paths' test. */
+static inline int pyext_only_kw(pyext_params_t *p, int i, PyObject *kwnames)
+{
+    return kwnames && Py_SIZE(kwnames) == 1 && p->interned[i] &&
+           pyext_tuple_first(kwnames) == p->interned[i];
+}
 /* The side's own message counter (messages_written or messages_read) with
  * the GIL held: what write_batch and poll_into count from. */
 PyObject *pyext_side_counter(pyext_side_t *s, int writer);

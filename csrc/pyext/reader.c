@@ -368,17 +368,15 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
 }
 
 /* read(timeout) and its spellings get / get_nowait; with fill, iteration
- * (which takes everything visible into the pending array). */
-static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fill)
+ * (which takes everything visible into the pending array).  tns: the timeout
+ * parsed (-1: no limit), timeout: as given, for the message. */
+static PyObject *do_read(pyext_side_t *s, int64_t tns, PyObject *timeout, int nowait, int fill)
 {
-    int64_t tns = -1;
     collect_t c;
     int got, rc;
 
     if (nowait)
         tns = 0;
-    else if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
-        return NULL;
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         return NULL;
     if (PYEXT_UNLIKELY(s->busy))
@@ -416,44 +414,63 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     return NULL;
 }
 
-/* read() / get() without arguments, and get_nowait(): the hot path, else the
- * general one (no limit, or no wait with nowait). */
-static PyObject *read_now_or_wait(pyext_side_t *s, int nowait)
+/* read() / get() / get_nowait(), the timeout parsed (tns -1: no limit, the
+ * object for the message): the hot path, else the general one. */
+static PyObject *read_within(pyext_side_t *s, int64_t tns, PyObject *timeout, int nowait)
 {
     PyObject *m;
     int got = fast_read(s, &m);
     if (got)
         return got < 0 ? NULL : deliver(s, m, 0);
-    return do_read(s, NULL, nowait, 0);
+    return do_read(s, tns, timeout, nowait, 0);
 }
+
+static pyext_params_t READ_PARAMS = {"read", 0, 1, {"timeout"}, {NULL}};
 
 static PyObject *reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    static const char *const names[] = {"timeout"};
     PyObject *a[1];
+    int64_t tns;
 
     if (nargs == 0 && !kwnames)
-        return read_now_or_wait((pyext_side_t *)self, 0);
-    if (pyext_args("read", args, nargs, kwnames, names, 0, 1, a) < 0)
+        return read_within((pyext_side_t *)self, -1, NULL, 0);
+    if (nargs == 0 && pyext_only_kw(&READ_PARAMS, 0, kwnames)) { /* read(timeout=t) */
+        if (pyext_timeout(args[0], &tns) < 0)
+            return NULL;
+        return read_within((pyext_side_t *)self, tns, args[0], 0);
+    }
+    if (pyext_args(&READ_PARAMS, args, nargs, kwnames, a) < 0 || pyext_timeout(a[0], &tns) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, a[0], 0, 0);
+    return read_within((pyext_side_t *)self, tns, a[0], 0);
 }
+
+static pyext_params_t GET_PARAMS = {"get", 0, 2, {"block", "timeout"}, {NULL}};
 
 static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
 {
-    static const char *const names[] = {"block", "timeout"};
     PyObject *a[2];
     int block = 1;
+    int64_t tns = -1;
 
     if (nargs == 0 && !kwnames)
-        return read_now_or_wait((pyext_side_t *)self, 0);
-    if (pyext_args("get", args, nargs, kwnames, names, 0, 2, a) < 0)
+        return read_within((pyext_side_t *)self, -1, NULL, 0);
+    if ((nargs == 0 && pyext_only_kw(&GET_PARAMS, 1, kwnames)) || /* get(timeout=t) */
+        (nargs == 2 && !kwnames && args[0] == Py_True)) {          /* get(True, t) */
+        PyObject *t = args[nargs ? 1 : 0];
+        if (pyext_timeout(t, &tns) < 0)
+            return NULL;
+        return read_within((pyext_side_t *)self, tns, t, 0);
+    }
+    if (pyext_args(&GET_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     if (a[0] && (block = PyObject_IsTrue(a[0])) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, block ? a[1] : NULL, !block, 0);
+    /* As queue.Queue.get: without block the timeout is ignored, unparsed. */
+    if (block && pyext_timeout(a[1], &tns) < 0)
+        return NULL;
+    return read_within((pyext_side_t *)self, tns, block ? a[1] : NULL, !block);
 }
 
 /* METH_FASTCALL, not METH_NOARGS: CPython 3.11 specializes a call of a bound
@@ -464,7 +481,7 @@ static PyObject *reader_get_nowait(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_Format(PyExc_TypeError, "get_nowait() takes no arguments (%zd given)", nargs);
         return NULL;
     }
-    return read_now_or_wait((pyext_side_t *)self, 1);
+    return read_within((pyext_side_t *)self, 0, NULL, 1);
 }
 
 static PyObject *reader_iter(PyObject *self)
@@ -481,7 +498,7 @@ static PyObject *reader_next(PyObject *self)
     /* What the last fill took, one per next(): no core call, no argument. */
     if (PYEXT_LIKELY(HAS_PENDING(s) && s->h && !s->busy))
         return deliver(s, pending_take(s), 0);
-    m = do_read(s, NULL, 0, 1);
+    m = do_read(s, -1, NULL, 0, 1);
     if (!m && PyErr_ExceptionMatches(pyext_EndOfStream))
         PyErr_Clear(); /* the end of the loop: StopIteration */
     return m;
@@ -576,7 +593,7 @@ fail:
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    static const char *const names[] = {"max_messages"};
+    static pyext_params_t POLL_PARAMS = {"poll", 0, 1, {"max_messages"}, {NULL}};
     pyext_side_t *s = (pyext_side_t *)self;
     PyObject *a[1] = {NULL}, *lim;
     unsigned long long max = 0;
@@ -590,7 +607,7 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
             if (got)
                 return got < 0 ? NULL : deliver(s, m, 1);
         }
-    } else if (pyext_args("poll", args, nargs, kwnames, names, 0, 1, a) < 0)
+    } else if (pyext_args(&POLL_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     lim = a[0];
     unlimited = lim == NULL || lim == Py_None;
@@ -680,10 +697,13 @@ static PyMethodDef reader_methods[] = {
      "releasing the GIL; the wait runs in C without it (spin, then sleeps up to\n"
      "50 us), marking the reader side busy.  Raises QueueEmpty (a queue.Empty)\n"
      "when the time runs out, and EndOfStream once the writer has detached\n"
-     "(Writer.detach()) and every message was read."},
+     "(Writer.detach()) and every message was read.  The timeout is\n"
+     "queue.Queue's: a real number >= 0 (negative or NaN: ValueError), parsed\n"
+     "in C; inf or a huge one is no limit."},
     {"get", (PyCFunction)(void (*)(void))reader_get, METH_FASTCALL | METH_KEYWORDS,
      "get($self, /, block=True, timeout=None)\n--\n\n"
-     "queue.Queue.get: read(timeout) when block, else get_nowait()."},
+     "queue.Queue.get: read(timeout) when block, else get_nowait() (the\n"
+     "timeout ignored, as queue.Queue does)."},
     {"get_nowait", (PyCFunction)(void (*)(void))reader_get_nowait, METH_FASTCALL,
      "get_nowait($self, /)\n--\n\n"
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"

@@ -108,15 +108,15 @@ static PyObject *write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t 
     Py_RETURN_NONE;
 }
 
-/* The common body of write() and put(): try first with the GIL held. */
-static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, int block,
+/* The common body of write() and put(): try first with the GIL held, then wait
+ * for at most tns ns (-1: no limit) when block. */
+static PyObject *do_write(pyext_side_t *s, PyObject *data, int64_t tns, int block,
                           const char *what)
 {
     Py_buffer view;
     int viewed, rc;
     const char *p;
     Py_ssize_t n;
-    int64_t tns = -1;
     PyObject *res = NULL;
 
     if (message(data, &view, &viewed, &p, &n) < 0)
@@ -125,8 +125,6 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
         too_large(s, n);
         goto out;
     }
-    if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
-        goto out;
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         goto out;
     if (PYEXT_UNLIKELY(s->busy)) {
@@ -150,20 +148,33 @@ out:
     return res;
 }
 
+/* A write that may wait tns ns (-1: no limit): the timeout is parsed already,
+ * and the hot path comes first, as for a call without one. */
+static PyObject *write_within(pyext_side_t *s, PyObject *data, int64_t tns, const char *what)
+{
+    if (fast_write(s, data))
+        Py_RETURN_NONE;
+    return do_write(s, data, tns, 1, what);
+}
+
+static pyext_params_t WRITE_PARAMS = {"write", 1, 2, {"data", "timeout"}, {NULL}};
+
 static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames)
 {
-    static const char *const names[] = {"data", "timeout"};
     PyObject *a[2];
+    int64_t tns;
 
-    if (nargs == 1 && !kwnames) { /* the per-message path: no parsing */
-        if (fast_write((pyext_side_t *)self, args[0]))
-            Py_RETURN_NONE;
-        return do_write((pyext_side_t *)self, args[0], NULL, 1, "write");
+    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
+        return write_within((pyext_side_t *)self, args[0], -1, "write");
+    if (nargs == 1 && pyext_only_kw(&WRITE_PARAMS, 1, kwnames)) { /* write(m, timeout=t) */
+        if (pyext_timeout(args[1], &tns) < 0)
+            return NULL;
+        return write_within((pyext_side_t *)self, args[0], tns, "write");
     }
-    if (pyext_args("write", args, nargs, kwnames, names, 1, 2, a) < 0)
+    if (pyext_args(&WRITE_PARAMS, args, nargs, kwnames, a) < 0 || pyext_timeout(a[1], &tns) < 0)
         return NULL;
-    return do_write((pyext_side_t *)self, a[0], a[1], 1, "write");
+    return write_within((pyext_side_t *)self, a[0], tns, "write");
 }
 
 static PyObject *writer_try_write(PyObject *self, PyObject *data)
@@ -197,31 +208,43 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
     return res;
 }
 
+static pyext_params_t PUT_PARAMS = {"put", 1, 3, {"item", "block", "timeout"}, {NULL}};
+
 static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
 {
-    static const char *const names[] = {"item", "block", "timeout"};
     PyObject *a[3];
     int block = 1;
+    int64_t tns = -1;
 
-    if (nargs == 1 && !kwnames) {
-        if (fast_write((pyext_side_t *)self, args[0]))
-            Py_RETURN_NONE;
-        return do_write((pyext_side_t *)self, args[0], NULL, 1, "put");
+    if (nargs == 1 && !kwnames)
+        return write_within((pyext_side_t *)self, args[0], -1, "put");
+    if ((nargs == 1 && pyext_only_kw(&PUT_PARAMS, 2, kwnames)) || /* put(m, timeout=t) */
+        (nargs == 3 && !kwnames && args[1] == Py_True)) {          /* put(m, True, t) */
+        if (pyext_timeout(args[nargs == 3 ? 2 : 1], &tns) < 0)
+            return NULL;
+        return write_within((pyext_side_t *)self, args[0], tns, "put");
     }
-    if (pyext_args("put", args, nargs, kwnames, names, 1, 3, a) < 0)
+    if (pyext_args(&PUT_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     if (a[1] && (block = PyObject_IsTrue(a[1])) < 0)
         return NULL;
-    /* As queue.Queue.put: without block the timeout is ignored. */
-    return do_write((pyext_side_t *)self, a[0], block ? a[2] : NULL, block, "put");
+    /* As queue.Queue.put: without block the timeout is ignored, unparsed. */
+    if (!block) {
+        if (fast_write((pyext_side_t *)self, a[0]))
+            Py_RETURN_NONE;
+        return do_write((pyext_side_t *)self, a[0], 0, 0, "put");
+    }
+    if (pyext_timeout(a[2], &tns) < 0)
+        return NULL;
+    return write_within((pyext_side_t *)self, a[0], tns, "put");
 }
 
 static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
 {
     if (fast_write((pyext_side_t *)self, item))
         Py_RETURN_NONE;
-    return do_write((pyext_side_t *)self, item, NULL, 0, "put_nowait");
+    return do_write((pyext_side_t *)self, item, 0, 0, "put_nowait");
 }
 
 static PyObject *writer_flush(PyObject *self, PyObject *unused)
@@ -250,15 +273,18 @@ static PyMethodDef writer_methods[] = {
      "Write one message (bytes-like).  Waits while the queue is full, for at\n"
      "most ``timeout`` seconds (None = no limit); raises QueueFull after.\n"
      "With room it returns without releasing the GIL; a wait releases it and\n"
-     "marks the writer side busy (a second thread's call is a QueueError)."},
+     "marks the writer side busy (a second thread's call is a QueueError).\n"
+     "The timeout is queue.Queue's: a real number >= 0 (negative or NaN:\n"
+     "ValueError), parsed in C; inf or a huge one is no limit."},
     {"try_write", writer_try_write, METH_O,
      "try_write($self, data, /)\n--\n\n"
      "Write one message if a block has room now; return False when full.\n"
      "Never waits and never releases the GIL."},
     {"put", (PyCFunction)(void (*)(void))writer_put, METH_FASTCALL | METH_KEYWORDS,
      "put($self, item, block=True, timeout=None)\n--\n\n"
-     "queue.Queue.put: write(item, timeout) when block, else put_nowait(item).\n"
-     "QueueFull (a queue.Full) when the queue stays full."},
+     "queue.Queue.put: write(item, timeout) when block, else put_nowait(item)\n"
+     "(the timeout ignored, as queue.Queue does).  QueueFull (a queue.Full)\n"
+     "when the queue stays full."},
     {"put_nowait", writer_put_nowait, METH_O,
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
