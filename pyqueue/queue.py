@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 
-from . import _pyext, cstruct, validate
+from . import _pyext, cstruct, serializer as _serializer, validate
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                       QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
@@ -292,6 +292,23 @@ class Writer(_Side, _pyext.WriterCore):
 
     def __init__(self, queue, _token=None):
         self._setup(queue, _token)
+        cfg = queue._config
+        # put_many's room check counts records as the core frames them (DESIGN §3.1).
+        self._set_framing(cfg.block_size, 64 if cfg.scan_current else 8,
+                          cfg.hot_blocks + cfg.spill_blocks)
+
+    def put_many_nowait(self, items):
+        """faster-fifo's put_many_nowait: ``put_many(items, block=False)``."""
+        return self.put_many(items, False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Leaving ``with q.writer:`` ends the stream (detach()): the reader
+        gets every message, then EndOfStream.  Nothing if the queue is closed."""
+        if not self._queue.closed:
+            self.detach()
 
     def _too_large(self, n):
         return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
@@ -360,6 +377,17 @@ class Reader(_Side, _pyext.ReaderCore):
 
     def __init__(self, queue, _token=None):
         self._setup(queue, _token)
+
+    def get_many_nowait(self, max_messages_to_get=None, max_bytes_to_get=None):
+        """faster-fifo's get_many_nowait: ``get_many(False, None, ...)``."""
+        return self.get_many(False, None, max_messages_to_get, max_bytes_to_get)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """``with q.reader:`` scopes the reading; leaving it consumes and
+        drops nothing (messages not read stay for the next call)."""
 
     def poll_into(self, out):
         """Fill rows of a 2-D uint8 array with messages of exactly out.shape[1]
@@ -436,9 +464,17 @@ class Queue:
     multiprocessing and concurrent.futures).  Each side belongs to the first
     process that uses it (or ``take()``s it); the segment is removed when its
     last user closes it.
+
+    ``serializer`` makes put/get carry Python objects (pyqueue.serializer):
+    None (bytes-like messages), ``"pickle"``, or any object with ``dumps`` and
+    ``loads``.  The standard library's and faster-fifo's names work on the
+    queue itself too -- ``q.put``, ``q.get``, ``q.put_many``, ``q.get_many``
+    and their ``_nowait`` forms are ``q.writer``'s and ``q.reader``'s -- so
+    code written for queue.Queue, multiprocessing.Queue or faster-fifo with one
+    producer and one consumer runs unchanged.
     """
 
-    def __init__(self, config=None, shared=False, name=None, **overrides):
+    def __init__(self, config=None, shared=False, name=None, serializer=None, **overrides):
         if "_ptr" in self.__dict__:
             raise TypeError("Queue.__init__ called on a queue that already exists; make a new Queue")
         self._ptr = None
@@ -447,6 +483,7 @@ class Queue:
         shared = validate.flag("shared", shared)
         if name is not None and not shared:
             raise ValueError("name is for a shared queue: pass shared=True with it")
+        _serializer.resolve(serializer)   # a bad one refused before anything is made
         # Converted here, checked once: by pyq_queue_create*, whose refusal is
         # turned into the ValueError that names the field.
         values = config_values(config, **overrides)
@@ -471,6 +508,7 @@ class Queue:
                 raise error
         check(rc, "Queue()", hints)
         self._setup(out[0], name if shared else None)
+        self._use_serializer(serializer)
 
     @classmethod
     def attach(cls, name):
@@ -511,6 +549,8 @@ class Queue:
         self.max_message = lib.pyq_queue_max_message(self._ptr)
         self.writer = Writer(self, _BUILD)
         self.reader = Reader(self, _BUILD)
+        self._serializer = None
+        self._delegate()
         if self._shared:   # taken on first use (_Side._claim) or by take()
             self.writer._close_side()
             self.reader._close_side()
@@ -562,6 +602,63 @@ class Queue:
     def config(self):
         """The QueueConfig the queue was made with, as C holds it (pyq_queue_config)."""
         return self._config
+
+    @property
+    def serializer(self):
+        """The ``serializer`` argument the queue was made with (None: bytes)."""
+        return self._serializer
+
+    def _use_serializer(self, serializer):
+        dumps, loads = _serializer.resolve(serializer)
+        self.writer._set_serializer(dumps, None)
+        self.reader._set_serializer(None, loads)
+        self._serializer = serializer
+
+    # The standard library's and faster-fifo's names on the queue itself, for
+    # code that holds one queue object on both sides (multiprocessing.Queue,
+    # faster_fifo.Queue).  _delegate() binds the sides' C methods to the
+    # instance, so ``q.put`` costs what ``q.writer.put`` does; these
+    # definitions are what help() and the type stubs show.
+    _DELEGATED = {"writer": ("put", "put_nowait", "put_many", "put_many_nowait"),
+                  "reader": ("get", "get_nowait", "get_many", "get_many_nowait")}
+
+    def _delegate(self):
+        for side, names in self._DELEGATED.items():
+            obj = getattr(self, side)
+            for name in names:
+                self.__dict__[name] = getattr(obj, name)
+
+    def put(self, item, block=True, timeout=None):
+        """``q.writer.put``: queue.Queue.put (an object with a serializer)."""
+        return self.writer.put(item, block, timeout)
+
+    def put_nowait(self, item):
+        """``q.writer.put_nowait``."""
+        return self.writer.put_nowait(item)
+
+    def put_many(self, items, block=True, timeout=None):
+        """``q.writer.put_many``: faster-fifo's put_many, all or none."""
+        return self.writer.put_many(items, block, timeout)
+
+    def put_many_nowait(self, items):
+        """``q.writer.put_many_nowait``."""
+        return self.writer.put_many_nowait(items)
+
+    def get(self, block=True, timeout=None):
+        """``q.reader.get``: queue.Queue.get (an object with a serializer)."""
+        return self.reader.get(block, timeout)
+
+    def get_nowait(self):
+        """``q.reader.get_nowait``."""
+        return self.reader.get_nowait()
+
+    def get_many(self, block=True, timeout=None, max_messages_to_get=None, max_bytes_to_get=None):
+        """``q.reader.get_many``: faster-fifo's get_many, a list of at least one."""
+        return self.reader.get_many(block, timeout, max_messages_to_get, max_bytes_to_get)
+
+    def get_many_nowait(self, max_messages_to_get=None, max_bytes_to_get=None):
+        """``q.reader.get_many_nowait``."""
+        return self.reader.get_many_nowait(max_messages_to_get, max_bytes_to_get)
 
     @property
     def closed(self):
@@ -713,6 +810,16 @@ class Queue:
             return (_attach_pickled, (self.name,))
         return _refuse_private("a Queue")
 
+    _reduce_handle = __reduce_ex__
+
+    def __reduce_ex__(self, protocol):
+        # A serializer travels beside the handle (_reduce_handle, the
+        # shared-memory code's), so the other process's put/get carry objects too.
+        reduced = self._reduce_handle(protocol)
+        if getattr(self, "_serializer", None) is None:
+            return reduced
+        return (_with_serializer, (reduced[0], reduced[1], _serializer.portable(self._serializer)))
+
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second
         # time nor free what it does not own; a side some other parent thread
@@ -751,6 +858,13 @@ class Queue:
 def _attach_pickled(name):
     """Unpickling a shared queue: attach to it (Queue.attach)."""
     return Queue.attach(name)
+
+
+def _with_serializer(attach, args, serializer):
+    """Unpickling a shared queue that has a serializer: attach, then use it."""
+    q = attach(*args)
+    q._use_serializer(_serializer.restored(serializer))
+    return q
 
 
 def _check_name(name):

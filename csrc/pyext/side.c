@@ -256,15 +256,75 @@ int pyext_args(pyext_params_t *p, PyObject *const *args, Py_ssize_t nargs, PyObj
     return 0;
 }
 
-void pyext_attach_messages(PyObject *messages)
+void pyext_attach(const char *name, PyObject *value)
 {
     PyObject *t, *v, *tb;
 
     PyErr_Fetch(&t, &v, &tb);
     PyErr_NormalizeException(&t, &v, &tb);
-    if (v && PyObject_SetAttrString(v, "messages", messages) < 0)
+    if (v && PyObject_SetAttrString(v, name, value) < 0)
         PyErr_Clear(); /* an exception without a __dict__: it stays as raised */
     PyErr_Restore(t, v, tb);
+}
+
+void pyext_attach_messages(PyObject *messages)
+{
+    pyext_attach("messages", messages);
+}
+
+/* --- the serializer ------------------------------------------------------ */
+
+PyObject *pyext_dumps(pyext_side_t *s, PyObject *item)
+{
+    PyObject *data;
+
+    if (!s->dumps) {
+        Py_INCREF(item);
+        return item;
+    }
+    data = PyObject_CallFunctionObjArgs(s->dumps, item, NULL);
+    if (!data || PyBytes_CheckExact(data) || PyObject_CheckBuffer(data))
+        return data;
+    PyErr_Format(PyExc_TypeError, "the serializer's dumps() returned %s; it must return bytes "
+                 "or another bytes-like object", Py_TYPE(data) == &PyUnicode_Type ? "str (encode "
+                 "it)" : "an object that is not bytes-like");
+    Py_DECREF(data);
+    return NULL;
+}
+
+PyObject *pyext_loads_of(pyext_side_t *s, PyObject *msg)
+{
+    PyObject *obj = PyObject_CallFunctionObjArgs(s->loads, msg, NULL);
+
+    if (!obj) { /* consumed: the message rides on the exception */
+        PyObject *list = PyList_New(1);
+        if (list) {
+            Py_INCREF(msg);
+            PyList_SetItem(list, 0, msg);
+            pyext_attach_messages(list);
+            Py_DECREF(list);
+        }
+    }
+    Py_DECREF(msg);
+    return obj;
+}
+
+PyObject *pyext_side_set_serializer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *old[2] = {s->dumps, s->loads};
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_set_serializer(dumps, loads)");
+        return NULL;
+    }
+    s->dumps = args[0] == Py_None ? NULL : args[0];
+    s->loads = args[1] == Py_None ? NULL : args[1];
+    Py_XINCREF(s->dumps);
+    Py_XINCREF(s->loads);
+    Py_XDECREF(old[0]);
+    Py_XDECREF(old[1]);
+    Py_RETURN_NONE;
 }
 
 /* --- the methods every side has ----------------------------------------- */
@@ -358,6 +418,22 @@ int pyext_side_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
     Py_VISIT(((pyext_side_t *)self)->last);
+    Py_VISIT(((pyext_side_t *)self)->dumps);
+    Py_VISIT(((pyext_side_t *)self)->loads);
+    return 0;
+}
+
+/* The collector's tp_clear: what close() drops (pyext_side_clear), and the
+ * serializer, which close() keeps (a closed side's calls raise anyway). */
+int pyext_side_tp_clear(PyObject *self)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *d = s->dumps, *l = s->loads;
+
+    s->dumps = s->loads = NULL;
+    pyext_side_clear(self);
+    Py_XDECREF(d);
+    Py_XDECREF(l);
     return 0;
 }
 
@@ -469,7 +545,7 @@ void pyext_side_dealloc(PyObject *self)
     if (s->lock && !s->busy)
         PyThread_free_lock(s->lock);
     pyext_side_drop_pending(s);
-    pyext_side_clear(self);
+    pyext_side_tp_clear(self);
     tp_free(self);
     Py_DECREF(tp);
 }
