@@ -277,12 +277,19 @@ void pyext_attach_messages(PyObject *messages)
 PyObject *pyext_dumps(pyext_side_t *s, PyObject *item)
 {
     PyObject *data;
+    int gc;
 
     if (!s->dumps) {
         Py_INCREF(item);
         return item;
     }
+    /* No collection while dumps runs: a finalizer it would run may put()
+     * (bpo-14976's case), and that message would go in before this one, whose
+     * item the caller made first. */
+    gc = PyGC_Disable();
     data = PyObject_CallFunctionObjArgs(s->dumps, item, NULL);
+    if (gc)
+        PyGC_Enable();
     if (!data || PyBytes_CheckExact(data) || PyObject_CheckBuffer(data))
         return data;
     PyErr_Format(PyExc_TypeError, "the serializer's dumps() returned %s; it must return bytes "
