@@ -416,7 +416,8 @@ static PyObject *do_read(pyext_side_t *s, int64_t tns, PyObject *timeout, int no
 
 /* read() / get() / get_nowait(), the timeout parsed (tns -1: no limit, the
  * object for the message): the hot path, else the general one. */
-static PyObject *read_within(pyext_side_t *s, int64_t tns, PyObject *timeout, int nowait)
+static inline __attribute__((always_inline)) PyObject *read_within(pyext_side_t *s, int64_t tns,
+                                                                   PyObject *timeout, int nowait)
 {
     PyObject *m;
     int got = fast_read(s, &m);

@@ -145,7 +145,8 @@ out:
 
 /* A write that may wait tns ns (-1: no limit): the timeout is parsed already,
  * and the hot path comes first, as for a call without one. */
-static PyObject *write_within(pyext_side_t *s, PyObject *data, int64_t tns, const char *what)
+static inline __attribute__((always_inline)) PyObject *write_within(pyext_side_t *s, PyObject *data,
+                                                                    int64_t tns, const char *what)
 {
     if (fast_write(s, data))
         Py_RETURN_NONE;
@@ -154,14 +155,14 @@ static PyObject *write_within(pyext_side_t *s, PyObject *data, int64_t tns, cons
 
 static pyext_params_t WRITE_PARAMS = {"write", 1, 2, {"data", "timeout"}, {NULL}};
 
-static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames)
+/* write() with a timeout or keywords: out of line, so that the per-message
+ * call's frame stays small. */
+static __attribute__((noinline)) PyObject *write_parsed(PyObject *self, PyObject *const *args,
+                                                        Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *a[2];
     int64_t tns;
 
-    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
-        return write_within((pyext_side_t *)self, args[0], -1, "write");
     if (nargs == 1 && pyext_only_kw(&WRITE_PARAMS, 1, kwnames)) { /* write(m, timeout=t) */
         if (pyext_timeout(args[1], &tns) < 0)
             return NULL;
@@ -170,6 +171,14 @@ static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (pyext_args(&WRITE_PARAMS, args, nargs, kwnames, a) < 0 || pyext_timeout(a[1], &tns) < 0)
         return NULL;
     return write_within((pyext_side_t *)self, a[0], tns, "write");
+}
+
+static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
+        return write_within((pyext_side_t *)self, args[0], -1, "write");
+    return write_parsed(self, args, nargs, kwnames);
 }
 
 static PyObject *writer_try_write(PyObject *self, PyObject *data)
@@ -206,8 +215,9 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
 /* put's body once its arguments are parsed: the item serialized when the queue
  * has a serializer, then written as write() would, waiting for at most tns ns
  * when block (-1: no limit). */
-static PyObject *put_item(pyext_side_t *s, PyObject *item, int block, int64_t tns,
-                          const char *what)
+static inline __attribute__((always_inline)) PyObject *put_item(pyext_side_t *s, PyObject *item,
+                                                                int block, int64_t tns,
+                                                                const char *what)
 {
     PyObject *data, *res;
 
@@ -224,18 +234,25 @@ static PyObject *put_item(pyext_side_t *s, PyObject *item, int block, int64_t tn
     return res;
 }
 
+/* put_item out of line: the general path of the per-message calls, whose
+ * frames stay small that way. */
+static __attribute__((noinline)) PyObject *put_general(pyext_side_t *s, PyObject *item, int block,
+                                                       int64_t tns, const char *what)
+{
+    return put_item(s, item, block, tns, what);
+}
+
 static pyext_params_t PUT_PARAMS = {"put", 1, 3, {"item", "block", "timeout"}, {NULL}};
 
-static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames)
+/* put() with a timeout, block or keywords: out of line (see write_parsed). */
+static __attribute__((noinline)) PyObject *put_parsed(PyObject *self, PyObject *const *args,
+                                                      Py_ssize_t nargs, PyObject *kwnames)
 {
     pyext_side_t *s = (pyext_side_t *)self;
     PyObject *a[3];
     int block = 1;
     int64_t tns = -1;
 
-    if (nargs == 1 && !kwnames)
-        return put_item(s, args[0], 1, -1, "put");
     if ((nargs == 1 && pyext_only_kw(&PUT_PARAMS, 2, kwnames)) || /* put(m, timeout=t) */
         (nargs == 3 && !kwnames && args[1] == Py_True)) {          /* put(m, True, t) */
         if (pyext_timeout(args[nargs == 3 ? 2 : 1], &tns) < 0)
@@ -252,9 +269,26 @@ static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t na
     return put_item(s, a[0], block, tns, "put");
 }
 
+static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+
+    if (nargs == 1 && !kwnames) { /* the per-message path: no parsing */
+        if (PYEXT_LIKELY(!s->dumps) && fast_write(s, args[0]))
+            Py_RETURN_NONE;
+        return put_general(s, args[0], 1, -1, "put");
+    }
+    return put_parsed(self, args, nargs, kwnames);
+}
+
 static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
 {
-    return put_item((pyext_side_t *)self, item, 0, 0, "put_nowait");
+    pyext_side_t *s = (pyext_side_t *)self;
+
+    if (PYEXT_LIKELY(!s->dumps) && fast_write(s, item)) /* the per-message path */
+        Py_RETURN_NONE;
+    return put_general(s, item, 0, 0, "put_nowait");
 }
 
 static PyObject *writer_flush(PyObject *self, PyObject *unused)
