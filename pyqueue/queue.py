@@ -280,9 +280,10 @@ class _Side:
 
 
 class Writer(_Side, _pyext.WriterCore):
-    """The producing side: ``q.writer``, the queue's one writer.
+    """The producing side: ``q.writer``, the queue's one writer; ``with
+    q.writer as w:`` ends the stream (detach()) when the block is left.
 
-    ``write``, ``try_write``, ``put``, ``put_nowait`` and ``flush`` are C
+    ``write``, ``try_write``, ``put``, ``put_nowait``, ``put_many`` and ``flush`` are C
     methods (pyqueue._pyext.WriterCore) that keep the GIL while they need
     not wait; the rest are Python over cffi.  One thread per side: a call while another
     thread's waiting call or a C thread owns the side raises QueueError."""
@@ -361,12 +362,14 @@ class Writer(_Side, _pyext.WriterCore):
 
 
 class Reader(_Side, _pyext.ReaderCore):
-    """The consuming side: ``q.reader``, the queue's one reader.
+    """The consuming side: ``q.reader``, the queue's one reader (also a context
+    manager: leaving ``with q.reader:`` consumes and drops nothing).
 
-    ``poll``, ``read``, ``get``, ``get_nowait`` and iteration are C methods
+    ``poll``, ``read``, ``get``, ``get_nowait``, ``get_many`` and iteration are C methods
     (pyqueue._pyext.ReaderCore) that keep the GIL while a message is there;
     ``poll_into`` is Python over cffi.  Iterating yields every message, in
-    order, as bytes, until the writer has detached and all were read; it takes
+    order, as bytes (objects with a serializer, as get() returns them), until
+    the writer has detached and all were read; it takes
     everything visible in one C call and hands it out message by message, and
     a loop left early leaves those messages to the next reader call (poll,
     read, get, poll_into serve them first).  One thread per side, as for the

@@ -839,12 +839,13 @@ static PyMethodDef reader_methods[] = {
     {"get", (PyCFunction)(void (*)(void))reader_get, METH_FASTCALL | METH_KEYWORDS,
      "get($self, /, block=True, timeout=None)\n--\n\n"
      "queue.Queue.get: read(timeout) when block, else get_nowait() (the\n"
-     "timeout ignored, as queue.Queue does)."},
+     "timeout ignored, as queue.Queue does).  With a serializer\n"
+     "(Queue(serializer=...)), the object: the serializer's loads(message)."},
     {"get_nowait", (PyCFunction)(void (*)(void))reader_get_nowait, METH_FASTCALL,
      "get_nowait($self, /)\n--\n\n"
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"
      "(a queue.Empty) when none is there, EndOfStream once the writer has\n"
-     "detached and every message was read."},
+     "detached and every message was read.  An object with a serializer."},
     {"get_many", (PyCFunction)(void (*)(void))reader_get_many, METH_FASTCALL | METH_KEYWORDS,
      "get_many($self, /, block=True, timeout=None, max_messages_to_get=None,\n"
      "         max_bytes_to_get=None)\n--\n\n"

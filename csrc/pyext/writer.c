@@ -333,7 +333,7 @@ static PyMethodDef writer_methods[] = {
     {"put_nowait", writer_put_nowait, METH_O,
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
-     "when the queue is full."},
+     "when the queue is full.  Any object with a serializer."},
     {"put_many", (PyCFunction)(void (*)(void))pyext_writer_put_many, METH_FASTCALL | METH_KEYWORDS,
      "put_many($self, items, block=True, timeout=None)\n--\n\n"
      "faster-fifo's put_many: put every item of a list, a tuple or another\n"
