@@ -133,7 +133,8 @@ fail:
     return -1;
 }
 
-static PyObject *full(Py_ssize_t n, Py_ssize_t written, const char *why)
+/* Raise QueueFull(why) with .written. */
+static PyObject *full(Py_ssize_t written, const char *why)
 {
     PyObject *w;
 
@@ -142,7 +143,6 @@ static PyObject *full(Py_ssize_t n, Py_ssize_t written, const char *why)
         pyext_attach("written", w);
         Py_DECREF(w);
     }
-    (void)n;
     return NULL;
 }
 
@@ -234,7 +234,7 @@ PyObject *pyext_writer_put_many(PyObject *self, PyObject *const *args, Py_ssize_
          * that needs every block can never find them all free. */
         if (need < s->blocks && free_blocks(s) < need) { /* all or none: wait for room */
             if (tns == 0 || (rc = wait_for_room(s, need, tns)) == 0) {
-                full(n, 0, "put_many: no room for the whole batch; none of it was written");
+                full(0, "put_many: no room for the whole batch; none of it was written");
                 goto out;
             }
             if (rc < 0)
@@ -262,7 +262,7 @@ PyObject *pyext_writer_put_many(PyObject *self, PyObject *const *args, Py_ssize_
         }
         left = deadline < 0 ? -1 : deadline - pyext_now_ns();
         if (deadline >= 0 && left <= 0) {
-            full(n, done, "put_many: the queue stayed full; the first items were written "
+            full(done, "put_many: the queue stayed full; the first items were written "
                           "(.written says how many)");
             goto out;
         }
