@@ -1,9 +1,9 @@
 """pyqueue: a low-latency SPSC message queue in C and a lab for burst tail latency.
 
     import pyqueue as pq
-    with pq.Queue(publish="each") as q:
-        q.writer.write(b"hello")
-        q.reader.poll()          # [b'hello']
+    with pq.Queue() as q:        # publish="each": a put is visible when it returns
+        q.writer.put(b"hello")
+        q.reader.get()           # b'hello'
 """
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
                      QueueFull, UnsupportedError, VerificationError)

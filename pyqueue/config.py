@@ -8,6 +8,12 @@ converted here and nowhere else:
     publish          'max' | 'each' | 'bytes:N'    (C: publish and publish_bytes)
     int32_t fields   True / False                  (C: 0 / 1)
 
+One default is Python's own: ``publish`` is 'each' (PUBLISH_DEFAULT) when a
+Queue or a QueueConfig is made from Python without one, so that a ``put`` is
+visible to the reader when it returns, as code written for queue.Queue expects.
+C's pyq_config_init() keeps 'max' (C_DEFAULTS), and so does every experiment
+of the lab, which says so in its Params.
+
 A QueueConfig is checked once, when it is made: types (and what each C field can
 hold) in Python, then pyq_config_check() for the rules, which C states.  A Queue
 made from keywords is checked once too, by pyq_queue_create(); its ``config`` is
@@ -96,7 +102,13 @@ def _c_defaults():
     return _from_c(c)
 
 
-DEFAULTS = _c_defaults()
+# pyq_config_init()'s values, as C holds them.
+C_DEFAULTS = _c_defaults()
+# Python's default publish policy: every put visible when it returns (queue.Queue's
+# promise); 'max' waits for a full block or flush(), which such code never calls.
+PUBLISH_DEFAULT = "each"
+# The defaults of a Queue or QueueConfig made from Python.
+DEFAULTS = dict(C_DEFAULTS, publish=PUBLISH_DEFAULT)
 
 
 # ---- the checks --------------------------------------------------------------------
@@ -152,7 +164,7 @@ def _converted(values):
             out[name] = "%s:%d" % (_COUNTED, n) if code == PUBLISH[_COUNTED] else value
         elif kind == "flag":
             if value is None and name in _NONE_IS_DEFAULT:
-                value = DEFAULTS[name]
+                value = C_DEFAULTS[name]
             out[name] = validate.flag(name, value)
         else:
             out[name] = _count(name, value, out)
@@ -199,6 +211,9 @@ class QueueConfig:
     """The queue's configuration, checked: pyq_config_t in Python terms (see
     pyqueue.config).  Frozen: ``replace()`` makes a changed copy.  Its fields are
     ``QueueConfig.FIELDS``, in pyq_config_t's order (the keywords of pyqueue.Queue).
+    The defaults are C's (pyq_config_init) but ``publish``, 'each' from Python:
+    a put is visible when it returns ('max', C's default, waits for a full block
+    or flush()).
 
     A plain class rather than a dataclass: dataclasses costs ``import pyqueue``
     half its time, and a queue's configuration needs none of it."""

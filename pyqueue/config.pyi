@@ -6,6 +6,8 @@ from typing import Any, Dict, Optional, Tuple
 PUBLISH: Dict[str, int]
 KINDS: Dict[str, str]
 DEFAULTS: Dict[str, Any]
+C_DEFAULTS: Dict[str, Any]
+PUBLISH_DEFAULT: str
 
 class QueueConfig:
     """The queue's configuration, checked: pyq_config_t in Python terms."""

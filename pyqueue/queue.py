@@ -18,13 +18,14 @@ of delivering the parent's messages twice.  A shared queue (``Queue(shared=True)
 segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
+import math
 import os
 import sys
 import threading
 import time
 import weakref
 
-from . import _pyext, cstruct, validate
+from . import _pyext, cstruct, serializer as _serializer, validate
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                      QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
@@ -41,12 +42,16 @@ _FOREVER_NS = 2**62
 
 
 def _timeout_ns(timeout):
-    """ns to wait, or None for no limit (None, or an infinite timeout)."""
-    seconds = validate.duration("timeout", timeout, allow_none=True, allow_inf=True)
-    # Beyond 2**62 ns (146 years) C's int64 would overflow: that is no limit too.
+    """ns to wait, rounded up, or None for no limit (None, inf, or beyond 2**62
+    ns = 146 years, where C's int64 would overflow).  The C methods parse a
+    float or an int themselves by the same rules (csrc/pyext/side.c,
+    pyext_timeout) and call this for any other type."""
+    seconds = validate.timeout(timeout)
     if seconds is None or seconds * 1e9 >= _FOREVER_NS:
         return None
-    return int(seconds * 1e9)
+    if isinstance(seconds, int):
+        return seconds * 10**9
+    return math.ceil(seconds * 1e9)
 
 
 def _max_messages(value):
@@ -275,9 +280,10 @@ class _Side:
 
 
 class Writer(_Side, _pyext.WriterCore):
-    """The producing side: ``q.writer``, the queue's one writer.
+    """The producing side: ``q.writer``, the queue's one writer; ``with
+    q.writer as w:`` ends the stream (detach()) when the block is left.
 
-    ``write``, ``try_write``, ``put``, ``put_nowait`` and ``flush`` are C
+    ``write``, ``try_write``, ``put``, ``put_nowait``, ``put_many`` and ``flush`` are C
     methods (pyqueue._pyext.WriterCore) that keep the GIL while they need
     not wait; the rest are Python over cffi.  One thread per side: a call while another
     thread's waiting call or a C thread owns the side raises QueueError."""
@@ -287,6 +293,23 @@ class Writer(_Side, _pyext.WriterCore):
 
     def __init__(self, queue, _token=None):
         self._setup(queue, _token)
+        cfg = queue._config
+        # put_many's room check counts records as the core frames them (DESIGN §3.1).
+        self._set_framing(cfg.block_size, 64 if cfg.scan_current else 8,
+                          cfg.hot_blocks + cfg.spill_blocks)
+
+    def put_many_nowait(self, items):
+        """faster-fifo's put_many_nowait: ``put_many(items, block=False)``."""
+        return self.put_many(items, False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Leaving ``with q.writer:`` ends the stream (detach()): the reader
+        gets every message, then EndOfStream.  Nothing if the queue is closed."""
+        if not self._queue.closed:
+            self.detach()
 
     def _too_large(self, n):
         return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
@@ -339,12 +362,14 @@ class Writer(_Side, _pyext.WriterCore):
 
 
 class Reader(_Side, _pyext.ReaderCore):
-    """The consuming side: ``q.reader``, the queue's one reader.
+    """The consuming side: ``q.reader``, the queue's one reader (also a context
+    manager: leaving ``with q.reader:`` consumes and drops nothing).
 
-    ``poll``, ``read``, ``get``, ``get_nowait`` and iteration are C methods
+    ``poll``, ``read``, ``get``, ``get_nowait``, ``get_many`` and iteration are C methods
     (pyqueue._pyext.ReaderCore) that keep the GIL while a message is there;
     ``poll_into`` is Python over cffi.  Iterating yields every message, in
-    order, as bytes, until the writer has detached and all were read; it takes
+    order, as bytes (objects with a serializer, as get() returns them), until
+    the writer has detached and all were read; it takes
     everything visible in one C call and hands it out message by message, and
     a loop left early leaves those messages to the next reader call (poll,
     read, get, poll_into serve them first).  One thread per side, as for the
@@ -355,6 +380,17 @@ class Reader(_Side, _pyext.ReaderCore):
 
     def __init__(self, queue, _token=None):
         self._setup(queue, _token)
+
+    def get_many_nowait(self, max_messages_to_get=None, max_bytes_to_get=None):
+        """faster-fifo's get_many_nowait: ``get_many(False, None, ...)``."""
+        return self.get_many(False, None, max_messages_to_get, max_bytes_to_get)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """``with q.reader:`` scopes the reading; leaving it consumes and
+        drops nothing (messages not read stay for the next call)."""
 
     def poll_into(self, out):
         """Fill rows of a 2-D uint8 array with messages of exactly out.shape[1]
@@ -417,9 +453,12 @@ class Queue:
     """A single-producer / single-consumer message queue over a two-tier block pool.
 
     ``config`` is a pyqueue.QueueConfig (None: the defaults); keyword arguments
-    override its fields (``Queue(block_size=4096, publish="each")``).  Every
+    override its fields (``Queue(block_size=4096, publish="max")``).  Every
     value is checked and a bad one raises ValueError naming it.  The whole pool
-    is mapped here (and touched only as it is used).
+    is mapped here (and touched only as it is used).  The defaults are C's but
+    ``publish``: 'each' from Python, so that a put is visible to the reader when
+    it returns, as code written for queue.Queue expects ('max', C's default,
+    publishes a block at a time or on flush(): faster, for code that flushes).
 
     ``shared=True`` makes the queue in shared memory (DESIGN §3.9), called
     ``name`` in /dev/shm (None: a fresh ``pyq-...`` name), so that the writer
@@ -428,9 +467,17 @@ class Queue:
     multiprocessing and concurrent.futures).  Each side belongs to the first
     process that uses it (or ``take()``s it); the segment is removed when its
     last user closes it.
+
+    ``serializer`` makes put/get carry Python objects (pyqueue.serializer):
+    None (bytes-like messages), ``"pickle"``, or any object with ``dumps`` and
+    ``loads``.  The standard library's and faster-fifo's names work on the
+    queue itself too -- ``q.put``, ``q.get``, ``q.put_many``, ``q.get_many``
+    and their ``_nowait`` forms are ``q.writer``'s and ``q.reader``'s -- so
+    code written for queue.Queue, multiprocessing.Queue or faster-fifo with one
+    producer and one consumer runs unchanged.
     """
 
-    def __init__(self, config=None, shared=False, name=None, **overrides):
+    def __init__(self, config=None, shared=False, name=None, serializer=None, **overrides):
         if "_ptr" in self.__dict__:
             raise TypeError("Queue.__init__ called on a queue that already exists; make a new Queue")
         self._ptr = None
@@ -439,6 +486,7 @@ class Queue:
         shared = validate.flag("shared", shared)
         if name is not None and not shared:
             raise ValueError("name is for a shared queue: pass shared=True with it")
+        _serializer.resolve(serializer)   # a bad one refused before anything is made
         # Converted here, checked once: by pyq_queue_create*, whose refusal is
         # turned into the ValueError that names the field.
         values = config_values(config, **overrides)
@@ -463,6 +511,7 @@ class Queue:
                 raise error
         check(rc, "Queue()", hints)
         self._setup(out[0], name if shared else None)
+        self._use_serializer(serializer)
 
     @classmethod
     def attach(cls, name):
@@ -503,6 +552,8 @@ class Queue:
         self.max_message = lib.pyq_queue_max_message(self._ptr)
         self.writer = Writer(self, _BUILD)
         self.reader = Reader(self, _BUILD)
+        self._serializer = None
+        self._delegate()
         if self._shared:   # taken on first use (_Side._claim) or by take()
             self.writer._close_side()
             self.reader._close_side()
@@ -554,6 +605,63 @@ class Queue:
     def config(self):
         """The QueueConfig the queue was made with, as C holds it (pyq_queue_config)."""
         return self._config
+
+    @property
+    def serializer(self):
+        """The ``serializer`` argument the queue was made with (None: bytes)."""
+        return self._serializer
+
+    def _use_serializer(self, serializer):
+        dumps, loads = _serializer.resolve(serializer)
+        self.writer._set_serializer(dumps, None)
+        self.reader._set_serializer(None, loads)
+        self._serializer = serializer
+
+    # The standard library's and faster-fifo's names on the queue itself, for
+    # code that holds one queue object on both sides (multiprocessing.Queue,
+    # faster_fifo.Queue).  _delegate() binds the sides' C methods to the
+    # instance, so ``q.put`` costs what ``q.writer.put`` does; these
+    # definitions are what help() and the type stubs show.
+    _DELEGATED = {"writer": ("put", "put_nowait", "put_many", "put_many_nowait"),
+                  "reader": ("get", "get_nowait", "get_many", "get_many_nowait")}
+
+    def _delegate(self):
+        for side, names in self._DELEGATED.items():
+            obj = getattr(self, side)
+            for name in names:
+                self.__dict__[name] = getattr(obj, name)
+
+    def put(self, item, block=True, timeout=None):
+        """``q.writer.put``: queue.Queue.put (an object with a serializer)."""
+        return self.writer.put(item, block, timeout)
+
+    def put_nowait(self, item):
+        """``q.writer.put_nowait``."""
+        return self.writer.put_nowait(item)
+
+    def put_many(self, items, block=True, timeout=None):
+        """``q.writer.put_many``: faster-fifo's put_many, all or none."""
+        return self.writer.put_many(items, block, timeout)
+
+    def put_many_nowait(self, items):
+        """``q.writer.put_many_nowait``."""
+        return self.writer.put_many_nowait(items)
+
+    def get(self, block=True, timeout=None):
+        """``q.reader.get``: queue.Queue.get (an object with a serializer)."""
+        return self.reader.get(block, timeout)
+
+    def get_nowait(self):
+        """``q.reader.get_nowait``."""
+        return self.reader.get_nowait()
+
+    def get_many(self, block=True, timeout=None, max_messages_to_get=None, max_bytes_to_get=None):
+        """``q.reader.get_many``: faster-fifo's get_many, a list of at least one."""
+        return self.reader.get_many(block, timeout, max_messages_to_get, max_bytes_to_get)
+
+    def get_many_nowait(self, max_messages_to_get=None, max_bytes_to_get=None):
+        """``q.reader.get_many_nowait``."""
+        return self.reader.get_many_nowait(max_messages_to_get, max_bytes_to_get)
 
     @property
     def closed(self):
@@ -705,6 +813,16 @@ class Queue:
             return (_attach_pickled, (self.name,))
         return _refuse_private("a Queue")
 
+    _reduce_handle = __reduce_ex__
+
+    def __reduce_ex__(self, protocol):
+        # A serializer travels beside the handle (_reduce_handle, the
+        # shared-memory code's), so the other process's put/get carry objects too.
+        reduced = self._reduce_handle(protocol)
+        if getattr(self, "_serializer", None) is None:
+            return reduced
+        return (_with_serializer, (reduced[0], reduced[1], _serializer.portable(self._serializer)))
+
     def _after_fork_in_child(self):
         # The child's copy must neither deliver the parent's messages a second
         # time nor free what it does not own; a side some other parent thread
@@ -743,6 +861,13 @@ class Queue:
 def _attach_pickled(name):
     """Unpickling a shared queue: attach to it (Queue.attach)."""
     return Queue.attach(name)
+
+
+def _with_serializer(attach, args, serializer):
+    """Unpickling a shared queue that has a serializer: attach, then use it."""
+    q = attach(*args)
+    q._use_serializer(_serializer.restored(serializer))
+    return q
 
 
 def _check_name(name):

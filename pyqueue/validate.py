@@ -102,6 +102,28 @@ def duration(name, value, allow_none=False, allow_inf=False):
     return value
 
 
+def timeout(value):
+    """A ``timeout=`` of the queue's calls as queue.Queue takes it: None (no
+    limit) or a real number of seconds >= 0 (an int, a bool, a float, numpy's,
+    a Fraction), returned as a float or None; an infinite or huge one is
+    returned as it is (the caller treats it as no limit, where queue.Queue raises
+    OverflowError if it must wait).  Negative and NaN raise ValueError with
+    queue.Queue's words."""
+    if value is None:
+        return None
+    if not isinstance(value, numbers.Real):
+        raise ArgumentTypeError("timeout must be None or a number of seconds, got %r" % (value,))
+    if isinstance(value, numbers.Integral):
+        value = int(value)          # exact, however large
+        if value < 0:
+            raise ValueError("'timeout' must be a non-negative number, got %r" % value)
+        return value if value < 2**53 else math.inf
+    seconds = float(value)
+    if not seconds >= 0:            # NaN too: queue.Queue.get would spin on it
+        raise ValueError("'timeout' must be a non-negative number, got %r" % (value,))
+    return seconds
+
+
 def cpu(name, value, allow_unpinned=True):
     """``value`` as a CPU id the calling thread may run on (its affinity set, the
     one a thread it starts inherits), or -1 (not pinned) when ``allow_unpinned``."""

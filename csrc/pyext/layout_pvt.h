@@ -6,10 +6,11 @@
  * is a call into a call with its size checks, then a libc memcpy.  The layout
  * below is CPython's for 3.11 to 3.14 (default builds): a bytes object is the
  * variable-size header, the cached hash, then the data and a NUL; a list is
- * the header, then its item array.  Module init checks each field on live
- * objects (pyext_layout_probe, module.c) and sets pyext_bytes_direct and
- * pyext_list_items only where all of them agree; elsewhere the public calls
- * are made.  Included by pyext_pvt.h.
+ * the header, then a pointer to its item array; a tuple is the header, then
+ * its items (read only here: a call's keyword names).  Module init checks each
+ * field on live objects (pyext_layout_probe, module.c) and sets
+ * pyext_bytes_direct, pyext_list_items and pyext_tuple_items only where all of
+ * them agree; elsewhere the public calls are made.  Included by pyext_pvt.h.
  */
 #ifndef PYQ_PYEXT_LAYOUT_PVT_H
 #define PYQ_PYEXT_LAYOUT_PVT_H
@@ -19,13 +20,17 @@
 #define PYEXT_BYTES_HASH_AT ((Py_ssize_t)sizeof(PyVarObject))
 #define PYEXT_BYTES_DATA_AT ((Py_ssize_t)(sizeof(PyVarObject) + sizeof(Py_hash_t)))
 #define PYEXT_LIST_ITEMS_AT ((Py_ssize_t)sizeof(PyVarObject))
+#define PYEXT_TUPLE_ITEMS_AT ((Py_ssize_t)sizeof(PyVarObject))
 
 /* 1: a bytes object is made here (the layout above was verified at init). */
 extern int pyext_bytes_direct;
 /* 1: a list's item array is filled here (verified at init). */
 extern int pyext_list_items;
 
-/* Check the layout on live objects and set the two flags (module init). */
+/* 1: a tuple's items are read here (verified at init). */
+extern int pyext_tuple_items;
+
+/* Check the layout on live objects and set the three flags (module init). */
 void pyext_layout_probe(void);
 
 /* msg[0 .. len) into a bytes object's data d, exactly those bytes (its NUL
@@ -80,6 +85,14 @@ static inline PyObject *pyext_list_of(PyObject **arr, Py_ssize_t n)
             PyList_SetItem(l, i, arr[i]); /* steals */
     }
     return l;
+}
+
+/* Item 0 of a non-empty tuple (borrowed). */
+static inline PyObject *pyext_tuple_first(PyObject *t)
+{
+    if (PYEXT_LIKELY(pyext_tuple_items))
+        return *(PyObject **)(void *)((char *)t + PYEXT_TUPLE_ITEMS_AT);
+    return PyTuple_GetItem(t, 0);
 }
 
 #endif /* PYQ_PYEXT_LAYOUT_PVT_H */

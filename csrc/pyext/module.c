@@ -7,7 +7,7 @@
 
 pyext_core_t pyext_core;
 Py_ssize_t pyext_bytes_data;
-int pyext_bytes_direct, pyext_list_items;
+int pyext_bytes_direct, pyext_list_items, pyext_tuple_items;
 PyObject *pyext_one;
 PyObject *pyext_error_for, *pyext_timeout_ns, *pyext_max_messages;
 PyObject *pyext_QueueError, *pyext_QueueEmpty, *pyext_QueueFull, *pyext_EndOfStream;
@@ -24,6 +24,7 @@ static const struct {
     {"pyq_reader_next_len", (void **)&pyext_core.reader_next_len},
     {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
     {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
+    {"pyq_queue_dead_peer", (void **)&pyext_core.queue_dead_peer},
 };
 #define N_CORE (sizeof(CORE) / sizeof(CORE[0]))
 
@@ -151,6 +152,22 @@ static int list_as_filled(PyObject *a, PyObject *b)
     return ok;
 }
 
+/* Whether a tuple's items follow its header. */
+static int tuple_as_filled(PyObject *a, PyObject *b)
+{
+    PyObject *t = PyTuple_Pack(2, a, b), **items;
+    int ok;
+
+    if (!t)
+        return 0;
+    items = (PyObject **)(void *)((char *)t + PYEXT_TUPLE_ITEMS_AT);
+    ok = items[0] == a && items[1] == b && Py_SIZE(t) == 2 &&
+         type_long(&PyTuple_Type, "__basicsize__") == (long)sizeof(PyVarObject) &&
+         type_long(&PyTuple_Type, "__itemsize__") == (long)sizeof(PyObject *);
+    Py_DECREF(t);
+    return ok;
+}
+
 void pyext_layout_probe(void)
 {
     static const char text[] = "pyqueue layout";
@@ -160,11 +177,12 @@ void pyext_layout_probe(void)
      * catch a build that differs (a debug build's extra header fields). */
     int known = Py_Version >= 0x030B0000 && Py_Version < 0x030F0000;
 
-    pyext_bytes_data = pyext_bytes_direct = pyext_list_items = 0;
+    pyext_bytes_data = pyext_bytes_direct = pyext_list_items = pyext_tuple_items = 0;
     if (a && b && Py_SIZE(a) == (Py_ssize_t)sizeof(text) - 1 && Py_SIZE(b) == 1000) {
         pyext_bytes_data = bytes_data_offset(a, b);
         pyext_bytes_direct = known && bytes_as_built(a, sizeof(text) - 1);
         pyext_list_items = known && list_as_filled(a, b);
+        pyext_tuple_items = known && tuple_as_filled(a, b);
     }
     Py_XDECREF(a);
     Py_XDECREF(b);
@@ -210,7 +228,8 @@ PyMODINIT_FUNC PyInit__pyext(void)
     if (PyModule_AddIntConstant(m, "GIL_COPY", PYEXT_GIL_COPY) < 0 ||
         PyModule_AddIntConstant(m, "SLICE_NS", (long)PYEXT_SLICE_NS) < 0 ||
         PyModule_AddIntConstant(m, "BYTES_DIRECT", pyext_bytes_direct) < 0 ||
-        PyModule_AddIntConstant(m, "LIST_DIRECT", pyext_list_items) < 0)
+        PyModule_AddIntConstant(m, "LIST_DIRECT", pyext_list_items) < 0 ||
+        PyModule_AddIntConstant(m, "TUPLE_DIRECT", pyext_tuple_items) < 0)
         goto fail;
     return m;
 fail:

@@ -31,6 +31,7 @@ typedef struct pyext_core {
     int64_t (*reader_next_len)(pyq_queue_t *q);
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
+    int64_t (*queue_dead_peer)(const pyq_queue_t *q, int side);
 } pyext_core_t;
 
 extern pyext_core_t pyext_core;
@@ -124,6 +125,14 @@ typedef struct pyext_side {
      * it (reader.c, recycled).  Not containers: not traversed. */
     PyObject *spare[PYEXT_SPARES];
     uint32_t spare_next;       /* the slot a new message replaces next */
+    /* The serializer (Queue(serializer=...)): the writer's dumps, the
+     * reader's loads; NULL: messages are bytes-like.  put, put_nowait,
+     * put_many, get, get_nowait, get_many and iteration use it; write,
+     * try_write, read and poll never do.  Seen by the collector. */
+    PyObject *dumps, *loads;
+    /* Writer only: the framing put_many's room check counts with (many.c). */
+    uint32_t block_size, record_align;
+    uint64_t blocks;
 } pyext_side_t;
 
 /* Own the side (1), or find it busy (0), or fail with an exception (-1:
@@ -146,19 +155,63 @@ PyObject *pyext_raise(int code, const char *what);
 /* Raise cls(message, code) (a QueueError subclass); return NULL. */
 PyObject *pyext_raise_queue(PyObject *cls, int code, const char *message);
 /* The timeout argument in ns: -1 for none (None or no limit), else >= 0.
- * 0, or -1 with an exception. */
-int pyext_timeout(PyObject *t, int64_t *ns);
+ * 0, or -1 with an exception.  The last float or int parsed is kept (side.c):
+ * a call site's constant costs one compare. */
+extern PyObject *pyext_last_timeout;
+extern int64_t pyext_last_timeout_ns;
+int pyext_timeout_parse(PyObject *t, int64_t *ns);
+static inline int pyext_timeout(PyObject *t, int64_t *ns)
+{
+    if (PYEXT_LIKELY(t == pyext_last_timeout && t)) {
+        *ns = pyext_last_timeout_ns;
+        return 0;
+    }
+    return pyext_timeout_parse(t, ns);
+}
 /* CLOCK_MONOTONIC now, ns. */
 int64_t pyext_now_ns(void);
-/* Positional-or-keyword arguments of a METH_FASTCALL | METH_KEYWORDS method:
- * out[i] = parameter i, or NULL when not given.  0, or -1 with TypeError. */
-int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-               const char *const *names, int nreq, int nmax, PyObject **out);
+/* The parameters of a METH_FASTCALL | METH_KEYWORDS method (a static per
+ * method): the first nreq are required.  Their names are interned on first use,
+ * so a keyword of a call site (an interned constant of its code) is found by
+ * its address, without comparing text. */
+#define PYEXT_MAX_PARAMS 4
+typedef struct pyext_params {
+    const char *fname;
+    int nreq, nmax;
+    const char *names[PYEXT_MAX_PARAMS];
+    PyObject *interned[PYEXT_MAX_PARAMS];
+} pyext_params_t;
+/* Positional-or-keyword arguments: out[i] = parameter i, or NULL when not
+ * given.  0, or -1 with TypeError (MemoryError). */
+int pyext_args(pyext_params_t *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               PyObject **out);
+/* Whether kwnames is exactly (name,) for parameter i of p, by address (a call
+ * site's interned constant): the one-keyword fast paths' test. */
+static inline int pyext_only_kw(pyext_params_t *p, int i, PyObject *kwnames)
+{
+    return kwnames && Py_SIZE(kwnames) == 1 && p->interned[i] &&
+           pyext_tuple_first(kwnames) == p->interned[i];
+}
 /* The side's own message counter (messages_written or messages_read) with
  * the GIL held: what write_batch and poll_into count from. */
 PyObject *pyext_side_counter(pyext_side_t *s, int writer);
 /* Drop the reader's pending messages (close, fork, dealloc). */
 void pyext_side_drop_pending(pyext_side_t *s);
+/* Attach ``name`` = ``value`` to the exception being raised (.written,
+ * .messages). */
+void pyext_attach(const char *name, PyObject *value);
+/* put's item as the message to write: a new reference to the item itself, or
+ * to what the serializer's dumps made of it (checked bytes-like); NULL with an
+ * exception. */
+PyObject *pyext_dumps(pyext_side_t *s, PyObject *item);
+/* A message as get returns it: msg itself, or the serializer's loads of it
+ * (msg released; if loads raises, msg rides on the exception as .messages).
+ * NULL in, NULL out. */
+PyObject *pyext_loads_of(pyext_side_t *s, PyObject *msg);
+static inline PyObject *pyext_loaded(pyext_side_t *s, PyObject *msg)
+{
+    return PYEXT_LIKELY(!s->loads) || !msg ? msg : pyext_loads_of(s, msg);
+}
 /* Attach `messages` to the exception being raised as its .messages. */
 void pyext_attach_messages(PyObject *messages);
 
@@ -173,10 +226,12 @@ PyObject *pyext_side_owned_here(PyObject *self, PyObject *unused);
 PyObject *pyext_side_is_closed(PyObject *self, PyObject *unused);
 PyObject *pyext_side_is_busy(PyObject *self, PyObject *unused);
 PyObject *pyext_side_pending_count(PyObject *self, PyObject *unused);
+PyObject *pyext_side_set_serializer(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 void pyext_side_dealloc(PyObject *self);
 /* The garbage collector's view of a side: its type and the reader's last list. */
 int pyext_side_traverse(PyObject *self, visitproc visit, void *arg);
 int pyext_side_clear(PyObject *self);
+int pyext_side_tp_clear(PyObject *self);
 
 #define PYEXT_SIDE_METHODS \
     {"_bind", (PyCFunction)(void (*)(void))pyext_side_bind, METH_FASTCALL, \
@@ -195,7 +250,26 @@ int pyext_side_clear(PyObject *self);
     {"_is_closed", pyext_side_is_closed, METH_NOARGS, "_is_closed() -> bool: no handle."}, \
     {"_is_busy", pyext_side_is_busy, METH_NOARGS, "_is_busy() -> bool: an owner holds the side."}, \
     {"_pending_count", pyext_side_pending_count, METH_NOARGS, \
-     "_pending_count() -> int: messages iteration took and no call returned yet."}
+     "_pending_count() -> int: messages iteration took and no call returned yet."}, \
+    {"_set_serializer", (PyCFunction)(void (*)(void))pyext_side_set_serializer, METH_FASTCALL, \
+     "_set_serializer(dumps, loads): the callables put/get use (None, None: bytes)."}
+
+/* The core's try_write: inline for a queue that writes runs (pyqueue_inline.h);
+ * a scanning reader's queue never has one, so its writes go to the library
+ * without the inline path's look first. */
+#define PYEXT_TRY_WRITE(s, p, n)                                                              \
+    ((s)->scan ? pyext_core.writer_try_write((s)->h, p, n)                                    \
+               : pyq_writer_try_write_inline((s)->h, p, n))
+
+/* Write one message, waiting for room, owning the side (writer.c): at most
+ * timeout_ns (-1: no limit).  None, or NULL with an exception. */
+PyObject *pyext_write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t timeout_ns,
+                           const char *what);
+
+/* The writer's batch call (many.c). */
+PyObject *pyext_writer_put_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames);
+PyObject *pyext_writer_set_framing(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* The two types, made from their specs at module init. */
 extern PyType_Spec pyext_writer_spec, pyext_reader_spec;

@@ -368,17 +368,15 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
 }
 
 /* read(timeout) and its spellings get / get_nowait; with fill, iteration
- * (which takes everything visible into the pending array). */
-static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fill)
+ * (which takes everything visible into the pending array).  tns: the timeout
+ * parsed (-1: no limit), timeout: as given, for the message. */
+static PyObject *do_read(pyext_side_t *s, int64_t tns, PyObject *timeout, int nowait, int fill)
 {
-    int64_t tns = -1;
     collect_t c;
     int got, rc;
 
     if (nowait)
         tns = 0;
-    else if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
-        return NULL;
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         return NULL;
     if (PYEXT_UNLIKELY(s->busy))
@@ -416,55 +414,78 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     return NULL;
 }
 
-/* read() / get() without arguments, and get_nowait(): the hot path, else the
- * general one (no limit, or no wait with nowait). */
-static PyObject *read_now_or_wait(pyext_side_t *s, int nowait)
+/* read() / get() / get_nowait(), the timeout parsed (tns -1: no limit, the
+ * object for the message): the hot path, else the general one. */
+static inline __attribute__((always_inline)) PyObject *read_within(pyext_side_t *s, int64_t tns,
+                                                                   PyObject *timeout, int nowait)
 {
     PyObject *m;
     int got = fast_read(s, &m);
     if (got)
         return got < 0 ? NULL : deliver(s, m, 0);
-    return do_read(s, NULL, nowait, 0);
+    return do_read(s, tns, timeout, nowait, 0);
 }
+
+static pyext_params_t READ_PARAMS = {"read", 0, 1, {"timeout"}, {NULL}};
 
 static PyObject *reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    static const char *const names[] = {"timeout"};
     PyObject *a[1];
+    int64_t tns;
 
     if (nargs == 0 && !kwnames)
-        return read_now_or_wait((pyext_side_t *)self, 0);
-    if (pyext_args("read", args, nargs, kwnames, names, 0, 1, a) < 0)
+        return read_within((pyext_side_t *)self, -1, NULL, 0);
+    if (nargs == 0 && pyext_only_kw(&READ_PARAMS, 0, kwnames)) { /* read(timeout=t) */
+        if (pyext_timeout(args[0], &tns) < 0)
+            return NULL;
+        return read_within((pyext_side_t *)self, tns, args[0], 0);
+    }
+    if (pyext_args(&READ_PARAMS, args, nargs, kwnames, a) < 0 || pyext_timeout(a[0], &tns) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, a[0], 0, 0);
+    return read_within((pyext_side_t *)self, tns, a[0], 0);
 }
+
+static pyext_params_t GET_PARAMS = {"get", 0, 2, {"block", "timeout"}, {NULL}};
 
 static PyObject *reader_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
 {
-    static const char *const names[] = {"block", "timeout"};
+    pyext_side_t *s = (pyext_side_t *)self;
     PyObject *a[2];
     int block = 1;
+    int64_t tns = -1;
 
     if (nargs == 0 && !kwnames)
-        return read_now_or_wait((pyext_side_t *)self, 0);
-    if (pyext_args("get", args, nargs, kwnames, names, 0, 2, a) < 0)
+        return pyext_loaded(s, read_within(s, -1, NULL, 0));
+    if ((nargs == 0 && pyext_only_kw(&GET_PARAMS, 1, kwnames)) || /* get(timeout=t) */
+        (nargs == 2 && !kwnames && args[0] == Py_True)) {          /* get(True, t) */
+        PyObject *t = args[nargs ? 1 : 0];
+        if (pyext_timeout(t, &tns) < 0)
+            return NULL;
+        return pyext_loaded(s, read_within(s, tns, t, 0));
+    }
+    if (pyext_args(&GET_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     if (a[0] && (block = PyObject_IsTrue(a[0])) < 0)
         return NULL;
-    return do_read((pyext_side_t *)self, block ? a[1] : NULL, !block, 0);
+    /* As queue.Queue.get: without block the timeout is ignored, unparsed. */
+    if (block && pyext_timeout(a[1], &tns) < 0)
+        return NULL;
+    return pyext_loaded(s, read_within(s, tns, block ? a[1] : NULL, !block));
 }
 
 /* METH_FASTCALL, not METH_NOARGS: CPython 3.11 specializes a call of a bound
  * FASTCALL builtin (r.get_nowait held in a variable), not one of NOARGS. */
 static PyObject *reader_get_nowait(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    pyext_side_t *s = (pyext_side_t *)self;
+
     if (PYEXT_UNLIKELY(nargs != 0)) {
         PyErr_Format(PyExc_TypeError, "get_nowait() takes no arguments (%zd given)", nargs);
         return NULL;
     }
-    return read_now_or_wait((pyext_side_t *)self, 1);
+    return pyext_loaded(s, read_within(s, 0, NULL, 1));
 }
 
 static PyObject *reader_iter(PyObject *self)
@@ -480,8 +501,8 @@ static PyObject *reader_next(PyObject *self)
 
     /* What the last fill took, one per next(): no core call, no argument. */
     if (PYEXT_LIKELY(HAS_PENDING(s) && s->h && !s->busy))
-        return deliver(s, pending_take(s), 0);
-    m = do_read(s, NULL, 0, 1);
+        return pyext_loaded(s, deliver(s, pending_take(s), 0));
+    m = pyext_loaded(s, do_read(s, -1, NULL, 0, 1));
     if (!m && PyErr_ExceptionMatches(pyext_EndOfStream))
         PyErr_Clear(); /* the end of the loop: StopIteration */
     return m;
@@ -576,7 +597,7 @@ fail:
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    static const char *const names[] = {"max_messages"};
+    static pyext_params_t POLL_PARAMS = {"poll", 0, 1, {"max_messages"}, {NULL}};
     pyext_side_t *s = (pyext_side_t *)self;
     PyObject *a[1] = {NULL}, *lim;
     unsigned long long max = 0;
@@ -590,7 +611,7 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
             if (got)
                 return got < 0 ? NULL : deliver(s, m, 1);
         }
-    } else if (pyext_args("poll", args, nargs, kwnames, names, 0, 1, a) < 0)
+    } else if (pyext_args(&POLL_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     lim = a[0];
     unlimited = lim == NULL || lim == Py_None;
@@ -624,6 +645,138 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
         return got ? deliver(s, c.one, 1) : PyList_New(0);
     }
     return poll_many(s, max, unlimited);
+}
+
+/* A limit of get_many: None (no limit: UINT64_MAX) or an integer >= lo.
+ * 0, or -1 with TypeError / ValueError naming it. */
+static int many_limit(PyObject *v, const char *name, long long lo, uint64_t *out)
+{
+    PyObject *i;
+    long long x;
+    int overflow;
+
+    if (!v || v == Py_None) {
+        *out = UINT64_MAX;
+        return 0;
+    }
+    if (PyBool_Check(v) || !PyIndex_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "%s must be None or an integer >= %lld, got %R", name, lo, v);
+        return -1;
+    }
+    if (!(i = PyNumber_Index(v)))
+        return -1;
+    x = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (overflow < 0 || (!overflow && x < lo)) {
+        PyErr_Format(PyExc_ValueError, "%s must be None or an integer >= %lld, got %R", name, lo, v);
+        return -1;
+    }
+    *out = overflow ? UINT64_MAX : (uint64_t)x;
+    return 0;
+}
+
+/* The serializer's loads of every message of list, in place.  0, or -1 with
+ * the exception carrying the list as .messages: objects before the one that
+ * failed, bytes from it on (every message the call consumed). */
+static int loads_all(pyext_side_t *s, PyObject *list)
+{
+    Py_ssize_t i, n = PyList_Size(list);
+
+    for (i = 0; i < n; i++) {
+        PyObject *obj = PyObject_CallFunctionObjArgs(s->loads, PyList_GetItem(list, i), NULL);
+        if (!obj) {
+            pyext_attach_messages(list);
+            return -1;
+        }
+        PyList_SetItem(list, i, obj); /* steals obj, releases the bytes */
+    }
+    return 0;
+}
+
+static pyext_params_t GET_MANY_PARAMS = {
+    "get_many", 0, 4, {"block", "timeout", "max_messages_to_get", "max_bytes_to_get"}, {NULL}};
+
+/* faster-fifo's get_many: the first message as get() takes it (waiting as
+ * block and timeout say), then what else is visible, up to max_messages_to_get
+ * messages whose payload stays within max_bytes_to_get (the first is returned
+ * whatever its size), at most what was there when the first came.  Messages are
+ * taken as iteration takes them, a fill of the pending array per core call, and
+ * what the limits leave stays pending for the next reader call. */
+static PyObject *reader_get_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *a[4], *first, *list = NULL, *arr[POLL_CHUNK];
+    int block = 1;
+    int64_t tns = -1;
+    uint64_t max_n, max_b, count, bytes;
+    uint32_t k = 0;
+
+    if (pyext_args(&GET_MANY_PARAMS, args, nargs, kwnames, a) < 0)
+        return NULL;
+    if (a[0] && (block = PyObject_IsTrue(a[0])) < 0)
+        return NULL;
+    if (block && pyext_timeout(a[1], &tns) < 0)
+        return NULL;
+    if (many_limit(a[2], "max_messages_to_get", 1, &max_n) < 0 ||
+        many_limit(a[3], "max_bytes_to_get", 0, &max_b) < 0)
+        return NULL;
+    first = do_read(s, tns, block ? a[1] : NULL, !block, 1);
+    if (!first)
+        return NULL;
+    arr[k++] = first;
+    count = 1;
+    bytes = (uint64_t)Py_SIZE(first);
+    if (max_n == UINT64_MAX) { /* no limit: what is there now, so a faster writer cannot keep it going */
+        uint64_t there = s->pending_n - s->pending_at;
+        if (s->h) {
+            pyq_stats_t st;
+            pyext_core.queue_stats(s->h, &st);
+            there += st.messages_written - st.messages_read;
+        }
+        max_n = 1 + there;
+    }
+    while (count < max_n) {
+        uint64_t len;
+        if (!HAS_PENDING(s)) {
+            int64_t got;
+            if (!s->h || s->busy)
+                break;
+            if ((got = fill_pending(s, 0)) < 0)
+                goto fail;
+            if (got == 0 || !HAS_PENDING(s))
+                break;
+        }
+        len = (uint64_t)Py_SIZE(s->pending[s->pending_at]);
+        if (bytes + len > max_b) /* it stays pending (the sum is far from overflowing) */
+            break;
+        arr[k++] = pending_take(s);
+        count++;
+        bytes += len;
+        if (k == POLL_CHUNK) {
+            int rc = to_list(&list, arr, k);
+            k = 0;
+            if (rc < 0)
+                goto fail;
+        }
+    }
+    if (k) {
+        int rc = to_list(&list, arr, k);
+        k = 0;
+        if (rc < 0)
+            goto fail;
+    }
+    if (PyErr_CheckSignals() < 0 || (s->loads && loads_all(s, list) < 0))
+        goto fail;
+    return list;
+fail:
+    if (k && to_list(&list, arr, k) < 0)
+        PyErr_Clear(); /* MemoryError over the first error: the messages are lost with it */
+    if (list) {
+        pyext_attach_messages(list);
+        Py_DECREF(list);
+    }
+    return NULL;
 }
 
 /* _pending_into(address, n, size): poll_into's first part, the pending
@@ -680,15 +833,29 @@ static PyMethodDef reader_methods[] = {
      "releasing the GIL; the wait runs in C without it (spin, then sleeps up to\n"
      "50 us), marking the reader side busy.  Raises QueueEmpty (a queue.Empty)\n"
      "when the time runs out, and EndOfStream once the writer has detached\n"
-     "(Writer.detach()) and every message was read."},
+     "(Writer.detach()) and every message was read.  The timeout is\n"
+     "queue.Queue's: a real number >= 0 (negative or NaN: ValueError), parsed\n"
+     "in C; inf or a huge one is no limit."},
     {"get", (PyCFunction)(void (*)(void))reader_get, METH_FASTCALL | METH_KEYWORDS,
      "get($self, /, block=True, timeout=None)\n--\n\n"
-     "queue.Queue.get: read(timeout) when block, else get_nowait()."},
+     "queue.Queue.get: read(timeout) when block, else get_nowait() (the\n"
+     "timeout ignored, as queue.Queue does).  With a serializer\n"
+     "(Queue(serializer=...)), the object: the serializer's loads(message)."},
     {"get_nowait", (PyCFunction)(void (*)(void))reader_get_nowait, METH_FASTCALL,
      "get_nowait($self, /)\n--\n\n"
      "queue.Queue.get_nowait: the next message without waiting; QueueEmpty\n"
      "(a queue.Empty) when none is there, EndOfStream once the writer has\n"
-     "detached and every message was read."},
+     "detached and every message was read.  An object with a serializer."},
+    {"get_many", (PyCFunction)(void (*)(void))reader_get_many, METH_FASTCALL | METH_KEYWORDS,
+     "get_many($self, /, block=True, timeout=None, max_messages_to_get=None,\n"
+     "         max_bytes_to_get=None)\n--\n\n"
+     "faster-fifo's get_many: a list of the next messages, at least one.  The\n"
+     "first is waited for as get(block, timeout) waits (QueueEmpty on timeout,\n"
+     "EndOfStream once the writer has detached and all was read); then what\n"
+     "else is there now, up to max_messages_to_get messages (None: no limit)\n"
+     "whose payload stays within max_bytes_to_get bytes (None: no limit; the\n"
+     "first message is returned whatever its size).  Objects with a serializer.\n"
+     "What the limits leave stays for the next call."},
     {"_messages_read", reader_read_count, METH_NOARGS,
      "_messages_read() -> int: the queue's messages_read counter."},
     {"_pending_into", (PyCFunction)(void (*)(void))reader_pending_into, METH_FASTCALL,
@@ -704,7 +871,7 @@ static PyType_Slot reader_slots[] = {
     {Py_tp_iternext, reader_next},
     {Py_tp_dealloc, pyext_side_dealloc},
     {Py_tp_traverse, pyext_side_traverse},
-    {Py_tp_clear, pyext_side_clear},
+    {Py_tp_clear, pyext_side_tp_clear},
     {0, NULL},
 };
 

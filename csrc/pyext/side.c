@@ -113,7 +113,47 @@ PyObject *pyext_raise_queue(PyObject *cls, int code, const char *message)
     return NULL;
 }
 
-int pyext_timeout(PyObject *t, int64_t *ns)
+/* Beyond this many seconds (2**62 ns, 146 years) a wait has no limit: int64 ns
+ * would overflow, and threading.TIMEOUT_MAX is far below it anyway. */
+#define FOREVER_S 4611686018.427387904
+
+/* Seconds as ns, rounded up as the standard library rounds a timeout (a tiny
+ * positive one still waits), or -1: no limit. */
+static int64_t seconds_ns(double sec)
+{
+    double ns;
+
+    if (sec >= FOREVER_S) /* inf too */
+        return -1;
+    ns = sec * 1e9;
+    return (int64_t)ns + ((double)(int64_t)ns < ns);
+}
+
+static int timeout_refused(PyObject *t)
+{
+    /* queue.Queue's words for a negative timeout; NaN is refused with them
+     * too (SimpleQueue refuses it; queue.Queue's get would spin on it). */
+    PyErr_Format(PyExc_ValueError, "'timeout' must be a non-negative number, got %R", t);
+    return -1;
+}
+
+/* The last float or int timeout parsed and its ns, the object held: while it
+ * lives no other object has its address, and an exact float or int never
+ * changes, so the same object is the same value.  A call site passes the same
+ * constant every time (get(timeout=5)): one compare then. */
+PyObject *pyext_last_timeout;
+int64_t pyext_last_timeout_ns;
+
+static void remember_timeout(PyObject *t, int64_t ns)
+{
+    PyObject *old = pyext_last_timeout;
+    Py_INCREF(t);
+    pyext_last_timeout = t;
+    pyext_last_timeout_ns = ns;
+    Py_XDECREF(old); /* a float's or an int's release runs no Python code */
+}
+
+int pyext_timeout_parse(PyObject *t, int64_t *ns)
 {
     PyObject *r;
 
@@ -121,7 +161,26 @@ int pyext_timeout(PyObject *t, int64_t *ns)
         *ns = -1;
         return 0;
     }
-    /* One validator for every timeout of the package (messages, ranges). */
+    /* float and int parsed here: a timeout must cost nothing when no wait is
+     * needed.  pyqueue.queue._timeout_ns states the same rules for the rest. */
+    if (PyFloat_CheckExact(t)) {
+        double sec = PyFloat_AsDouble(t);
+        if (PYEXT_UNLIKELY(!(sec >= 0))) /* NaN too */
+            return timeout_refused(t);
+        *ns = seconds_ns(sec);
+        remember_timeout(t, *ns);
+        return 0;
+    }
+    if (PyLong_CheckExact(t)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(t, &overflow);
+        if (overflow < 0 || (!overflow && v < 0))
+            return timeout_refused(t);
+        *ns = overflow > 0 || v >= (long long)FOREVER_S ? -1 : v * 1000000000LL;
+        remember_timeout(t, *ns);
+        return 0;
+    }
+    /* Any other real number (bool, numpy's, Fraction), or a clear error. */
     r = PyObject_CallFunctionObjArgs(pyext_timeout_ns, t, NULL);
     if (!r)
         return -1;
@@ -146,9 +205,12 @@ int64_t pyext_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-               const char *const *names, int nreq, int nmax, PyObject **out)
+int pyext_args(pyext_params_t *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               PyObject **out)
 {
+    const char *fname = p->fname;
+    const char *const *names = p->names;
+    int nreq = p->nreq, nmax = p->nmax;
     Py_ssize_t i, k, nkw = kwnames ? PyTuple_Size(kwnames) : 0;
 
     for (i = 0; i < nmax; i++)
@@ -160,11 +222,20 @@ int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObj
     }
     for (i = 0; i < nargs; i++)
         out[i] = args[i];
+    if (nkw && !p->interned[0]) {
+        for (i = 0; i < nmax; i++)
+            if (!(p->interned[i] = PyUnicode_InternFromString(names[i])))
+                return -1;
+    }
     for (k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GetItem(kwnames, k);
         for (i = 0; i < nmax; i++)
-            if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+            if (key == p->interned[i])
                 break;
+        if (i == nmax) /* a keyword made at run time: compare the text */
+            for (i = 0; i < nmax; i++)
+                if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+                    break;
         if (i == nmax) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
                          key);
@@ -185,15 +256,82 @@ int pyext_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObj
     return 0;
 }
 
-void pyext_attach_messages(PyObject *messages)
+void pyext_attach(const char *name, PyObject *value)
 {
     PyObject *t, *v, *tb;
 
     PyErr_Fetch(&t, &v, &tb);
     PyErr_NormalizeException(&t, &v, &tb);
-    if (v && PyObject_SetAttrString(v, "messages", messages) < 0)
+    if (v && PyObject_SetAttrString(v, name, value) < 0)
         PyErr_Clear(); /* an exception without a __dict__: it stays as raised */
     PyErr_Restore(t, v, tb);
+}
+
+void pyext_attach_messages(PyObject *messages)
+{
+    pyext_attach("messages", messages);
+}
+
+/* --- the serializer ------------------------------------------------------ */
+
+PyObject *pyext_dumps(pyext_side_t *s, PyObject *item)
+{
+    PyObject *data;
+    int gc;
+
+    if (!s->dumps) {
+        Py_INCREF(item);
+        return item;
+    }
+    /* No collection while dumps runs: a finalizer it would run may put()
+     * (bpo-14976's case), and that message would go in before this one, whose
+     * item the caller made first. */
+    gc = PyGC_Disable();
+    data = PyObject_CallFunctionObjArgs(s->dumps, item, NULL);
+    if (gc)
+        PyGC_Enable();
+    if (!data || PyBytes_CheckExact(data) || PyObject_CheckBuffer(data))
+        return data;
+    PyErr_Format(PyExc_TypeError, "the serializer's dumps() returned %s; it must return bytes "
+                 "or another bytes-like object", Py_TYPE(data) == &PyUnicode_Type ? "str (encode "
+                 "it)" : "an object that is not bytes-like");
+    Py_DECREF(data);
+    return NULL;
+}
+
+PyObject *pyext_loads_of(pyext_side_t *s, PyObject *msg)
+{
+    PyObject *obj = PyObject_CallFunctionObjArgs(s->loads, msg, NULL);
+
+    if (!obj) { /* consumed: the message rides on the exception */
+        PyObject *list = PyList_New(1);
+        if (list) {
+            Py_INCREF(msg);
+            PyList_SetItem(list, 0, msg);
+            pyext_attach_messages(list);
+            Py_DECREF(list);
+        }
+    }
+    Py_DECREF(msg);
+    return obj;
+}
+
+PyObject *pyext_side_set_serializer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *old[2] = {s->dumps, s->loads};
+
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_set_serializer(dumps, loads)");
+        return NULL;
+    }
+    s->dumps = args[0] == Py_None ? NULL : args[0];
+    s->loads = args[1] == Py_None ? NULL : args[1];
+    Py_XINCREF(s->dumps);
+    Py_XINCREF(s->loads);
+    Py_XDECREF(old[0]);
+    Py_XDECREF(old[1]);
+    Py_RETURN_NONE;
 }
 
 /* --- the methods every side has ----------------------------------------- */
@@ -287,6 +425,22 @@ int pyext_side_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
     Py_VISIT(((pyext_side_t *)self)->last);
+    Py_VISIT(((pyext_side_t *)self)->dumps);
+    Py_VISIT(((pyext_side_t *)self)->loads);
+    return 0;
+}
+
+/* The collector's tp_clear: what close() drops (pyext_side_clear), and the
+ * serializer, which close() keeps (a closed side's calls raise anyway). */
+int pyext_side_tp_clear(PyObject *self)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+    PyObject *d = s->dumps, *l = s->loads;
+
+    s->dumps = s->loads = NULL;
+    pyext_side_clear(self);
+    Py_XDECREF(d);
+    Py_XDECREF(l);
     return 0;
 }
 
@@ -398,7 +552,7 @@ void pyext_side_dealloc(PyObject *self)
     if (s->lock && !s->busy)
         PyThread_free_lock(s->lock);
     pyext_side_drop_pending(s);
-    pyext_side_clear(self);
+    pyext_side_tp_clear(self);
     tp_free(self);
     Py_DECREF(tp);
 }

@@ -40,12 +40,7 @@ static inline int message(PyObject *data, Py_buffer *view, int *viewed, const ch
     return 0;
 }
 
-/* The core's try_write: inline for a queue that writes runs (pyqueue_inline.h);
- * a scanning reader's queue never has one, so its writes go to the library
- * without the inline path's look first. */
-#define TRY_WRITE(s, p, n)                                                                    \
-    ((s)->scan ? pyext_core.writer_try_write((s)->h, p, n)                                    \
-               : pyq_writer_try_write_inline((s)->h, p, n))
+#define TRY_WRITE PYEXT_TRY_WRITE
 
 /* Every write spelling's hot path: exact bytes, a bound side nobody owns,
  * room now.  1: written; 0: nothing done, take the general path (which words
@@ -74,8 +69,8 @@ static PyObject *too_large(pyext_side_t *s, Py_ssize_t n)
 
 /* Wait for room, owning the side: timeout_ns -1 = no limit.  The message is
  * written or the call ends with an exception. */
-static PyObject *write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t timeout_ns,
-                            const char *what)
+PyObject *pyext_write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t timeout_ns,
+                           const char *what)
 {
     pyq_queue_t *h = s->h;
     int64_t deadline = timeout_ns < 0 ? 0 : pyext_now_ns() + timeout_ns;
@@ -108,15 +103,15 @@ static PyObject *write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t 
     Py_RETURN_NONE;
 }
 
-/* The common body of write() and put(): try first with the GIL held. */
-static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, int block,
+/* The common body of write() and put(): try first with the GIL held, then wait
+ * for at most tns ns (-1: no limit) when block. */
+static PyObject *do_write(pyext_side_t *s, PyObject *data, int64_t tns, int block,
                           const char *what)
 {
     Py_buffer view;
     int viewed, rc;
     const char *p;
     Py_ssize_t n;
-    int64_t tns = -1;
     PyObject *res = NULL;
 
     if (message(data, &view, &viewed, &p, &n) < 0)
@@ -125,8 +120,6 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
         too_large(s, n);
         goto out;
     }
-    if (timeout && timeout != Py_None && pyext_timeout(timeout, &tns) < 0)
-        goto out;
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
         goto out;
     if (PYEXT_UNLIKELY(s->busy)) {
@@ -142,7 +135,7 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, PyObject *timeout, in
     } else if (!block || tns == 0) {
         pyext_raise(PYQ_EAGAIN, what);
     } else {
-        res = write_wait(s, p, (uint32_t)n, tns, what);
+        res = pyext_write_wait(s, p, (uint32_t)n, tns, what);
     }
 out:
     if (viewed)
@@ -150,20 +143,42 @@ out:
     return res;
 }
 
+/* A write that may wait tns ns (-1: no limit): the timeout is parsed already,
+ * and the hot path comes first, as for a call without one. */
+static inline __attribute__((always_inline)) PyObject *write_within(pyext_side_t *s, PyObject *data,
+                                                                    int64_t tns, const char *what)
+{
+    if (fast_write(s, data))
+        Py_RETURN_NONE;
+    return do_write(s, data, tns, 1, what);
+}
+
+static pyext_params_t WRITE_PARAMS = {"write", 1, 2, {"data", "timeout"}, {NULL}};
+
+/* write() with a timeout or keywords: out of line, so that the per-message
+ * call's frame stays small. */
+static __attribute__((noinline)) PyObject *write_parsed(PyObject *self, PyObject *const *args,
+                                                        Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[2];
+    int64_t tns;
+
+    if (nargs == 1 && pyext_only_kw(&WRITE_PARAMS, 1, kwnames)) { /* write(m, timeout=t) */
+        if (pyext_timeout(args[1], &tns) < 0)
+            return NULL;
+        return write_within((pyext_side_t *)self, args[0], tns, "write");
+    }
+    if (pyext_args(&WRITE_PARAMS, args, nargs, kwnames, a) < 0 || pyext_timeout(a[1], &tns) < 0)
+        return NULL;
+    return write_within((pyext_side_t *)self, a[0], tns, "write");
+}
+
 static PyObject *writer_write(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames)
 {
-    static const char *const names[] = {"data", "timeout"};
-    PyObject *a[2];
-
-    if (nargs == 1 && !kwnames) { /* the per-message path: no parsing */
-        if (fast_write((pyext_side_t *)self, args[0]))
-            Py_RETURN_NONE;
-        return do_write((pyext_side_t *)self, args[0], NULL, 1, "write");
-    }
-    if (pyext_args("write", args, nargs, kwnames, names, 1, 2, a) < 0)
-        return NULL;
-    return do_write((pyext_side_t *)self, a[0], a[1], 1, "write");
+    if (nargs == 1 && !kwnames) /* the per-message path: no parsing */
+        return write_within((pyext_side_t *)self, args[0], -1, "write");
+    return write_parsed(self, args, nargs, kwnames);
 }
 
 static PyObject *writer_try_write(PyObject *self, PyObject *data)
@@ -197,31 +212,83 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
     return res;
 }
 
-static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames)
+/* put's body once its arguments are parsed: the item serialized when the queue
+ * has a serializer, then written as write() would, waiting for at most tns ns
+ * when block (-1: no limit). */
+static inline __attribute__((always_inline)) PyObject *put_item(pyext_side_t *s, PyObject *item,
+                                                                int block, int64_t tns,
+                                                                const char *what)
 {
-    static const char *const names[] = {"item", "block", "timeout"};
+    PyObject *data, *res;
+
+    if (PYEXT_LIKELY(!s->dumps)) {
+        if (fast_write(s, item))
+            Py_RETURN_NONE;
+        return do_write(s, item, block ? tns : 0, block, what);
+    }
+    if (!(data = pyext_dumps(s, item)))
+        return NULL;
+    res = fast_write(s, data) ? (Py_INCREF(Py_None), Py_None)
+                              : do_write(s, data, block ? tns : 0, block, what);
+    Py_DECREF(data);
+    return res;
+}
+
+/* put_item out of line: the general path of the per-message calls, whose
+ * frames stay small that way. */
+static __attribute__((noinline)) PyObject *put_general(pyext_side_t *s, PyObject *item, int block,
+                                                       int64_t tns, const char *what)
+{
+    return put_item(s, item, block, tns, what);
+}
+
+static pyext_params_t PUT_PARAMS = {"put", 1, 3, {"item", "block", "timeout"}, {NULL}};
+
+/* put() with a timeout, block or keywords: out of line (see write_parsed). */
+static __attribute__((noinline)) PyObject *put_parsed(PyObject *self, PyObject *const *args,
+                                                      Py_ssize_t nargs, PyObject *kwnames)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
     PyObject *a[3];
     int block = 1;
+    int64_t tns = -1;
 
-    if (nargs == 1 && !kwnames) {
-        if (fast_write((pyext_side_t *)self, args[0]))
-            Py_RETURN_NONE;
-        return do_write((pyext_side_t *)self, args[0], NULL, 1, "put");
+    if ((nargs == 1 && pyext_only_kw(&PUT_PARAMS, 2, kwnames)) || /* put(m, timeout=t) */
+        (nargs == 3 && !kwnames && args[1] == Py_True)) {          /* put(m, True, t) */
+        if (pyext_timeout(args[nargs == 3 ? 2 : 1], &tns) < 0)
+            return NULL;
+        return put_item(s, args[0], 1, tns, "put");
     }
-    if (pyext_args("put", args, nargs, kwnames, names, 1, 3, a) < 0)
+    if (pyext_args(&PUT_PARAMS, args, nargs, kwnames, a) < 0)
         return NULL;
     if (a[1] && (block = PyObject_IsTrue(a[1])) < 0)
         return NULL;
-    /* As queue.Queue.put: without block the timeout is ignored. */
-    return do_write((pyext_side_t *)self, a[0], block ? a[2] : NULL, block, "put");
+    /* As queue.Queue.put: without block the timeout is ignored, unparsed. */
+    if (block && pyext_timeout(a[2], &tns) < 0)
+        return NULL;
+    return put_item(s, a[0], block, tns, "put");
+}
+
+static PyObject *writer_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    pyext_side_t *s = (pyext_side_t *)self;
+
+    if (nargs == 1 && !kwnames) { /* the per-message path: no parsing */
+        if (PYEXT_LIKELY(!s->dumps) && fast_write(s, args[0]))
+            Py_RETURN_NONE;
+        return put_general(s, args[0], 1, -1, "put");
+    }
+    return put_parsed(self, args, nargs, kwnames);
 }
 
 static PyObject *writer_put_nowait(PyObject *self, PyObject *item)
 {
-    if (fast_write((pyext_side_t *)self, item))
+    pyext_side_t *s = (pyext_side_t *)self;
+
+    if (PYEXT_LIKELY(!s->dumps) && fast_write(s, item)) /* the per-message path */
         Py_RETURN_NONE;
-    return do_write((pyext_side_t *)self, item, NULL, 0, "put_nowait");
+    return put_general(s, item, 0, 0, "put_nowait");
 }
 
 static PyObject *writer_flush(PyObject *self, PyObject *unused)
@@ -250,19 +317,34 @@ static PyMethodDef writer_methods[] = {
      "Write one message (bytes-like).  Waits while the queue is full, for at\n"
      "most ``timeout`` seconds (None = no limit); raises QueueFull after.\n"
      "With room it returns without releasing the GIL; a wait releases it and\n"
-     "marks the writer side busy (a second thread's call is a QueueError)."},
+     "marks the writer side busy (a second thread's call is a QueueError).\n"
+     "The timeout is queue.Queue's: a real number >= 0 (negative or NaN:\n"
+     "ValueError), parsed in C; inf or a huge one is no limit."},
     {"try_write", writer_try_write, METH_O,
      "try_write($self, data, /)\n--\n\n"
      "Write one message if a block has room now; return False when full.\n"
      "Never waits and never releases the GIL."},
     {"put", (PyCFunction)(void (*)(void))writer_put, METH_FASTCALL | METH_KEYWORDS,
      "put($self, item, block=True, timeout=None)\n--\n\n"
-     "queue.Queue.put: write(item, timeout) when block, else put_nowait(item).\n"
-     "QueueFull (a queue.Full) when the queue stays full."},
+     "queue.Queue.put: write(item, timeout) when block, else put_nowait(item)\n"
+     "(the timeout ignored, as queue.Queue does).  QueueFull (a queue.Full)\n"
+     "when the queue stays full.  With a serializer (Queue(serializer=...)),\n"
+     "item is any object, written as the serializer's dumps(item)."},
     {"put_nowait", writer_put_nowait, METH_O,
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
-     "when the queue is full."},
+     "when the queue is full.  Any object with a serializer."},
+    {"put_many", (PyCFunction)(void (*)(void))pyext_writer_put_many, METH_FASTCALL | METH_KEYWORDS,
+     "put_many($self, items, block=True, timeout=None)\n--\n\n"
+     "faster-fifo's put_many: put every item of a list, a tuple or another\n"
+     "iterable, in order, all or none.  When the batch can fit in the queue at\n"
+     "once, it waits until it does (for at most ``timeout`` seconds; without\n"
+     "block, not at all) and then writes every item without waiting; QueueFull\n"
+     "means none was written.  A batch too big for the whole queue is written\n"
+     "as room comes, and QueueFull then says how many went in (``written``).\n"
+     "Every item is checked (and serialized) before any is written."},
+    {"_set_framing", (PyCFunction)(void (*)(void))pyext_writer_set_framing, METH_FASTCALL,
+     "_set_framing(block_size, record_align, blocks): what put_many's room check counts with."},
     {"flush", writer_flush, METH_NOARGS,
      "flush($self, /)\n--\n\n"
      "Publish every message written so far (with publish='max').  Wait-free:\n"
@@ -278,7 +360,7 @@ static PyType_Slot writer_slots[] = {
     {Py_tp_methods, writer_methods},
     {Py_tp_dealloc, pyext_side_dealloc},
     {Py_tp_traverse, pyext_side_traverse},
-    {Py_tp_clear, pyext_side_clear},
+    {Py_tp_clear, pyext_side_tp_clear},
     {0, NULL},
 };
 

@@ -146,8 +146,9 @@ def test_full_is_eagain_and_capacity_holds(name):
         q.close()
 
 
-@pytest.mark.parametrize("kw, per_block", [({}, 1 + (512 - 40) // 32), ({"publish": "each"}, 512 // 40),
-                                           ({"scan_current": True}, 512 // 64)])
+@pytest.mark.parametrize("kw, per_block", [({"publish": "max"}, 1 + (512 - 40) // 32),
+                                           ({"publish": "each"}, 512 // 40),
+                                           ({"publish": "max", "scan_current": True}, 512 // 64)])
 def test_pyqueue_capacity_follows_its_framing(kw, per_block):
     """32-byte messages take 40-byte records, 64-byte ones with scan_current, and
     32 bytes each after the first of a block's run under publish max (DESIGN

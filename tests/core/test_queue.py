@@ -183,7 +183,7 @@ def test_poll_into_size_mismatch_keeps_message():
 def test_stats_and_tiers():
     # 32-byte writes under publish max form one run a block (DESIGN §3.1):
     # 40 bytes for the first, 32 for each next one -- 7 in 256 bytes.
-    with pq.Queue(block_size=256, hot_blocks=2, spill_blocks=8) as q:
+    with pq.Queue(block_size=256, hot_blocks=2, spill_blocks=8, publish="max") as q:
         for i in range(7 * 8):
             q.writer.write(b"z" * 32)
         st = q.stats()
@@ -346,7 +346,7 @@ def test_message_too_large():
 
 
 def test_full_queue_try_write_and_timeout():
-    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1) as q:
+    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1, publish="max") as q:
         n = 0
         while q.writer.try_write(b"m" * 32):
             n += 1
@@ -364,7 +364,7 @@ def test_full_queue_try_write_and_timeout():
 
 
 def test_write_batch_partial_timeout_reports_written():
-    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1) as q:
+    with pq.Queue(block_size=256, hot_blocks=1, spill_blocks=1, publish="max") as q:
         arr = np.arange(20 * 32, dtype=np.uint8).reshape(20, 32) % 251
         with pytest.raises(pq.QueueFull) as e:
             q.writer.write_batch(arr, timeout=0.01)

@@ -115,3 +115,21 @@ def test_ctrl_c_keeps_a_valid_interrupted_folder(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"].startswith("interrupted after"), summary["status"]
     assert summary["results"]["rounds_done"] >= 1
+
+
+def test_the_put_get_rows_their_users_write(tmp_path):
+    # Objects through pickle and get_many, on pyqueue and on the peers (issue 46).
+    p = _run("--quick", *_cpus(), "--only", "py-shared-many,py-shared-obj,-obj,faster-fifo",
+             "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = json.loads(p.stdout)["summary"]
+    ff = "faster_fifo" in sys.modules or __import__("importlib").util.find_spec("faster_fifo")
+    for size in ("32", "1024"):
+        rows = s["throughput"][size]
+        for row in ("py-shared-many", "py-shared-obj", "py-shared-obj-many", "mp-queue-obj"):
+            assert rows[row]["median"] > 0, (size, row)
+        if ff:
+            assert rows["faster-fifo-obj"]["median"] > 0
+    mine = [t for t in s["targets"] if t["numerator"] in ("py-shared-many", "py-shared-obj")]
+    assert {t["denominator"] for t in mine} >= {"mp-queue-obj"} | (
+        {"faster-fifo", "faster-fifo-obj"} if ff else set())

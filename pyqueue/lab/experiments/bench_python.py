@@ -10,6 +10,10 @@ before the next -- the call path, not a hand-off between cores:
   deque               collections.deque append(m) then popleft()
   py_batch_local      write_batch(1024 rows) then poll_into(1024 rows)
   py_write_poll_1k, py_put_get_1k, simplequeue_1k   the same with 1 KiB messages
+  py_get, py_get_timeout   put_nowait(m) then get() / get(timeout=5): what a
+                      timeout costs a call that need not wait (queue.Queue's spelling)
+  py_put, py_put_timeout   put(m) / put(m, timeout=5) then get_nowait()
+  simplequeue_timeout      SimpleQueue put(m) then get(timeout=5)
 A block's worth at a time (only the reading is timed: the writes before it and
 the release of the list read are not):
   py_poll_block       Reader.poll() of one full 4 KiB block of 32-byte messages
@@ -24,6 +28,10 @@ not):
   py_threads_each     the same with publish 'each' (under backlog the spill tier's
                       streaming stores are fenced per message: the writer slows)
   simplequeue_threads, queue_threads   SimpleQueue / queue.Queue put / get
+  py_threads_get      put(m) / a get() per message (``iter(r.get, b"")``, an
+                      empty message last), publish 'each' (Python's default)
+  py_threads_get_timeout, simplequeue_threads_timeout   the same with
+                      get(timeout=5), README's idiom, and SimpleQueue's
   py_threads_1k, simplequeue_threads_1k   the same with 1 KiB messages
 The two-thread rows' floor under the GIL, which runs one Python thread at a
 time: each side's loop alone, on a queue that holds every message (publish
@@ -35,6 +43,7 @@ time: each side's loop alone, on a queue that holds every message (publish
                       threads could reach if the hand-over cost nothing
 """
 import collections
+import functools
 import operator
 import queue as _stdqueue
 import threading
@@ -86,8 +95,10 @@ class PythonAPI:
     def contenders(self):
         return ["py_write_poll", "py_put_get", "simplequeue", "deque", "py_batch_local",
                 "py_write_poll_1k", "py_put_get_1k", "simplequeue_1k",
+                "py_get", "py_get_timeout", "py_put", "py_put_timeout", "simplequeue_timeout",
                 "py_poll_block", "simplequeue_get_block",
                 "py_threads", "py_threads_each", "simplequeue_threads", "queue_threads",
+                "py_threads_get", "py_threads_get_timeout", "simplequeue_threads_timeout",
                 "py_threads_1k", "simplequeue_threads_1k",
                 "py_produce_alone", "py_consume_alone", "py_threads_floor"]
 
@@ -137,6 +148,36 @@ class PythonAPI:
         for m in msgs:
             put(m)
             ok += get() == m
+        return ok
+
+    # --- timeout= on a call that need not wait (the plain call's twin) -----
+    def _py_get(self, msgs):
+        return self._put_get(msgs, self.q1.writer.put_nowait, self.q1.reader.get), None
+
+    def _py_get_timeout(self, msgs):
+        return self._put_get_timeout(msgs, self.q1.writer.put_nowait, self.q1.reader.get), None
+
+    def _py_put(self, msgs):
+        return self._put_get(msgs, self.q1.writer.put, self.q1.reader.get_nowait), None
+
+    def _py_put_timeout(self, msgs):
+        put, get, ok = self.q1.writer.put, self.q1.reader.get_nowait, 0
+        for m in msgs:
+            put(m, timeout=5)
+            ok += get() == m
+        return ok, None
+
+    def _simplequeue_timeout(self, msgs):
+        q = _stdqueue.SimpleQueue()
+        return self._put_get_timeout(msgs, q.put, q.get), None
+
+    @staticmethod
+    def _put_get_timeout(msgs, put, get):
+        """_put_get with get(timeout=5): the keyword as a call site spells it."""
+        ok = 0
+        for m in msgs:
+            put(m)
+            ok += get(timeout=5) == m
         return ok
 
     def _py_batch_local(self, msgs):
@@ -255,6 +296,45 @@ class PythonAPI:
 
     def _queue_threads(self, msgs):
         return self._simplequeue_threads(msgs, _stdqueue.Queue())
+
+    def _py_threads_get(self, msgs, timeout=None):
+        """A get() per message, as queue.Queue code reads: ``iter(get, b"")``,
+        the producer's last message empty (SimpleQueue's rows end on None)."""
+        with _queue.Queue(**self.each_kw) as q, Pinned(self.rcpu):
+            w = q.writer
+
+            def produce():
+                put = w.put
+                for m in msgs:
+                    put(m)
+                put(b"")
+            get = q.reader.get if timeout is None else functools.partial(q.reader.get,
+                                                                         timeout=timeout)
+            t0 = time.perf_counter_ns()
+            t = self._producer(produce)
+            ok = _consume(iter(get, b""), msgs)
+            t.join()
+            dt = time.perf_counter_ns() - t0
+        return ok, dt
+
+    def _py_threads_get_timeout(self, msgs):
+        return self._py_threads_get(msgs, 5)
+
+    def _simplequeue_threads_timeout(self, msgs):
+        q = _stdqueue.SimpleQueue()
+
+        def produce():
+            put = q.put
+            for m in msgs:
+                put(m)
+            put(None)
+        with Pinned(self.rcpu):
+            t0 = time.perf_counter_ns()
+            t = self._producer(produce)
+            ok = _consume(iter(functools.partial(q.get, timeout=5), None), msgs)
+            t.join()
+            dt = time.perf_counter_ns() - t0
+        return ok, dt
 
 
 def _consume(messages, expected):

@@ -7,7 +7,9 @@ Rows, each with 32-byte and 1 KiB messages:
   calls (``write`` / ``poll(1)``, numpy ``write_batch`` / ``poll_into``), its C
   loops (per message and by batch, csrc/bench/xproc.c), each beside the same
   in-process (two threads); ``multiprocessing.Queue`` and ``SimpleQueue``,
-  faster-fifo, pyzmq ipc PUSH / PULL and iceoryx2 (bench_xproc_rows);
+  faster-fifo, pyzmq ipc PUSH / PULL and iceoryx2 (bench_xproc_rows); and
+  the calls multiprocessing's and faster-fifo's users write, on each: ``put`` /
+  ``get_many`` of bytes, ``put`` / ``get`` of objects through pickle;
 * round trips, one message there and back: pyqueue shared and in-process,
   through the Python calls and in C, and iceoryx2 (p50 / p99 over every sample);
 * the futex wake-up (C, 32 B only): a reader asleep on an empty queue, a writer
@@ -85,6 +87,16 @@ ROWS = (
         lambda: R.mp_row("simple")),
     Row("faster-fifo", "faster-fifo put / get_many", "throughput", "messages",
         R.faster_fifo_row),
+    Row("py-shared-many", "pyqueue shared, put / get_many", "throughput", "messages",
+        lambda: R.pyq_put_get_row(False, True)),
+    Row("py-shared-obj", "pyqueue shared, objects (serializer='pickle'): put / get",
+        "throughput", "messages", lambda: R.pyq_put_get_row(True, False)),
+    Row("py-shared-obj-many", "pyqueue shared, objects (serializer='pickle'): put / get_many",
+        "throughput", "messages", lambda: R.pyq_put_get_row(True, True)),
+    Row("mp-queue-obj", "multiprocessing.Queue, objects: put / get", "throughput", "messages",
+        lambda: R.mp_row("queue", objects=True)),
+    Row("faster-fifo-obj", "faster-fifo, objects: put / get_many", "throughput", "messages",
+        lambda: R.faster_fifo_row(objects=True)),
     Row("zmq", "pyzmq ipc PUSH / PULL", "throughput", "messages", R.zmq_row),
     Row("iceoryx2", "iceoryx2 publish-subscribe, loaned samples", "throughput", "messages",
         R.iceoryx2_row),

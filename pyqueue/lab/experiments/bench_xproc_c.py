@@ -129,7 +129,7 @@ def wakeup_row(sleeper):
         # The reader asleep: publish "each" wakes it per message.  The writer
         # asleep: one message fills a block (size is ignored), so each read returns one.
         kw = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4) \
-            if sleeper == "reader" else dict(block_size=4096, hot_blocks=2, spill_blocks=0)
+            if sleeper == "reader" else dict(publish="max", block_size=4096, hot_blocks=2, spill_blocks=0)
         shm = mmap.mmap(-1, 8 * 3 * (n + 1))   # MAP_SHARED: the forked sleeper writes it
         arr = np.frombuffer(shm, np.uint64).reshape(3, n + 1)
         ack, t_ret, slept = arr[0], arr[1], arr[2]

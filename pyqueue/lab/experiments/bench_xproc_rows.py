@@ -14,6 +14,7 @@ import ctypes
 import itertools
 import multiprocessing as mp
 import os
+import pickle
 import threading
 import time
 
@@ -22,8 +23,12 @@ import numpy as np
 from pyqueue import Queue
 
 FORK = mp.get_context("fork")
-SMALL_SHM = dict(block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)
+# The throughput rows' queue: the seed's publish policy (a block at a time), not Python's 'each'.
+SMALL_SHM = dict(publish="max", block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)
 RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
+# The put/get rows' queue: what code written for multiprocessing or faster-fifo gets,
+# Python's publish policy (a put visible when it returns), the same 4 MiB.
+PUT_GET_SHM = dict(SMALL_SHM, publish="each")
 # Messages a write_batch / poll_fixed call of the C rows moves: 64 KiB at most (the C
 # loops' buffer), well inside the 4 MiB queue.  The numpy rows move up to 4096 rows,
 # 1 MiB at most, a call: with small calls the in-process row measures two threads
@@ -180,27 +185,52 @@ def _r_get_many(q, n, size):
         got += len(q.get_many(max_messages_to_get=4096, timeout=10))
 
 
-def _put_get_row(make, read):
-    """A row of a put/get queue: ``make()`` builds it, ``read`` drains it."""
+def obj_of(size):
+    """The object an objects row sends: a small record whose pickle is about
+    ``size`` bytes (at least the record's own, ~30)."""
+    k = max(0, size - len(pickle.dumps((0, "seq", b""))))
+    return (0, "seq", b"x" * k)
+
+
+def _put_get_row(make, read, objects=False):
+    """A row of a put/get queue: ``make()`` builds it, ``read`` drains it; it
+    carries bytes of the size, or with ``objects`` obj_of(size)."""
     def run(size, n, writer_cpu):
         q = make()
         try:
-            return rate(n, timed(_w_put, (q, b"x" * size, n), read, (q, n, size), writer_cpu))
+            msg = obj_of(size) if objects else b"x" * size
+            return rate(n, timed(_w_put, (q, msg, n), read, (q, n, size), writer_cpu))
         finally:
             q.close()
     return run
 
 
-def mp_row(kind):
-    return _put_get_row(FORK.Queue if kind == "queue" else FORK.SimpleQueue, _r_get)
+def mp_row(kind, objects=False):
+    return _put_get_row(FORK.Queue if kind == "queue" else FORK.SimpleQueue, _r_get, objects)
 
 
-def faster_fifo_row():
+def faster_fifo_row(objects=False):
     try:
         import faster_fifo
     except ImportError as e:
         return "not installed: %s" % e
-    return _put_get_row(lambda: faster_fifo.Queue(max_size_bytes=64 << 20), _r_get_many)
+    return _put_get_row(lambda: faster_fifo.Queue(max_size_bytes=64 << 20), _r_get_many, objects)
+
+
+def _pyq_put_get(serializer):
+    def make():
+        q = Queue(shared=True, serializer=serializer, **PUT_GET_SHM)
+        q.take("reader")
+        return q
+    return make
+
+
+def pyq_put_get_row(objects, many):
+    """pyqueue shared as multiprocessing's and faster-fifo's users write: put per
+    message, get() or get_many(max_messages_to_get=4096); objects through
+    Queue(serializer="pickle"), else bytes."""
+    return _put_get_row(_pyq_put_get("pickle" if objects else None),
+                        _r_get_many if many else _r_get, objects)
 
 
 # --- pyzmq ipc PUSH / PULL -----------------------------------------------------------------
