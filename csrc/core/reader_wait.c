@@ -22,9 +22,10 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
         /* Detached first (acquire: every message written before the detach is
          * visible), then look: nothing visible after a 1 means none will come. */
         int detached = pyq_queue_writer_detached(q);
+        int64_t next = pyq_reader_next_len(q);
 
-        if (pyq_reader_next_len(q) != PYQ_EAGAIN)
-            return 1;
+        if (next != PYQ_EAGAIN)
+            return next == PYQ_ECORRUPT ? PYQ_ECORRUPT : 1;
         if (detached)
             return 0;
         if (timeout_ns == 0 || (timeout_ns > 0 && pyq_now_ns() >= deadline))
@@ -37,7 +38,7 @@ int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns)
         if (q->xproc) {
             uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_READER);
             /* A last look after SHM-S2: a publish from now on sees our flag. */
-            if (pyq_reader_next_len(q) != PYQ_EAGAIN || pyq_queue_writer_detached(q)) {
+            if (pyq_queue_writer_detached(q) || pyq_reader_next_len(q) != PYQ_EAGAIN) {
                 pyq_shm_sleep_cancel(q, PYQ_SIDE_READER);
                 continue;
             }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -39,12 +40,12 @@ static uint64_t round_page(uint64_t v)
 
 uint8_t *pyq_shm_ctl(struct pyq_queue *q)
 {
-    return (uint8_t *)q + q->seg.ctl_off;
+    return (uint8_t *)&q->rec + q->seg.ctl_off;
 }
 
 uint8_t *pyq_shm_pool(struct pyq_queue *q)
 {
-    return (uint8_t *)q + q->seg.pool_off;
+    return (uint8_t *)&q->rec + q->seg.pool_off;
 }
 
 /* The fields a segment made from cfg has: q holds them after this. */
@@ -57,7 +58,8 @@ static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
         return PYQ_EINVAL;
     if ((rc = pyq_q_init(q, cfg)) != 0)
         return rc;
-    q->seg.ctl_off = round_page(sizeof(*q));
+    q->seg.queue_bytes = (uint32_t)PYQ_SHARED_BYTES;
+    q->seg.ctl_off = round_page(PYQ_SHARED_BYTES);
     q->seg.pool_off = round_page(q->seg.ctl_off + q->ctl_bytes);
     q->seg.seg_bytes = q->seg.pool_off + round_page(q->pool_bytes);
     q->xproc = true;
@@ -65,6 +67,34 @@ static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX || cfg->scan_current;
     pyq_q_gate(q);
     return 0;
+}
+
+/* This process's view of a segment of seg_bytes: a private page whose end
+ * holds the private part, then the segment (queue_pvt.h, "Two parts"), so
+ * that q + PYQ_PRIV_BYTES is the segment's first byte.  NULL on failure. */
+static struct pyq_queue *map_view(int fd, uint64_t seg_bytes)
+{
+    size_t pg = page_size();
+    uint8_t *base;
+
+    if (seg_bytes > SIZE_MAX - pg)
+        return NULL;
+    base = mmap(NULL, pg + seg_bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    if (mmap(base + pg, seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+        MAP_FAILED) {
+        munmap(base, pg + seg_bytes);
+        return NULL;
+    }
+    return (struct pyq_queue *)(void *)(base + pg - PYQ_PRIV_BYTES);
+}
+
+static void unmap_view(struct pyq_queue *q)
+{
+    size_t pg = page_size();
+    munmap((uint8_t *)q + PYQ_PRIV_BYTES - pg, pg + q->seg.seg_bytes);
 }
 
 static int name_ok(const char *name)
@@ -125,148 +155,153 @@ static void unlink_own(const struct pyq_queue *q)
     char path[sizeof(SHM_DIR) + PYQ_SHM_NAME_MAX + 1], slashed[PYQ_SHM_NAME_MAX + 2];
     struct stat st;
 
-    if (!q->sh.name[0] || shm_path(path, sizeof(path), q->sh.name, 0) != 0 ||
-        shm_path(slashed, sizeof(slashed), q->sh.name, 1) != 0)
+    if (!q->p.name[0] || shm_path(path, sizeof(path), q->p.name, 0) != 0 ||
+        shm_path(slashed, sizeof(slashed), q->p.name, 1) != 0)
         return;
-    if (stat(path, &st) == 0 && (uint64_t)st.st_ino == q->sh.ino && (uint64_t)st.st_dev == q->sh.dev)
+    if (stat(path, &st) == 0 && (uint64_t)st.st_ino == q->p.ino && (uint64_t)st.st_dev == q->p.dev)
         shm_unlink(slashed);
+}
+
+/* The new segment's first page from want (both parts: the shared one is
+ * the segment's initial state), this process's own part, the pool's
+ * options; the magic last. */
+static int init_segment(struct pyq_queue *q, const struct pyq_queue *want, const char *name,
+                        const struct stat *st, uint64_t me)
+{
+    memcpy(q, want, sizeof(*q)); /* the magic is still 0 */
+    q->rec.seg = want->seg;
+    atomic_init(&q->rec.seg.magic, 0);
+    q->rec.cfg = want->cfg;
+    atomic_init(&q->seg.magic, PYQ_SEG_MAGIC);
+    q->p.ino = (uint64_t)st->st_ino;
+    q->p.dev = (uint64_t)st->st_dev;
+    if (name)
+        memcpy(q->p.name, name, strlen(name) + 1);
+    pyq_store_relaxed(&q->sh.users[0], me);
+    pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    return pyq_pool_options(q, pyq_shm_pool(q), q->pool_bytes);
 }
 
 int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue_t **out,
                             int *fd_out)
 {
-    struct pyq_queue want, *q;
+    struct pyq_queue *want, *q = NULL;
     char slashed[PYQ_SHM_NAME_MAX + 2];
     struct stat st;
     uint64_t me = pyq_proc_id(getpid());
-    void *p;
     int fd, rc;
 
     *out = NULL;
     if (fd_out)
         *fd_out = -1;
-    if ((rc = expected(&want, cfg)) != 0)
-        return rc;
+    want = aligned_alloc(PYQ_PAGE, sizeof(*want));
+    if (!want)
+        return PYQ_ENOMEM;
+    if ((rc = expected(want, cfg)) != 0)
+        goto out;
+    rc = PYQ_EINVAL;
     if (name && (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0))
-        return PYQ_EINVAL;
+        goto out;
+    rc = PYQ_EPERM;
     if (!me)
-        return PYQ_EPERM;
+        goto out;
     if (name) {
         struct statvfs vfs;
         /* The pool's pages come from /dev/shm as they are first written: a
          * segment larger than its free room would end in SIGBUS, not an error. */
+        rc = PYQ_ENOMEM;
         if (statvfs(SHM_DIR, &vfs) == 0 &&
-            want.seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
-            return PYQ_ENOMEM;
+            want->seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
+            goto out;
         fd = shm_open(slashed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     } else {
         fd = memfd_create("pyqueue", MFD_CLOEXEC);
     }
-    if (fd < 0)
-        return from_errno(errno);
-    rc = 0;
-    if (ftruncate(fd, (off_t)want.seg.seg_bytes) != 0 || fstat(fd, &st) != 0)
+    if (fd < 0) {
         rc = from_errno(errno);
-    p = rc ? MAP_FAILED
-           : mmap(NULL, want.seg.seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        if (name)
-            shm_unlink(slashed);
-        close(fd);
-        return rc ? rc : PYQ_ENOMEM;
+        goto out;
     }
-    q = p;
-    memcpy(q, &want, sizeof(want)); /* the magic is still 0 */
-    q->sh.ino = (uint64_t)st.st_ino;
-    q->sh.dev = (uint64_t)st.st_dev;
-    if (name)
-        memcpy(q->sh.name, name, strlen(name) + 1);
-    pyq_store_relaxed(&q->sh.users[0], me);
-    pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
-    pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
-    rc = pyq_pool_options(q, pyq_shm_pool(q), q->pool_bytes);
+    rc = 0;
+    if (ftruncate(fd, (off_t)want->seg.seg_bytes) != 0 || fstat(fd, &st) != 0)
+        rc = from_errno(errno);
+    if (rc == 0 && !(q = map_view(fd, want->seg.seg_bytes)))
+        rc = PYQ_ENOMEM;
+    if (rc == 0 && (rc = init_segment(q, want, name, &st, me)) != 0)
+        unmap_view(q);
     if (rc != 0) {
         if (name)
             shm_unlink(slashed);
-        munmap(p, want.seg.seg_bytes);
         close(fd);
-        return rc;
+        goto out;
     }
     /* SEG-L1: the segment is complete before anyone can call it ours; pairs
-     * with SEG-L2 in map_checked. */
-    pyq_store_release(&q->seg.magic, PYQ_SEG_MAGIC);
+     * with SEG-L2 in read_record. */
+    pyq_store_release(&q->rec.seg.magic, PYQ_SEG_MAGIC);
     if (name || !fd_out)
         close(fd);
     else
         *fd_out = fd;
     *out = q;
-    return 0;
+out:
+    free(want);
+    return rc;
 }
 
-/* Map fd's segment after checking its header.  A segment whose magic is not
- * there yet may be one being made: looked at again for up to 200 ms. */
-static int map_checked(int fd, struct pyq_queue **out)
+/* fd's segment record (its first bytes) into *rec and the configuration it
+ * implies into want, checked: 0, or PYQ_EBADSEG.  Read, not mapped, so a
+ * file cut short meanwhile is an error, not a SIGBUS.  A segment whose magic
+ * is not there yet may be one being made: looked at again for up to 200 ms. */
+static int read_record(int fd, struct pyq_queue *want, uint64_t *size)
 {
-    struct pyq_queue want;
+    struct pyq_queue *h = want; /* its shared part holds the record read */
     struct stat st;
-    uint64_t seg = 0;
 
     for (int tries = 0;; tries++) {
-        struct pyq_queue *h;
+        ssize_t n;
         uint64_t magic;
 
         if (fstat(fd, &st) != 0)
             return from_errno(errno);
-        if ((uint64_t)st.st_size >= sizeof(struct pyq_queue)) {
-            h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, fd, 0);
-            if (h == MAP_FAILED)
-                return from_errno(errno);
-            /* SEG-L2: pairs with SEG-L1: the header below is complete. */
-            magic = pyq_load_acquire(&h->seg.magic);
+        if (!S_ISREG(st.st_mode))
+            return PYQ_EBADSEG;
+        n = pread(fd, &h->rec, sizeof(h->rec), 0);
+        if (n == (ssize_t)sizeof(h->rec)) {
+            /* SEG-L2: pairs with SEG-L1 (the file's page cache is the
+             * segment; the read is ordered after it by the system call). */
+            magic = pyq_load_relaxed(&h->rec.seg.magic);
             if (magic == PYQ_SEG_MAGIC) {
-                int bad = h->seg.layout != PYQ_SEG_LAYOUT ||
-                          h->seg.queue_bytes != sizeof(struct pyq_queue) ||
-                          expected(&want, &h->cfg) != 0;
-                if (!bad)
-                    bad = h->seg.seg_bytes != want.seg.seg_bytes ||
-                          h->seg.seg_bytes != (uint64_t)st.st_size ||
-                          h->seg.ctl_off != want.seg.ctl_off || h->seg.pool_off != want.seg.pool_off ||
-                          memcmp(h->seg.free_off, want.seg.free_off, sizeof(want.seg.free_off)) ||
-                          h->nblocks != want.nblocks || h->max_message != want.max_message ||
-                          h->ring_mask != want.ring_mask ||
-                          memcmp(h->free_mask, want.free_mask, sizeof(want.free_mask)) ||
-                          h->ctl_bytes != want.ctl_bytes || h->pool_bytes != want.pool_bytes ||
-                          h->scan != want.scan || h->rec_mask != want.rec_mask ||
-                          h->line_headers != want.line_headers || h->batch_ok != want.batch_ok ||
-                          h->xproc != want.xproc || h->commit_hook != want.commit_hook ||
-                          memchr(h->sh.name, 0, sizeof(h->sh.name)) == NULL;
-                seg = h->seg.seg_bytes;
-                munmap(h, sizeof(*h));
-                if (bad)
+                struct pyq_seg_header got = h->rec.seg;
+                pyq_config_t cfg = h->rec.cfg;
+                if (got.layout != PYQ_SEG_LAYOUT || got.queue_bytes != PYQ_SHARED_BYTES ||
+                    expected(want, &cfg) != 0)
                     return PYQ_EBADSEG;
-                break;
+                if (got.seg_bytes != want->seg.seg_bytes ||
+                    got.seg_bytes != (uint64_t)st.st_size || got.ctl_off != want->seg.ctl_off ||
+                    got.pool_off != want->seg.pool_off ||
+                    memcmp(got.free_off, want->seg.free_off, sizeof(got.free_off)))
+                    return PYQ_EBADSEG;
+                *size = got.seg_bytes;
+                return 0;
             }
-            munmap(h, sizeof(*h));
             if (magic != 0)
                 return PYQ_EBADSEG;
+        } else if (n < 0) {
+            return from_errno(errno);
         }
         if (tries >= 20)
             return PYQ_EBADSEG;
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
-    void *p = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
-        return from_errno(errno);
-    *out = p;
-    return 0;
 }
 
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    uint64_t me = pyq_proc_id(getpid());
-    struct pyq_queue *q = NULL;
+    uint64_t me = pyq_proc_id(getpid()), bytes = 0;
+    struct pyq_queue *q = NULL, *want;
+    struct stat st;
     int own = 0, rc;
 
     *out = NULL;
@@ -280,13 +315,30 @@ int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
     } else if (fd < 0) {
         return PYQ_EINVAL;
     }
-    rc = me ? map_checked(fd, &q) : PYQ_EPERM;
+    want = aligned_alloc(PYQ_PAGE, sizeof(*want));
+    rc = !want ? PYQ_ENOMEM : !me ? PYQ_EPERM : read_record(fd, want, &bytes);
+    if (rc == 0 && fstat(fd, &st) != 0)
+        rc = from_errno(errno);
+    if (rc == 0 && !(q = map_view(fd, bytes)))
+        rc = PYQ_ENOMEM;
     if (own)
         close(fd);
+    if (rc == 0) {
+        /* From here on this process's geometry is want's, never the segment's. */
+        memcpy(q, want, PYQ_PRIV_BYTES);
+        memset(&q->p, 0, sizeof(q->p));
+        q->p.ino = (uint64_t)st.st_ino;
+        q->p.dev = (uint64_t)st.st_dev;
+        if (name)
+            memcpy(q->p.name, name, strlen(name) + 1);
+        pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
+        pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    }
+    free(want);
     if (rc != 0)
         return rc;
     if ((rc = add_user(q, me)) != 0) {
-        munmap(q, q->seg.seg_bytes);
+        unmap_view(q);
         return rc;
     }
     if (q->cfg.mlock && mlock(pyq_shm_pool(q), q->pool_bytes) != 0) {
@@ -312,7 +364,7 @@ int pyq_queue_is_shared(const pyq_queue_t *q)
 
 void pyq_shm_destroy(struct pyq_queue *q)
 {
-    uint64_t me = pyq_proc_id(getpid()), bytes = q->seg.seg_bytes;
+    uint64_t me = pyq_proc_id(getpid());
 
     for (int side = 0; side < 2; side++)
         pyq_queue_release(q, side);
@@ -327,12 +379,12 @@ void pyq_shm_destroy(struct pyq_queue *q)
     }
     if (!any_user_alive(q))
         unlink_own(q);
-    munmap(q, bytes);
+    unmap_view(q);
 }
 
 int pyq_queue_unlink(pyq_queue_t *q)
 {
-    if (!q->xproc || !q->sh.name[0])
+    if (!q->xproc || !q->p.name[0])
         return PYQ_EINVAL;
     unlink_own(q);
     return 0;
@@ -341,29 +393,33 @@ int pyq_queue_unlink(pyq_queue_t *q)
 int pyq_queue_reclaim(const char *name)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    struct pyq_queue *q;
+    struct pyq_queue *h;
+    struct stat st;
     int fd, rc;
 
     if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
         return PYQ_EINVAL;
-    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC, 0);
+    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
     if (fd < 0)
         return from_errno(errno);
-    struct stat st;
-    rc = fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(*q) ? PYQ_EBADSEG : 0;
-    q = rc ? MAP_FAILED : mmap(NULL, sizeof(*q), PROT_READ, MAP_SHARED, fd, 0);
+    h = aligned_alloc(PYQ_PAGE, sizeof(*h));
+    rc = !h ? PYQ_ENOMEM
+         : fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+                 (uint64_t)st.st_size < PYQ_SHARED_BYTES ||
+                 pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) != (ssize_t)PYQ_SHARED_BYTES
+             ? PYQ_EBADSEG
+             : 0;
     close(fd);
-    if (q == MAP_FAILED)
-        return rc ? rc : PYQ_EBADSEG;
-    if (pyq_load_acquire(&q->seg.magic) != PYQ_SEG_MAGIC || q->seg.layout != PYQ_SEG_LAYOUT ||
-        q->seg.queue_bytes != sizeof(*q)) {
+    if (rc == 0 && (pyq_load_relaxed(&h->rec.seg.magic) != PYQ_SEG_MAGIC ||
+                    h->rec.seg.layout != PYQ_SEG_LAYOUT ||
+                    h->rec.seg.queue_bytes != PYQ_SHARED_BYTES)) {
         rc = PYQ_EBADSEG;
-    } else if (any_user_alive(q)) {
+    } else if (rc == 0 && any_user_alive(h)) {
         rc = 0;
-    } else {
+    } else if (rc == 0) {
         shm_unlink(slashed);
         rc = 1;
     }
-    munmap(q, sizeof(*q));
+    free(h);
     return rc;
 }

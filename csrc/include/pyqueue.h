@@ -42,6 +42,9 @@
 #define PYQ_EBADSEG (-EPROTO)    /* not a pyqueue segment, truncated, or another layout */
 #define PYQ_ENOSEG (-ENXIO)      /* pyq_queue_attach: no shared queue of that name */
 #define PYQ_EEXIST (-EEXIST)     /* pyq_queue_create_shared: the name is taken */
+/* shared queue: the segment holds a value no writer or reader of this queue's
+ * geometry stores (a corrupted or hostile peer); this side's calls fail from then on */
+#define PYQ_ECORRUPT (-EUCLEAN)
 
 /* Publish policies (pyq_config_t.publish): when committed messages become visible. */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
