@@ -465,13 +465,22 @@ class Queue:
         self._setup(out[0], name if shared else None)
 
     @classmethod
-    def attach(cls, name):
+    def attach(cls, name, trust_other_users=False):
         """The shared queue called ``name``, made by ``Queue(shared=True)`` in
         this or another process.  In the process that has it open already, the
         same Queue object.  Raises FileNotFoundError when there is no such
         queue, QueueError when the segment is not a queue of this pyqueue's
-        layout (or truncated or damaged)."""
+        layout (or truncated or damaged).
+
+        The segment is a trust boundary (docs/RELIABILITY.md, "The shared
+        segment as a trust boundary"): whoever may write it can stop the stream
+        or garble it.  A segment owned by another user, or whose mode is wider
+        than 0600, raises PermissionError unless ``trust_other_users=True`` --
+        an explicit opt-in for a queue shared across users on purpose.  Either
+        way no value in the segment can make this process crash, hang or read
+        outside the queue (QueueCorrupted instead)."""
         name = _check_name(name)
+        trust = validate.flag("trust_other_users", trust_other_users)
         for q in list(_LIVE):
             if q.name == name and q._pid == os.getpid() and not q.closed:
                 return q
@@ -480,14 +489,19 @@ class Queue:
         self._closing = False
         self._pid = os.getpid()
         out = ffi.new("pyq_queue_t **")
-        check(lib.pyq_queue_attach(name.encode(), -1, out), "Queue.attach(%r)" % name, {
+        rc = lib.pyq_queue_attach_flags(name.encode(), -1,
+                                        lib.PYQ_ATTACH_TRUST_OTHERS if trust else 0, out)
+        check(rc, "Queue.attach(%r)" % name, {
             lib.PYQ_ENOSEG: (FileNotFoundError, "no shared queue named %r (never made, or "
                              "closed by its last user)" % name),
             lib.PYQ_EBADSEG: (QueueError, "/dev/shm/%s is not a pyqueue queue of this version's "
                               "layout (or it is truncated or damaged)" % name),
+            lib.PYQ_EUNTRUSTED: (PermissionError, _untrusted(name)) if rc == lib.PYQ_EUNTRUSTED
+            else None,
             lib.PYQ_EOWNED: (QueueError, "shared queue %r is mapped by too many processes "
                              "already" % name)})
         self._setup(out[0], name)
+        self._trust = trust
         return self
 
     def _setup(self, ptr, name):
@@ -702,7 +716,7 @@ class Queue:
         if self._shared:
             if self.closed:
                 raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
-            return (_attach_pickled, (self.name,))
+            return (_attach_pickled, (self.name, getattr(self, "_trust", False)))
         return _refuse_private("a Queue")
 
     def _after_fork_in_child(self):
@@ -740,9 +754,25 @@ class Queue:
                                                                 self.publish)
 
 
-def _attach_pickled(name):
-    """Unpickling a shared queue: attach to it (Queue.attach)."""
-    return Queue.attach(name)
+def _attach_pickled(name, trust=False):
+    """Unpickling a shared queue: attach to it (Queue.attach), trusting what
+    the process that pickled it trusted."""
+    return Queue.attach(name, trust_other_users=trust)
+
+
+def _untrusted(name):
+    """Why attaching /dev/shm/name was refused: its owner and mode."""
+    try:
+        st = os.stat(os.path.join("/dev/shm", name), follow_symlinks=False)
+        if st.st_uid != os.geteuid():
+            who = "is owned by uid %d (this process is uid %d)" % (st.st_uid, os.geteuid())
+        else:
+            who = "has mode %04o, wider than 0600" % (st.st_mode & 0o7777)
+    except OSError:
+        who = "belongs to another user or is open to others"
+    return ("shared queue %r %s: a process that may write the segment can stop or garble "
+            "the stream, so only this uid's segments of mode 0600 are attached; pass "
+            "trust_other_users=True to accept it" % (name, who))
 
 
 def _check_name(name):

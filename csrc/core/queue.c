@@ -312,6 +312,9 @@ const char *pyq_strerror(int code)
     case PYQ_EBADSEG: return "not a pyqueue segment, or one of another layout version";
     case PYQ_ENOSEG: return "no such shared queue";
     case PYQ_EEXIST: return "a shared queue of that name exists";
+    case PYQ_EUNTRUSTED:
+        return "the shared segment belongs to another user or is open to others (mode wider "
+               "than 0600); attaching needs an explicit opt-in";
     case PYQ_ECORRUPT:
         return "the shared segment is corrupt: it holds a value no writer or reader of this "
                "queue's geometry stores (a damaged or hostile peer)";

@@ -296,7 +296,29 @@ static int read_record(int fd, struct pyq_queue *want, uint64_t *size)
     }
 }
 
+/* The segment as a trust boundary (DESIGN §3.9): this uid's, and by name not
+ * open to others, unless the caller said otherwise. */
+static int trusted(int fd, int named, int flags)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) != 0)
+        return from_errno(errno);
+    if (!S_ISREG(st.st_mode))
+        return PYQ_EBADSEG;
+    if (flags & PYQ_ATTACH_TRUST_OTHERS)
+        return 0;
+    if (st.st_uid != geteuid() || (named && (st.st_mode & 07777 & ~(mode_t)0600)))
+        return PYQ_EUNTRUSTED;
+    return 0;
+}
+
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
+{
+    return pyq_queue_attach_flags(name, fd, 0, out);
+}
+
+int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
     uint64_t me = pyq_proc_id(getpid()), bytes = 0;
@@ -308,15 +330,18 @@ int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
     if (name) {
         if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
             return PYQ_EINVAL;
-        fd = shm_open(slashed, O_RDWR | O_CLOEXEC, 0);
+        /* Not through a link, and a FIFO of that name must not block us. */
+        fd = shm_open(slashed, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
         if (fd < 0)
-            return from_errno(errno);
+            return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
         own = 1;
     } else if (fd < 0) {
         return PYQ_EINVAL;
     }
     want = aligned_alloc(PYQ_PAGE, sizeof(*want));
-    rc = !want ? PYQ_ENOMEM : !me ? PYQ_EPERM : read_record(fd, want, &bytes);
+    rc = !want ? PYQ_ENOMEM : !me ? PYQ_EPERM : trusted(fd, name != NULL, flags);
+    if (rc == 0)
+        rc = read_record(fd, want, &bytes);
     if (rc == 0 && fstat(fd, &st) != 0)
         rc = from_errno(errno);
     if (rc == 0 && !(q = map_view(fd, bytes)))

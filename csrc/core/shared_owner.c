@@ -302,7 +302,7 @@ int pyq_queue_take(pyq_queue_t *q, int side, int flags)
         pyq_store_relaxed(&q->sh.dead[side], cur);
     if ((side == PYQ_SIDE_WRITER ? restore_writer(q, 0) : restore_reader(q)) != 0) {
         pyq_store_release(&q->sh.owner[side], 0);
-        return PYQ_EBADSEG;
+        return PYQ_ECORRUPT;
     }
     return 0;
 }

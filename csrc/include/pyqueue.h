@@ -45,6 +45,7 @@
 /* shared queue: the segment holds a value no writer or reader of this queue's
  * geometry stores (a corrupted or hostile peer); this side's calls fail from then on */
 #define PYQ_ECORRUPT (-EUCLEAN)
+#define PYQ_EUNTRUSTED (-EACCES) /* attach: the segment is another user's, or open to others */
 
 /* Publish policies (pyq_config_t.publish): when committed messages become visible. */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
@@ -82,6 +83,8 @@
 #define PYQ_SIDE_WRITER 0
 #define PYQ_SIDE_READER 1
 #define PYQ_TAKE_DEAD 1                    /* pyq_queue_take: re-take a dead owner's side */
+/* pyq_queue_attach_flags: accept a segment of another uid, or of a mode wider than 0600 */
+#define PYQ_ATTACH_TRUST_OTHERS 1
 #define PYQ_SHM_NAME_MAX 200               /* bytes of a segment name, without the '/' */
 #define PYQ_SHM_SLEEP_SLICE_NS 10000000    /* a sleeping side looks at its peer this often */
 #define PYQ_SHM_SPIN_RETRIES 4096          /* a shared writer's retries before it sleeps */
@@ -330,13 +333,22 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
                             int *fd_out);
 
 /* Any thread.  Map a shared queue made by pyq_queue_create_shared(): by name,
- * or with name NULL by a descriptor of it (fd, not closed here).  The header
- * is checked (magic, layout version, sizes, configuration and everything
- * derived from it) before anything else is read; this process becomes one of
- * the segment's users (at most PYQ_SHM_USERS live handles).
- * @return 0 and *out, or PYQ_ENOSEG (no such name), PYQ_EBADSEG (not a pyqueue
- *         segment, truncated, garbage, or another layout version), PYQ_EOWNED
- *         (PYQ_SHM_USERS live handles already), PYQ_EPERM, PYQ_EINVAL. */
+ * or with name NULL by a descriptor of it (fd, not closed here).  The segment
+ * is a trust boundary (DESIGN §3.9): it must be a regular file owned by this
+ * process's effective uid and, by name, of mode 0600 or narrower (a memfd's
+ * descriptor is its own capability: its uid is checked, not its mode), unless
+ * flags has PYQ_ATTACH_TRUST_OTHERS.  Its header is then checked (magic,
+ * layout version, sizes, configuration and everything derived from it) before
+ * anything else is read, and only the geometry this process derives from it is
+ * used from then on.  This process becomes one of the segment's users.
+ * @return 0 and *out, or PYQ_ENOSEG (no such name), PYQ_EUNTRUSTED (another
+ *         uid's, or a mode wider than 0600, without the flag), PYQ_EBADSEG (not
+ *         a pyqueue segment, not a regular file, truncated, garbage, or another
+ *         layout version), PYQ_EOWNED (PYQ_SHM_USERS live handles already),
+ *         PYQ_EPERM, PYQ_EINVAL. */
+int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out);
+
+/* pyq_queue_attach_flags() with flags 0. */
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out);
 
 /* The child of fork(), once, for each shared queue it inherited mapped.
@@ -350,14 +362,16 @@ int pyq_queue_is_shared(const pyq_queue_t *q);
 /* Any thread of the process that will run the side.  Make this process the
  * owner of the side (PYQ_SIDE_WRITER or PYQ_SIDE_READER) of a shared queue and
  * point the side at this process's mapping; a no-op in-process and when this
- * process owns it already.  The owner is recorded as pid + start time, so a
- * reused pid is not taken for the dead owner.  With flags PYQ_TAKE_DEAD a side
- * whose owner died is re-taken: a reader resumes at the next unconsumed
- * message; a dead writer's committed messages are published and the stream
- * ends (its later writes fail with PYQ_ECLOSED).
+ * process owns it already.  The side's state is restored from its mirror in
+ * the segment (a side given up or left by a dead owner goes on where it
+ * stopped), checked against this process's geometry.  The owner is recorded
+ * as pid + start time, so a reused pid is not taken for the dead owner.  With
+ * flags PYQ_TAKE_DEAD a side whose owner died is re-taken: a reader resumes
+ * at the next unconsumed message; a dead writer's committed messages are
+ * published and the stream ends (its later writes fail with PYQ_ECLOSED).
  * @return 0, PYQ_EOWNED (a live process owns it), PYQ_EPEER (its owner died;
- *         pass PYQ_TAKE_DEAD), PYQ_EBADSEG (its state is inconsistent),
- *         PYQ_EINVAL (bad side). */
+ *         pass PYQ_TAKE_DEAD), PYQ_ECORRUPT (its mirror describes no state of
+ *         this geometry), PYQ_EINVAL (bad side). */
 int pyq_queue_take(pyq_queue_t *q, int side, int flags);
 
 /* The owning process.  Give the side up (another process may take it);

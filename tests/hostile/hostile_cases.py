@@ -1,0 +1,419 @@
+"""The hostile cases, one function each, run by hostile_support.run() in a
+process of their own: the queue is used here as its users would, and the
+segment is rewritten between calls the way a process that may write it can.
+Each prints ``RESULT <json>``: what it delivered, the error it got (class name
+and message), and what the test needs to judge."""
+import json
+import os
+import random
+import signal
+import struct
+import sys
+import time
+
+import pyqueue as pq
+from hostile_support import Segment, layout
+
+SMALL = dict(block_size=4096, hot_blocks=2, spill_blocks=6)
+
+
+def msg(i, size=32):
+    """Message i: its index in the first 8 bytes, then a pattern of it."""
+    head = struct.pack("<Q", i)
+    body = bytes((i * 7 + k) & 0xFF for k in range(8, max(size, 8)))
+    return (head + body)[:size]
+
+
+def index_of(m):
+    """The index a delivered message claims, if its bytes are message i's of
+    its length (else None: a message nobody wrote)."""
+    if len(m) < 8:
+        return None
+    i = struct.unpack_from("<Q", m)[0]
+    return i if i < 1 << 40 and msg(i, len(m)) == m else None
+
+
+def result(**kw):
+    print("RESULT " + json.dumps(kw), flush=True)
+
+
+def error(e):
+    return None if e is None else [type(e).__name__, str(e)]
+
+
+def drain(q, limit=100000):
+    """Read until an exception or nothing for a while; (messages, exception)."""
+    got = []
+    try:
+        idle = 0
+        while len(got) < limit and idle < 50:
+            ms = q.reader.poll(64)
+            if ms:
+                got.extend(ms)
+                idle = 0
+            else:
+                idle += 1
+                time.sleep(0.001)
+    except pq.QueueError as e:
+        return got, e
+    return got, None
+
+
+def written_prefix(got, sizes):
+    """Whether got is the first len(got) messages written (sizes[i] bytes each)."""
+    return all(m == msg(i, sizes[i]) for i, m in enumerate(got)) and len(got) <= len(sizes)
+
+
+def fresh(**cfg):
+    c = dict(SMALL)
+    c.update(cfg)
+    q = pq.Queue(shared=True, **c)
+    return q, Segment(q.name)
+
+
+def report(q, seg, got, err, sizes, **extra):
+    prefix = written_prefix(got, sizes)
+    seg.close()
+    try:
+        q.close()
+    except pq.QueueError:
+        pass
+    result(delivered=len(got), prefix=prefix, error=error(err), **extra)
+
+
+# --- records, runs, positions ------------------------------------------------
+
+def record_len(how):
+    """A record's length rewritten: past 4 GiB (what used to crash the reader),
+    just past the published end, or past the block."""
+    q, seg = fresh()
+    sizes = [10, 20, 30, 40]
+    for i, n in enumerate(sizes):
+        q.writer.write(msg(i, n))
+    q.writer.flush()
+    blk = seg.block(0)
+    second = blk + 8 + 16                      # record 0: header + 10 padded to 16
+    hdr = seg.u64(second)
+    new = {"huge": 0xFFFFFFFF, "limit": 4096, "past": 4096 - 24 - 7}[how]
+    seg.u64(second, (hdr & ~0xFFFFFFFF) | new)
+    got, err = drain(q)
+    report(q, seg, got, err, sizes)
+
+
+def run_header(how):
+    """A run's header rewritten: a count of 65,535 (1,024 messages from 5
+    written, once), 0, 1, a zero length, a length past the block."""
+    q, seg = fresh()
+    sizes = [32] * 5
+    for i in range(5):
+        q.writer.write(msg(i))
+    q.writer.flush()
+    blk = seg.block(0)
+    hdr = seg.u64(blk)
+    kind = (hdr >> 32) & 0xFFFF
+    assert kind == 0x5052, "expected a run header, got %x" % hdr
+    count, length = hdr >> 48, hdr & 0xFFFFFFFF
+    if how == "count_max":
+        count = 0xFFFF
+    elif how == "count_zero":
+        count = 0
+    elif how == "count_one_more":
+        count += 1
+    elif how == "len_zero":
+        length = 0
+    elif how == "len_huge":
+        length = 0xFFFFFFF0
+    seg.u64(blk, (count << 48) | (0x5052 << 32) | length)
+    got, err = drain(q)
+    report(q, seg, got, err, sizes)
+
+
+def header_kind(publish):
+    """A header of a kind no writer stores (and, scanning, a run's)."""
+    q, seg = fresh(publish=publish)
+    sizes = [24, 16, 40]                       # no two alike: records, not a run
+    for i, n in enumerate(sizes):
+        q.writer.write(msg(i, n))
+    q.writer.flush()
+    blk = seg.block(0)
+    kind = 0x5052 if publish == "each" else 0x1234  # scanning: a run is no writer's
+    seg.u64(blk + 8 + 24, (2 << 48) | (kind << 32) | 16)  # the second record's header
+    got, err = drain(q)
+    report(q, seg, got, err, sizes)
+
+
+def ring_slot(publish):
+    """The full ring's first slot names a block past the pool."""
+    q, seg = fresh(publish=publish)
+    sizes = [32] * 300
+    for i in range(300):                     # more than a block: the ring is used
+        q.writer.write(msg(i))
+    q.writer.flush()
+    seg.u32(seg.ring_slot(0), 0xFFFFFFF0)
+    got, err = drain(q)
+    report(q, seg, got, err, sizes)
+
+
+def pub_pos(how):
+    """pub_pos rewritten: huge (poll() spun in C for ever), backwards, one
+    block past what the writer took."""
+    q, seg = fresh()
+    sizes = [32] * 150
+    for i in range(150):
+        q.writer.write(msg(i))
+    q.writer.flush()
+    first = q.reader.poll(10)
+    cur = seg.u64("pub_pos")
+    new = {"huge": 1 << 62, "backwards": 8, "past_tail": (seg.u64("ring_tail") + 1) * 4096,
+           "wrap": (1 << 64) - 4096}[how]
+    seg.u64("pub_pos", new)
+    t0 = time.monotonic()
+    got, err = drain(q)
+    took = time.monotonic() - t0
+    report(q, seg, first + got, err, sizes, seconds=took, was=cur)
+
+
+def ring_tail(how):
+    """A scanning reader's ring_tail rewritten (publish each)."""
+    q, seg = fresh(publish="each")
+    sizes = [32] * 150
+    for i in range(150):
+        q.writer.write(msg(i))
+    seg.u64("ring_tail", {"huge": 1 << 62, "pool_ahead": 9}[how])
+    got, err = drain(q)
+    report(q, seg, got, err, sizes)
+
+
+def free_ring(how):
+    """The writer meets what the reader gives back: a free-ring slot naming a
+    block past its tier, or a free_tail that returns more blocks than exist."""
+    q, seg = fresh()
+    sizes = []
+    err = None
+    i = 0
+    try:
+        for rnd in range(6):
+            for _ in range(200):
+                q.writer.write(msg(i))
+                sizes.append(32)
+                i += 1
+            q.writer.flush()
+            q.reader.poll()
+            if rnd == 1:
+                if how == "slot":
+                    for t in (0, 1):
+                        for pos in range(8):
+                            seg.u32(seg.free_slot(t, pos), 0x7FFFFFF0)
+                else:
+                    seg.u64("free_tail[0].v", 1 << 40)
+    except pq.QueueError as e:
+        err = e
+    seg.close()
+    try:
+        q.close()
+    except pq.QueueError:
+        pass
+    result(written=i, error=error(err))
+
+
+def config_after_attach():
+    """The segment's configuration record rewritten after attach (block_size
+    64, garbage counts): this process goes on with the geometry it fixed,
+    and every message arrives."""
+    q, seg = fresh()
+    sizes = [32] * 2000
+    got = []
+    for rnd in range(4):
+        for i in range(500 * rnd, 500 * (rnd + 1)):
+            q.writer.write(msg(i))
+        if rnd == 0:
+            seg.u32("rec.cfg.block_size", 64)
+            seg.u32("rec.cfg.hot_blocks", 0xFFFFFFFF)
+            seg.u32("rec.cfg.spill_blocks", 7)
+            seg.u64("rec.seg.pool_off", 1 << 40)
+            seg.u64("rec.seg.ctl_off", 3)
+        q.writer.flush()
+        got.extend(q.reader.poll())
+    report(q, seg, got, None, sizes, all_delivered=len(got) == 2000)
+
+
+def random_words(seed, rounds):
+    """A peer that rewrites random words -- of the shared part, the rings and
+    the blocks' headers -- between the writer's and the reader's calls.  Any
+    outcome but these fails: messages the writer wrote, QueueError subclasses,
+    and the process alive and answering."""
+    rnd = random.Random(int(seed))
+    lay = layout()
+    shared_words = [v for k, v in lay.items() if k not in (
+        "wslot", "rslot", "shared_bytes", "free_tail_stride") and not k.startswith("rec.")]
+    bad, errors, delivered, written = [], [], 0, 0
+    for r in range(int(rounds)):
+        cfg = dict(SMALL, publish=rnd.choice(["max", "each", "bytes:512"]),
+                   scan_current=rnd.random() < 0.3)
+        q = pq.Queue(shared=True, **cfg)
+        seg = Segment(q.name)
+        n_written = 0
+        try:
+            for step in range(rnd.randint(2, 12)):
+                for _ in range(rnd.randint(0, 150)):
+                    size = rnd.choice([8, 16, 32, 32, 32, 100, 1000])
+                    if not q.writer.try_write(msg(n_written, size)):
+                        break
+                    n_written += 1
+                if rnd.random() < 0.5:
+                    q.writer.flush()
+                for _ in range(rnd.randint(1, 3)):
+                    what = rnd.random()
+                    if what < 0.85:
+                        if what < 0.4:
+                            off = rnd.choice(shared_words) + rnd.choice([0, 4])
+                        elif what < 0.65:
+                            off = seg.ring_slot(rnd.randint(0, 15))
+                        else:
+                            off = seg.free_slot(rnd.randint(0, 1), rnd.randint(0, 7))
+                        val = rnd.choice([0, 1, 0xFFFFFFFF, 1 << 31, 4096, 4095, 65535,
+                                          rnd.getrandbits(32)])
+                        seg.u32(off, val)
+                    else:
+                        # A block's first header (always a header), made into one
+                        # no writer stores.  A length rewritten to another length
+                        # that fits is a forged message, which a peer that may
+                        # write the pool can always make: no check can tell.
+                        seg.u64(seg.block_at(rnd.randint(0, 7)), rnd.choice([
+                            (0x5051 << 32) | rnd.randint(4089, 0xFFFFFFFF),
+                            (0xFFFF << 48) | (0x5052 << 32) | 32,
+                            (rnd.getrandbits(16) << 32) | 0x1234 << 48 | 8]))
+                for m in q.reader.poll(rnd.randint(1, 400)):
+                    delivered += 1
+                    if index_of(m) is None or index_of(m) >= n_written:
+                        bad.append(m[:16].hex())
+        except pq.QueueError as e:
+            errors.append(type(e).__name__)
+        except MemoryError as e:     # a forged length could ask Python for a huge bytes
+            bad.append("MemoryError %s" % e)
+        written += n_written
+        seg.close()
+        try:
+            q.close()
+        except pq.QueueError:
+            pass
+    result(bad=bad[:10], errors=sorted(set(errors)), delivered=delivered, written=written)
+
+
+# --- mirrors and dead peers ---------------------------------------------------
+
+def _child(fn):
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            fn()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid
+
+
+def reader_mirror():
+    """A reader process is killed; its mirror is rewritten; the next reader's
+    take(dead=True) is refused with QueueCorrupted, not sent into the pool."""
+    q, seg = fresh(publish="each")
+    for i in range(20):
+        q.writer.write(msg(i))
+    r, w = os.pipe()
+
+    def child():
+        for i in range(5):
+            assert q.reader.read(timeout=10) == msg(i)
+        os.write(w, b"x")
+        time.sleep(60)
+    pid = _child(child)
+    os.read(r, 1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    for k in range(2):
+        base = seg.off("rm.s[0].seq") + k * seg.lay["rslot"]
+        seg.u64(base, 1 << 50)
+        seg.u32(base + 8, 0xFFFF0000)
+    err = None
+    try:
+        q.take("reader", dead=True)
+    except pq.QueueError as e:
+        err = e
+    report(q, seg, [], err, [])
+
+
+def writer_mirror(how):
+    """A writer process is killed with committed, unpublished messages; its
+    mirror is rewritten; the reader ends the stream (or says corrupt) without
+    a message nobody wrote."""
+    q, seg = fresh(publish="max")
+    r, w = os.pipe()
+
+    def child():
+        for i in range(50):
+            q.writer.write(msg(i))
+        os.write(w, b"x")
+        time.sleep(60)
+    pid = _child(child)
+    os.read(r, 1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    g = seg.u64("wm.gen")
+    slot = seg.off("wm.s[0].seq") + (g & 1) * seg.lay["wslot"]
+    if how == "pos":
+        seg.u64(slot + 8, (seg.u64(slot + 8) & ~0xFFFFFFFF) | 4000)
+    elif how == "run":
+        seg.u64(slot + 8, (60000 << 32) | (seg.u64(slot + 8) & 0xFFFFFFFF))
+    elif how == "seq":
+        seg.u64(slot, 1 << 45)
+    got, err = [], None
+    try:
+        while True:
+            got.append(q.reader.read(timeout=10))
+    except pq.QueueError as e:
+        err = e
+    report(q, seg, got, err, [32] * 50)
+
+
+# --- trust ----------------------------------------------------------------------
+
+def trust(how):
+    """Attach refuses a segment of another uid or of a mode wider than 0600,
+    unless trust_other_users=True; creation makes it 0600 whatever the umask."""
+    os.umask(0)
+    q = pq.Queue(shared=True, **SMALL)
+    path = os.path.join("/dev/shm", q.name)
+    mode = os.stat(path).st_mode & 0o7777
+    if how == "other_uid":
+        os.chown(path, 65534, 65534)
+    elif how == "mode_0644":
+        os.chmod(path, 0o644)
+    elif how == "mode_0660":
+        os.chmod(path, 0o660)
+    elif how == "mode_0400":
+        os.chmod(path, 0o400)
+    q.writer.write(b"from the creator")
+    q.writer.flush()
+    out = {"created_mode": mode}
+    code = ("import sys, pyqueue as pq\n"
+            "try:\n"
+            "    a = pq.Queue.attach(sys.argv[1], trust_other_users=sys.argv[2] == '1')\n"
+            "    print('OK', a.reader.read(timeout=10)); a.close()\n"
+            "except PermissionError as e:\n"
+            "    print('REFUSED', e)\n")
+    import subprocess
+    for trusted in (0, 1):
+        p = subprocess.run([sys.executable, "-c", code, q.name, str(trusted)],
+                           capture_output=True, text=True, timeout=60)
+        out["trusted" if trusted else "default"] = (p.stdout.strip() or p.stderr[-500:])
+        if p.stdout.startswith("OK"):    # the message was read: write it again
+            q.writer.write(b"from the creator")
+            q.writer.flush()
+    q.close()
+    result(**out)
+
+
+def main(argv):
+    name, args = argv[0], argv[1:]
+    globals()[name](*args)
