@@ -340,6 +340,10 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
             pyext_side_disown(s);
             return pyext_side_end_of_stream(s);
         }
+        if (rc < 0 && rc != PYQ_EAGAIN) { /* a shared segment found corrupt */
+            pyext_side_disown(s);
+            return pyext_raise(rc, "read");
+        }
         if (rc == 1 && fill) { /* iteration: take everything visible */
             int64_t k = fill_pending(s, 1);
             if (k != 0) {
@@ -402,6 +406,8 @@ static PyObject *do_read(pyext_side_t *s, PyObject *timeout, int nowait, int fil
     rc = pyext_core.reader_wait(s->h, 0);
     if (rc == 0)
         return pyext_side_end_of_stream(s);
+    if (rc < 0 && rc != PYQ_EAGAIN)
+        return pyext_raise(rc, nowait ? "get_nowait" : "read");
     if (rc == 1 && (got = poll_one(s, &c, 0)) != 0)
         return got < 0 ? NULL : deliver(s, c.one, 0);
     if (nowait)
