@@ -132,6 +132,7 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->w.run_len = PYQ_NO_RUN;
     q->w.run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
     q->w.run_one = 1; /* run_inc: one member a stride */
+    q->p.fd = -1;
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);
@@ -312,6 +313,7 @@ const char *pyq_strerror(int code)
     case PYQ_EBADSEG: return "not a pyqueue segment, or one of another layout version";
     case PYQ_ENOSEG: return "no such shared queue";
     case PYQ_EEXIST: return "a shared queue of that name exists";
+    case PYQ_EMFILE: return "too many open files (the process's or the system's descriptor limit)";
     case PYQ_EUNTRUSTED:
         return "the shared segment belongs to another user or is open to others (mode wider "
                "than 0600); attaching needs an explicit opt-in";

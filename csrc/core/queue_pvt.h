@@ -240,7 +240,6 @@ struct pyq_seg_header {
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
 #define PYQ_SEG_LAYOUT 12u                         /* bump with struct pyq_queue */
-#define PYQ_SHM_USERS 64                           /* handles mapping one segment */
 #define PYQ_PAGE 4096                              /* the parts' alignment */
 #define PYQ_ALIGNED_PAGE _Alignas(PYQ_PAGE)
 
@@ -249,6 +248,11 @@ struct pyq_seg_header {
 #define PYQ_CORRUPT_WRITER 2u /* the writer did (writer_block.c, pop_free) */
 
 struct pyq_proc {
+    int fd;                        /* this handle's description of the segment, which
+                                      holds its locks (shared_owner.c); -1 in-process */
+    int pid;                       /* the process that description is this handle's in
+                                      (after fork(), the child's until own_fd) */
+    uint32_t held;                 /* 1 << side: this handle owns the side's lock */
     int64_t slice_ns;              /* pyq_queue_set_sleep_slice; 0: default */
     uint32_t corrupt;              /* PYQ_CORRUPT_*: that side's calls return PYQ_ECORRUPT */
     uint64_t wgen, rgen;           /* the generations of the mirrors this process wrote */
@@ -288,7 +292,8 @@ struct pyq_rmirror {
 };
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
- * Owner words: pid | start time << 22 (pyq_proc_id), 0 = free. */
+ * Owner words: the owner's pid, for messages (liveness is its lock,
+ * shared_owner.c); 0 = free. */
 struct pyq_shm_state {
     PYQ_ALIGNED_LINE _Atomic uint64_t owner[2];  /* PYQ_SIDE_WRITER, PYQ_SIDE_READER */
     _Atomic uint64_t dead[2];                    /* a recovered dead owner's word */
@@ -296,7 +301,6 @@ struct pyq_shm_state {
     _Atomic uint32_t w_event;                    /* futex word the writer bumps */
     PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* SHM-S2: the writer may sleep on r_event */
     _Atomic uint32_t r_event;                    /* futex word the reader bumps */
-    PYQ_ALIGNED_LINE _Atomic uint64_t users[PYQ_SHM_USERS]; /* mapping processes */
 };
 
 struct pyq_queue {

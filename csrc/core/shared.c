@@ -115,37 +115,26 @@ static int from_errno(int e)
     case EEXIST: return PYQ_EEXIST;
     case ENOENT: return PYQ_ENOSEG;
     case EACCES: case EPERM: return PYQ_EPERM;
-    case ENOSPC: case ENOMEM: case EFBIG: case EMFILE: case ENFILE: return PYQ_ENOMEM;
+    case ENOSPC: case ENOMEM: case EFBIG: return PYQ_ENOMEM;
+    case EMFILE: case ENFILE: return PYQ_EMFILE;
     case ENOSYS: return PYQ_ENOTSUP;
     default: return PYQ_EINVAL;
     }
 }
 
-/* Join the segment's users: a free slot, or one whose process is dead. */
-static int add_user(struct pyq_queue *q, uint64_t me)
+/* Join the segment's users: a read lock on PYQ_LOCK_USERS of this handle's
+ * description.  Refused only while a last user removes the segment (its write
+ * lock): then the segment is going, looked at again for up to 100 ms. */
+static int join_users(struct pyq_queue *q)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < PYQ_SHM_USERS; i++) {
-            uint64_t u = pyq_load_relaxed(&q->sh.users[i]);
-            if ((u == 0 || (pass && !pyq_proc_alive(u))) &&
-                atomic_compare_exchange_strong_explicit(&q->sh.users[i], &u, me,
-                                                        memory_order_acq_rel,
-                                                        memory_order_relaxed))
-                return 0;
-        }
+    for (int tries = 0;; tries++) {
+        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 0) == 0)
+            return 0;
+        if (tries >= 10)
+            return PYQ_ENOSEG;
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
     }
-    return PYQ_EOWNED;
-}
-
-/* 1 if a process other than the ones cleared already maps the segment. */
-static int any_user_alive(struct pyq_queue *q)
-{
-    for (int i = 0; i < PYQ_SHM_USERS; i++) {
-        uint64_t u = pyq_load_acquire(&q->sh.users[i]);
-        if (u && pyq_proc_alive(u))
-            return 1;
-    }
-    return 0;
 }
 
 /* Remove the segment's name if it still names this segment (not a newer one
@@ -163,24 +152,35 @@ static void unlink_own(const struct pyq_queue *q)
 }
 
 /* The new segment's first page from want (both parts: the shared one is
- * the segment's initial state), this process's own part, the pool's
- * options; the magic last. */
+ * the segment's initial state), this process's own part (its description fd,
+ * a user of the segment), the pool's options; the magic last. */
 static int init_segment(struct pyq_queue *q, const struct pyq_queue *want, const char *name,
-                        const struct stat *st, uint64_t me)
+                        const struct stat *st, int fd)
 {
     memcpy(q, want, sizeof(*q)); /* the magic is still 0 */
     q->rec.seg = want->seg;
     atomic_init(&q->rec.seg.magic, 0);
     q->rec.cfg = want->cfg;
     atomic_init(&q->seg.magic, PYQ_SEG_MAGIC);
+    q->p.fd = fd;
+    q->p.pid = getpid();
     q->p.ino = (uint64_t)st->st_ino;
     q->p.dev = (uint64_t)st->st_dev;
     if (name)
         memcpy(q->p.name, name, strlen(name) + 1);
-    pyq_store_relaxed(&q->sh.users[0], me);
     pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
     pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    if (pyq_shm_lock(q, PYQ_LOCK_USERS, 0) != 0)
+        return PYQ_EINVAL;
     return pyq_pool_options(q, pyq_shm_pool(q), q->pool_bytes);
+}
+
+/* A new description of the file fd refers to (its locks its own), or -1. */
+static int reopen(int fd)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 }
 
 int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue_t **out,
@@ -189,8 +189,7 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
     struct pyq_queue *want, *q = NULL;
     char slashed[PYQ_SHM_NAME_MAX + 2];
     struct stat st;
-    uint64_t me = pyq_proc_id(getpid());
-    int fd, rc;
+    int fd, mine = -1, rc;
 
     *out = NULL;
     if (fd_out)
@@ -203,9 +202,6 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
     rc = PYQ_EINVAL;
     if (name && (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0))
         goto out;
-    rc = PYQ_EPERM;
-    if (!me)
-        goto out;
     if (name) {
         struct statvfs vfs;
         /* The pool's pages come from /dev/shm as they are first written: a
@@ -214,9 +210,17 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
         if (statvfs(SHM_DIR, &vfs) == 0 &&
             want->seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
             goto out;
-        fd = shm_open(slashed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        fd = shm_open(slashed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        mine = fd;
     } else {
         fd = memfd_create("pyqueue", MFD_CLOEXEC);
+        /* The caller's descriptor goes to other processes: this handle's
+         * locks live on a description of its own. */
+        if (fd >= 0 && (mine = reopen(fd)) < 0) {
+            rc = from_errno(errno);
+            close(fd);
+            goto out;
+        }
     }
     if (fd < 0) {
         rc = from_errno(errno);
@@ -227,21 +231,25 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
         rc = from_errno(errno);
     if (rc == 0 && !(q = map_view(fd, want->seg.seg_bytes)))
         rc = PYQ_ENOMEM;
-    if (rc == 0 && (rc = init_segment(q, want, name, &st, me)) != 0)
+    if (rc == 0 && (rc = init_segment(q, want, name, &st, mine)) != 0)
         unmap_view(q);
     if (rc != 0) {
         if (name)
             shm_unlink(slashed);
+        if (mine != fd)
+            close(mine);
         close(fd);
         goto out;
     }
     /* SEG-L1: the segment is complete before anyone can call it ours; pairs
      * with SEG-L2 in read_record. */
     pyq_store_release(&q->rec.seg.magic, PYQ_SEG_MAGIC);
-    if (name || !fd_out)
-        close(fd);
-    else
-        *fd_out = fd;
+    if (fd != mine) {
+        if (fd_out)
+            *fd_out = fd;
+        else
+            close(fd);
+    }
     *out = q;
 out:
     free(want);
@@ -321,10 +329,10 @@ int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
 int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    uint64_t me = pyq_proc_id(getpid()), bytes = 0;
+    uint64_t bytes = 0;
     struct pyq_queue *q = NULL, *want;
     struct stat st;
-    int own = 0, rc;
+    int rc;
 
     *out = NULL;
     if (name) {
@@ -334,36 +342,38 @@ int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **ou
         fd = shm_open(slashed, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
         if (fd < 0)
             return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
-        own = 1;
     } else if (fd < 0) {
         return PYQ_EINVAL;
+    } else if ((fd = reopen(fd)) < 0) {
+        /* The caller's descriptor may be another handle's: ours is new. */
+        return from_errno(errno);
     }
     want = aligned_alloc(PYQ_PAGE, sizeof(*want));
-    rc = !want ? PYQ_ENOMEM : !me ? PYQ_EPERM : trusted(fd, name != NULL, flags);
+    rc = !want ? PYQ_ENOMEM : trusted(fd, name != NULL, flags);
     if (rc == 0)
         rc = read_record(fd, want, &bytes);
     if (rc == 0 && fstat(fd, &st) != 0)
         rc = from_errno(errno);
     if (rc == 0 && !(q = map_view(fd, bytes)))
         rc = PYQ_ENOMEM;
-    if (own)
-        close(fd);
     if (rc == 0) {
         /* From here on this process's geometry is want's, never the segment's. */
         memcpy(q, want, PYQ_PRIV_BYTES);
         memset(&q->p, 0, sizeof(q->p));
+        q->p.fd = fd;
+        q->p.pid = getpid();
         q->p.ino = (uint64_t)st.st_ino;
         q->p.dev = (uint64_t)st.st_dev;
         if (name)
             memcpy(q->p.name, name, strlen(name) + 1);
         pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
         pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+        if ((rc = join_users(q)) != 0)
+            unmap_view(q);
     }
     free(want);
-    if (rc != 0)
-        return rc;
-    if ((rc = add_user(q, me)) != 0) {
-        unmap_view(q);
+    if (rc != 0) {
+        close(fd);
         return rc;
     }
     if (q->cfg.mlock && mlock(pyq_shm_pool(q), q->pool_bytes) != 0) {
@@ -376,10 +386,9 @@ int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **ou
 
 int pyq_queue_adopt(pyq_queue_t *q)
 {
-    uint64_t me = pyq_proc_id(getpid());
     if (!q->xproc)
         return PYQ_EINVAL;
-    return me ? add_user(q, me) : PYQ_EPERM;
+    return pyq_shm_own_fd(q);
 }
 
 int pyq_queue_is_shared(const pyq_queue_t *q)
@@ -389,21 +398,17 @@ int pyq_queue_is_shared(const pyq_queue_t *q)
 
 void pyq_shm_destroy(struct pyq_queue *q)
 {
-    uint64_t me = pyq_proc_id(getpid());
-
-    for (int side = 0; side < 2; side++)
-        pyq_queue_release(q, side);
-    for (int i = 0; i < PYQ_SHM_USERS; i++) {
-        uint64_t u = me;
-        /* Release: our last use of the segment happens before a later user's
-         * decision that it is the last. */
-        if (me && atomic_compare_exchange_strong_explicit(&q->sh.users[i], &u, 0,
-                                                          memory_order_release,
-                                                          memory_order_relaxed))
-            break;
+    /* A fork() child that never took a description of its own holds its
+     * parent's: it leaves the locks alone (its copy of the descriptor goes). */
+    if (q->p.pid == getpid()) {
+        for (int side = 0; side < 2; side++)
+            pyq_queue_release(q, side);
+        /* The last user: its read lock becomes a write lock only when no
+         * other description holds one, and while it is held nobody joins. */
+        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0)
+            unlink_own(q);
     }
-    if (!any_user_alive(q))
-        unlink_own(q);
+    close(q->p.fd); /* the description's locks go with it */
     unmap_view(q);
 }
 
@@ -418,33 +423,48 @@ int pyq_queue_unlink(pyq_queue_t *q)
 int pyq_queue_reclaim(const char *name)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    struct pyq_queue *h;
-    struct stat st;
-    int fd, rc;
+    struct pyq_queue *h = NULL;
+    struct stat st, st2;
+    int fd, rc, rw = -1;
 
     if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
         return PYQ_EINVAL;
-    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+    /* Read-only, not through a link, never waiting on a FIFO. */
+    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0)
-        return from_errno(errno);
+        return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
     h = aligned_alloc(PYQ_PAGE, sizeof(*h));
     rc = !h ? PYQ_ENOMEM
          : fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
                  (uint64_t)st.st_size < PYQ_SHARED_BYTES ||
-                 pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) != (ssize_t)PYQ_SHARED_BYTES
+                 pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) !=
+                     (ssize_t)PYQ_SHARED_BYTES
              ? PYQ_EBADSEG
              : 0;
-    close(fd);
     if (rc == 0 && (pyq_load_relaxed(&h->rec.seg.magic) != PYQ_SEG_MAGIC ||
                     h->rec.seg.layout != PYQ_SEG_LAYOUT ||
-                    h->rec.seg.queue_bytes != PYQ_SHARED_BYTES)) {
+                    h->rec.seg.queue_bytes != PYQ_SHARED_BYTES))
         rc = PYQ_EBADSEG;
-    } else if (rc == 0 && any_user_alive(h)) {
+    /* In use while any description holds a lock on it. */
+    if (rc == 0 && (pyq_shm_lock_held(fd, PYQ_LOCK_USERS) ||
+                    pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(0)) ||
+                    pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(1)) ||
+                    pyq_shm_lock_held(fd, PYQ_LOCK_INIT)))
         rc = 0;
-    } else if (rc == 0) {
-        shm_unlink(slashed);
-        rc = 1;
+    else if (rc == 0) {
+        /* Removed under the users' write lock, so nobody joins meanwhile. */
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_USERS,
+                            .l_len = 1 };
+        rw = shm_open(slashed, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (rw >= 0 && fstat(rw, &st2) == 0 && st2.st_ino == st.st_ino &&
+            st2.st_dev == st.st_dev && fcntl(rw, F_OFD_SETLK, &fl) == 0) {
+            shm_unlink(slashed);
+            rc = 1;
+        }
     }
+    if (rw >= 0)
+        close(rw);
+    close(fd);
     free(h);
     return rc;
 }

@@ -46,6 +46,7 @@
  * geometry stores (a corrupted or hostile peer); this side's calls fail from then on */
 #define PYQ_ECORRUPT (-EUCLEAN)
 #define PYQ_EUNTRUSTED (-EACCES) /* attach: the segment is another user's, or open to others */
+#define PYQ_EMFILE (-EMFILE)     /* shared queue: no file descriptor left for the segment */
 
 /* Publish policies (pyq_config_t.publish): when committed messages become visible. */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
@@ -340,20 +341,26 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
  * flags has PYQ_ATTACH_TRUST_OTHERS.  Its header is then checked (magic,
  * layout version, sizes, configuration and everything derived from it) before
  * anything else is read, and only the geometry this process derives from it is
- * used from then on.  This process becomes one of the segment's users.
- * @return 0 and *out, or PYQ_ENOSEG (no such name), PYQ_EUNTRUSTED (another
- *         uid's, or a mode wider than 0600, without the flag), PYQ_EBADSEG (not
- *         a pyqueue segment, not a regular file, truncated, garbage, or another
- *         layout version), PYQ_EOWNED (PYQ_SHM_USERS live handles already),
- *         PYQ_EPERM, PYQ_EINVAL. */
+ * used from then on.  This handle holds a description of the segment of its
+ * own (by fd: a new one, reopened through /proc/self/fd), which makes it one
+ * of the segment's users for as long as it lives.
+ * @return 0 and *out, or PYQ_ENOSEG (no such name, or being removed by its
+ *         last user), PYQ_EUNTRUSTED (another uid's, or a mode wider than 0600,
+ *         without the flag), PYQ_EBADSEG (not a pyqueue segment, not a regular
+ *         file, truncated, garbage, or another layout version), PYQ_EMFILE (no
+ *         descriptor left), PYQ_EPERM, PYQ_EINVAL. */
 int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out);
 
 /* pyq_queue_attach_flags() with flags 0. */
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out);
 
 /* The child of fork(), once, for each shared queue it inherited mapped.
- * Registers the child as a user of the inherited mapping (it owns no side).
- * @return 0, PYQ_EOWNED (user table full), PYQ_EINVAL (not a shared queue). */
+ * Gives the child a description of the segment of its own (its parent's
+ * carries the parent's locks: until this -- or the child's first take -- the
+ * child keeps them alive, and its exit or exec ends that) and registers it as
+ * a user; it owns no side.
+ * @return 0, PYQ_EMFILE (no descriptor left), PYQ_EINVAL (not a shared queue,
+ *         or no /proc to reopen the segment through). */
 int pyq_queue_adopt(pyq_queue_t *q);
 
 /* Any thread.  1 for a queue in a shared segment, else 0. */
@@ -364,14 +371,16 @@ int pyq_queue_is_shared(const pyq_queue_t *q);
  * point the side at this process's mapping; a no-op in-process and when this
  * process owns it already.  The side's state is restored from its mirror in
  * the segment (a side given up or left by a dead owner goes on where it
- * stopped), checked against this process's geometry.  The owner is recorded
- * as pid + start time, so a reused pid is not taken for the dead owner.  With
+ * stopped), checked against this process's geometry.  The owner holds a lock
+ * on the segment (F_OFD_SETLK) that the kernel drops when its process ends, so
+ * liveness holds across pid namespaces; its pid is recorded for messages.  With
  * flags PYQ_TAKE_DEAD a side whose owner died is re-taken: a reader resumes
  * at the next unconsumed message; a dead writer's committed messages are
  * published and the stream ends (its later writes fail with PYQ_ECLOSED).
  * @return 0, PYQ_EOWNED (a live process owns it), PYQ_EPEER (its owner died;
  *         pass PYQ_TAKE_DEAD), PYQ_ECORRUPT (its mirror describes no state of
- *         this geometry), PYQ_EINVAL (bad side). */
+ *         this geometry), PYQ_EMFILE (a fork() child found no descriptor for a
+ *         description of its own), PYQ_EINVAL (bad side). */
 int pyq_queue_take(pyq_queue_t *q, int side, int flags);
 
 /* The owning process.  Give the side up (another process may take it);

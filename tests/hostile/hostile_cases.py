@@ -417,3 +417,83 @@ def trust(how):
 def main(argv):
     name, args = argv[0], argv[1:]
     globals()[name](*args)
+
+
+# --- liveness across pid namespaces ---------------------------------------------
+
+PEER = r"""
+import sys, time, pyqueue as pq
+from hostile_cases import msg
+q = pq.Queue.attach(sys.argv[1])
+how = sys.argv[2]
+if how == "alive":
+    for i in range(100):
+        q.writer.write(msg(i))
+        time.sleep(0.01)
+    time.sleep(0.5)                  # alive and quiet: the reader must wait
+    q.writer.write(msg(100))
+    q.close()
+elif how == "killed":
+    for i in range(50):
+        q.writer.write(msg(i))       # publish max: committed, not published
+    print("ready", flush=True)
+    time.sleep(120)
+elif how == "owner":
+    q.close()                        # the container's own queue, made below
+    own = pq.Queue(shared=True, name=sys.argv[1] + "-own", **dict(block_size=4096, hot_blocks=2,
+                                                               spill_blocks=6))
+    print("ready", flush=True)
+    time.sleep(120)
+elif how == "reader":
+    for i in range(300):
+        assert q.reader.read(timeout=30) == msg(i)
+        time.sleep(0.002)
+    q.close()
+"""
+
+
+def pid_namespace(how):
+    """A peer in another pid namespace (a container sharing /dev/shm, here
+    unshare -p -f): alive, it is judged alive -- the stream does not end,
+    cleanup_stale() leaves its queue; killed, its committed messages arrive
+    and the stream ends."""
+    import subprocess
+    q = pq.Queue(shared=True, publish="max" if how == "killed" else "each", **SMALL)
+    # --mount-proc: the peer sees its own /proc, as in a container.
+    peer = subprocess.Popen(["unshare", "-p", "--mount-proc", "--kill-child", sys.executable, "-c", PEER,
+                             q.name, how], stdout=subprocess.PIPE, text=True)
+    got, err, removed = [], None, []
+    try:
+        if how == "owner":
+            assert peer.stdout.readline().strip() == "ready"
+            removed = pq.cleanup_stale()
+            exists = os.path.exists("/dev/shm/%s-own" % q.name)
+            peer.kill()
+            peer.wait(30)
+            deadline = time.monotonic() + 20   # the peer dies once unshare has (pdeathsig)
+            while not (gone := pq.cleanup_stale()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            q.close()
+            result(removed=removed, exists=exists, name=q.name + "-own", then_removed=gone)
+            return
+        if how == "killed":
+            assert peer.stdout.readline().strip() == "ready"
+            peer.kill()                 # unshare dies; --kill-child kills the peer
+            peer.wait(30)
+        if how == "reader":
+            for i in range(300):
+                q.writer.write(msg(i), timeout=30)
+                if i == 150:
+                    removed = pq.cleanup_stale()
+            q.writer.flush()
+        else:
+            while True:
+                got.append(q.reader.read(timeout=30))
+                if len(got) == 20:
+                    removed = pq.cleanup_stale()
+    except pq.QueueError as e:
+        err = e
+    peer.wait(60)
+    q.close()
+    result(delivered=len(got), prefix=written_prefix(got, [32] * 101),
+           error=error(err), removed=removed, name=q.name, peer_rc=peer.returncode)
