@@ -427,7 +427,12 @@ class Queue:
     elsewhere, and the queue pickles to a handle that attaches (for
     multiprocessing and concurrent.futures).  Each side belongs to the first
     process that uses it (or ``take()``s it); the segment is removed when its
-    last user closes it.
+    last user closes it.  Its room in /dev/shm is reserved at creation
+    (MemoryError then, naming the free space, never a SIGBUS later), and
+    unless ``spill_blocks`` is given (here or in ``config``) a shared queue's
+    pool is at most 31 MiB -- ``spill_blocks = 31 MiB // block_size -
+    hot_blocks`` -- so that its segment fits in 32 MiB, half of Docker's
+    default 64 MiB /dev/shm.
     """
 
     def __init__(self, config=None, shared=False, name=None, **overrides):
@@ -442,6 +447,9 @@ class Queue:
         # Converted here, checked once: by pyq_queue_create*, whose refusal is
         # turned into the ValueError that names the field.
         values = config_values(config, **overrides)
+        if shared and config is None and "spill_blocks" not in overrides:
+            values["spill_blocks"] = shared_spill_blocks(values["block_size"],
+                                                         values["hot_blocks"])
         c_cfg = _config_to_c(values)
         pool_bytes = values["block_size"] * (values["hot_blocks"] + values["spill_blocks"])
         out = ffi.new("pyq_queue_t **")
@@ -453,7 +461,10 @@ class Queue:
                                      "another name (pyqueue.cleanup_stale() removes the leftovers "
                                      "of dead runs)" % name)
             hints[lib.PYQ_ENOMEM] = (MemoryError, "no room for a %d-byte shared queue in "
-                                     "/dev/shm" % pool_bytes)
+                                     "/dev/shm (%s); a smaller spill_blocks needs less"
+                                     % (pool_bytes, _shm_room()))
+            hints[lib.PYQ_EMFILE] = (OSError, "too many open files: a shared queue needs a "
+                                     "file descriptor for its segment (ulimit -n)")
             rc = lib.pyq_queue_create_shared(name.encode(), c_cfg, out, ffi.NULL)
         else:
             rc = lib.pyq_queue_create(c_cfg, out)
@@ -773,6 +784,25 @@ def _untrusted(name):
     return ("shared queue %r %s: a process that may write the segment can stop or garble "
             "the stream, so only this uid's segments of mode 0600 are attached; pass "
             "trust_other_users=True to accept it" % (name, who))
+
+
+# A shared queue's pool when spill_blocks is not given: its segment then fits
+# in 32 MiB, half of Docker's default /dev/shm (64 MiB).
+SHARED_POOL_BYTES = 31 << 20
+
+
+def shared_spill_blocks(block_size, hot_blocks):
+    """spill_blocks of a shared queue made without one: SHARED_POOL_BYTES
+    // block_size - hot_blocks, at least 0."""
+    return max(0, SHARED_POOL_BYTES // block_size - hot_blocks) if block_size > 0 else 0
+
+
+def _shm_room():
+    try:
+        st = os.statvfs("/dev/shm")
+        return "%d bytes free of %d" % (st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize)
+    except OSError as e:
+        return "its free space unknown: %s" % e
 
 
 def _check_name(name):

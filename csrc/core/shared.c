@@ -229,6 +229,10 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
     rc = 0;
     if (ftruncate(fd, (off_t)want->seg.seg_bytes) != 0 || fstat(fd, &st) != 0)
         rc = from_errno(errno);
+    /* Room reserved now: a tmpfs that fills later would otherwise fail a
+     * first write into the pool with SIGBUS, in whichever process made it. */
+    if (rc == 0 && (errno = posix_fallocate(fd, 0, (off_t)want->seg.seg_bytes)) != 0)
+        rc = errno == ENOSPC || errno == EFBIG ? PYQ_ENOMEM : from_errno(errno);
     if (rc == 0 && !(q = map_view(fd, want->seg.seg_bytes)))
         rc = PYQ_ENOMEM;
     if (rc == 0 && (rc = init_segment(q, want, name, &st, mine)) != 0)

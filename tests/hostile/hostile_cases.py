@@ -497,3 +497,55 @@ def pid_namespace(how):
     q.close()
     result(delivered=len(got), prefix=written_prefix(got, [32] * 101),
            error=error(err), removed=removed, name=q.name, peer_rc=peer.returncode)
+
+
+# --- room in /dev/shm --------------------------------------------------------------
+
+def _fill(q, n_blocks):
+    """Write until the queue is full (every block of the pool used), then read
+    it all back: every page of the segment touched."""
+    i = 0
+    while q.writer.try_write(msg(i, 4000)):
+        i += 1
+    q.writer.flush()
+    got = q.reader.poll()
+    return i, len(got) == i and all(m == msg(k, 4000) for k, m in enumerate(got))
+
+
+def room(how):
+    """/dev/shm is this case's own small tmpfs (hostile_support.run's shm_mib):
+    a queue that does not fit fails at creation with MemoryError naming the
+    free space; one that was made never dies with SIGBUS, however full the
+    tmpfs gets afterwards."""
+    out = {}
+    if how == "two":                       # 8 MiB: one 5 MiB queue fits, two do not
+        a = pq.Queue(shared=True, block_size=4096, hot_blocks=4, spill_blocks=1200)
+        try:
+            b = pq.Queue(shared=True, block_size=4096, hot_blocks=4, spill_blocks=1200)
+            b.close()
+            out["second"] = None
+        except MemoryError as e:
+            out["second"] = ["MemoryError", str(e)]
+        out["written"], out["ok"] = _fill(a, 1204)
+        a.close()
+    elif how == "fills_later":             # 8 MiB: the rest taken by a file afterwards
+        a = pq.Queue(shared=True, block_size=4096, hot_blocks=4, spill_blocks=1200)
+        with open("/dev/shm/filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\xff" * 65536)
+            except OSError as e:
+                out["filler"] = e.strerror
+        out["written"], out["ok"] = _fill(a, 1204)
+        a.close()
+        os.unlink("/dev/shm/filler")
+    elif how == "default":                 # 64 MiB, Docker's default: two default queues
+        a = pq.Queue(shared=True)
+        b = pq.Queue(shared=True)
+        out["segment"] = os.path.getsize("/dev/shm/" + a.name)
+        out["spill_blocks"] = a.config.spill_blocks
+        out["written"], out["ok"] = _fill(a, a.config.spill_blocks + 4)
+        a.close()
+        b.close()
+    out["left"] = sorted(os.listdir("/dev/shm"))
+    result(**out)
