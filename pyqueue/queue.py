@@ -816,22 +816,35 @@ def _check_name(name):
     return name
 
 
+# The names this project makes in /dev/shm (C's PYQ_SHM_PREFIX): cleanup_stale()
+# looks at no other.
+PREFIX = "pyq-"
+
+
 def _new_name():
-    return "pyq-%d-%s" % (os.getpid(), os.urandom(6).hex())
+    return "%s%d-%s" % (PREFIX, os.getpid(), os.urandom(6).hex())
 
 
 def cleanup_stale():
-    """Remove the shared queues in /dev/shm whose every user process is dead
-    (the leftovers of crashed runs); return their names.  Segments in use and
-    files that are not pyqueue queues are left alone."""
+    """Remove the shared queues in /dev/shm that no process holds any more
+    (the leftovers of crashed runs, and creations killed half-way where
+    /dev/shm has no O_TMPFILE); return their names.  Only names starting with
+    ``pyq-`` (the names Queue makes) are looked at, as bytes (any name, UTF-8 or
+    not; returned decoded with os.fsdecode); each is opened read-only without
+    following a link or waiting on a FIFO, must be a regular file, and is read,
+    never mapped.  Segments in use and files that are not pyqueue queues are
+    left alone; a queue made with another name is not this call's to remove
+    (pyq_queue_reclaim in C takes any name)."""
     removed = []
     try:
-        names = sorted(os.listdir("/dev/shm"))
+        names = sorted(os.listdir(b"/dev/shm"))
     except OSError:
         return removed
+    prefix = os.fsencode(PREFIX)
     for n in names:
-        if len(n.encode()) <= lib.PYQ_SHM_NAME_MAX and lib.pyq_queue_reclaim(n.encode()) == 1:
-            removed.append(n)
+        if n.startswith(prefix) and len(n) <= lib.PYQ_SHM_NAME_MAX \
+                and lib.pyq_queue_reclaim(n) == 1:
+            removed.append(os.fsdecode(n))
     return removed
 
 

@@ -239,6 +239,7 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
+#define PYQ_SEG_INIT UINT64_C(0x3174696e69517950)  /* "PyQinit1": being made (shared.c) */
 #define PYQ_SEG_LAYOUT 12u                         /* bump with struct pyq_queue */
 #define PYQ_PAGE 4096                              /* the parts' alignment */
 #define PYQ_ALIGNED_PAGE _Alignas(PYQ_PAGE)

@@ -157,9 +157,9 @@ static void unlink_own(const struct pyq_queue *q)
 static int init_segment(struct pyq_queue *q, const struct pyq_queue *want, const char *name,
                         const struct stat *st, int fd)
 {
-    memcpy(q, want, sizeof(*q)); /* the magic is still 0 */
+    memcpy(q, want, sizeof(*q));
     q->rec.seg = want->seg;
-    atomic_init(&q->rec.seg.magic, 0);
+    atomic_init(&q->rec.seg.magic, PYQ_SEG_INIT); /* not a queue yet: being made */
     q->rec.cfg = want->cfg;
     atomic_init(&q->seg.magic, PYQ_SEG_MAGIC);
     q->p.fd = fd;
@@ -183,13 +183,66 @@ static int reopen(int fd)
     return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 }
 
+/* A new file for a segment to be called path.  Nameless (O_TMPFILE) until it
+ * is complete (name_file): a creator killed before that leaves nothing behind,
+ * and the name never points to half a queue; *named = 0.  Where /dev/shm has
+ * no O_TMPFILE the file gets its name at once, exclusively, and its creator
+ * holds PYQ_LOCK_INIT until the magic is in -- pyq_queue_reclaim() removes
+ * one whose creator died -- *named = 1.  -1 with errno on failure. */
+static int new_file(const char *path, int *named)
+{
+    int fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    struct stat st;
+
+    *named = 0;
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd;
+    *named = 1;
+    for (int tries = 0; tries < 3; tries++) {
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                            .l_len = 1 };
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0)
+            return -1;
+        /* A cleaner that looked at the empty file first removes it: a new one.
+         * The mark says "being made" from the first byte on, so that a cleaner
+         * tells a dead creation from any other file of zeros. */
+        const uint64_t mark = PYQ_SEG_INIT;
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0 &&
+            pwrite(fd, &mark, sizeof(mark), 0) == (ssize_t)sizeof(mark))
+            return fd;
+        close(fd);
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* The complete segment gets its name: 0, or PYQ_EEXIST when the name was
+ * taken meanwhile (the segment then goes with its descriptor). */
+static int name_file(int fd, const char *path, int named)
+{
+    char self[64];
+
+    if (named) {
+        struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                            .l_len = 1 };
+        fcntl(fd, F_OFD_SETLK, &fl);
+        return 0;
+    }
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ||
+        linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) /* no /proc: needs privilege */
+        return 0;
+    return from_errno(errno);
+}
+
 int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue_t **out,
                             int *fd_out)
 {
     struct pyq_queue *want, *q = NULL;
-    char slashed[PYQ_SHM_NAME_MAX + 2];
+    char path[sizeof(SHM_DIR) + PYQ_SHM_NAME_MAX + 1];
     struct stat st;
-    int fd, mine = -1, rc;
+    int fd, mine = -1, named = 0, rc;
 
     *out = NULL;
     if (fd_out)
@@ -200,18 +253,20 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
     if ((rc = expected(want, cfg)) != 0)
         goto out;
     rc = PYQ_EINVAL;
-    if (name && (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0))
+    if (name && (!name_ok(name) || shm_path(path, sizeof(path), name, 0) != 0))
         goto out;
     if (name) {
         struct statvfs vfs;
-        /* The pool's pages come from /dev/shm as they are first written: a
-         * segment larger than its free room would end in SIGBUS, not an error. */
+        /* The name is taken for good only by name_file(): this spares the
+         * work when it is taken already. */
+        rc = PYQ_EEXIST;
+        if (lstat(path, &st) == 0)
+            goto out;
         rc = PYQ_ENOMEM;
         if (statvfs(SHM_DIR, &vfs) == 0 &&
             want->seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
             goto out;
-        fd = shm_open(slashed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        mine = fd;
+        fd = mine = new_file(path, &named);
     } else {
         fd = memfd_create("pyqueue", MFD_CLOEXEC);
         /* The caller's descriptor goes to other processes: this handle's
@@ -227,7 +282,9 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
         goto out;
     }
     rc = 0;
-    if (ftruncate(fd, (off_t)want->seg.seg_bytes) != 0 || fstat(fd, &st) != 0)
+    /* 0600 whatever the umask: the owner reads and writes, nobody else. */
+    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)want->seg.seg_bytes) != 0 ||
+        fstat(fd, &st) != 0)
         rc = from_errno(errno);
     /* Room reserved now: a tmpfs that fills later would otherwise fail a
      * first write into the pool with SIGBUS, in whichever process made it. */
@@ -237,17 +294,21 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
         rc = PYQ_ENOMEM;
     if (rc == 0 && (rc = init_segment(q, want, name, &st, mine)) != 0)
         unmap_view(q);
+    if (rc == 0) {
+        /* SEG-L1: the segment is complete before anyone can call it ours;
+         * pairs with SEG-L2 in read_record. */
+        pyq_store_release(&q->rec.seg.magic, PYQ_SEG_MAGIC);
+        if (name && (rc = name_file(fd, path, named)) != 0)
+            unmap_view(q);
+    }
     if (rc != 0) {
-        if (name)
-            shm_unlink(slashed);
+        if (named)
+            unlink(path);
         if (mine != fd)
             close(mine);
         close(fd);
         goto out;
     }
-    /* SEG-L1: the segment is complete before anyone can call it ours; pairs
-     * with SEG-L2 in read_record. */
-    pyq_store_release(&q->rec.seg.magic, PYQ_SEG_MAGIC);
     if (fd != mine) {
         if (fd_out)
             *fd_out = fd;
@@ -296,7 +357,7 @@ static int read_record(int fd, struct pyq_queue *want, uint64_t *size)
                 *size = got.seg_bytes;
                 return 0;
             }
-            if (magic != 0)
+            if (magic != 0 && magic != PYQ_SEG_INIT)
                 return PYQ_EBADSEG;
         } else if (n < 0) {
             return from_errno(errno);
@@ -424,12 +485,38 @@ int pyq_queue_unlink(pyq_queue_t *q)
     return 0;
 }
 
+/* What pyq_queue_reclaim() found under a name. */
+enum { NOT_OURS, A_QUEUE, A_CREATION };
+
+/* Read-only look at fd: a pyqueue segment of this layout, a creation that
+ * never got its magic (under the project's prefix, PYQ_SHM_PREFIX: an empty
+ * file, or one marked PYQ_SEG_INIT), or something else.  Read, never mapped: a
+ * file cut short meanwhile is a short read, not a SIGBUS. */
+static int look(int fd, const char *name, struct stat *st)
+{
+    struct pyq_seg_header h;
+    ssize_t n;
+
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+        return NOT_OURS;
+    n = pread(fd, &h, sizeof(h), 0);
+    if (n == (ssize_t)sizeof(h) && pyq_load_relaxed(&h.magic) == PYQ_SEG_MAGIC)
+        return h.layout == PYQ_SEG_LAYOUT && h.queue_bytes == PYQ_SHARED_BYTES ? A_QUEUE
+                                                                              : NOT_OURS;
+    if (strncmp(name, PYQ_SHM_PREFIX, strlen(PYQ_SHM_PREFIX)) != 0)
+        return NOT_OURS;
+    if (n == 0 || (n >= (ssize_t)sizeof(uint64_t) && pyq_load_relaxed(&h.magic) == PYQ_SEG_INIT))
+        return A_CREATION;
+    return NOT_OURS;
+}
+
 int pyq_queue_reclaim(const char *name)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    struct pyq_queue *h = NULL;
+    struct flock init = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                          .l_len = 1 };
     struct stat st, st2;
-    int fd, rc, rw = -1;
+    int fd, rc, what, rw = -1;
 
     if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
         return PYQ_EINVAL;
@@ -437,25 +524,17 @@ int pyq_queue_reclaim(const char *name)
     fd = shm_open(slashed, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0)
         return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
-    h = aligned_alloc(PYQ_PAGE, sizeof(*h));
-    rc = !h ? PYQ_ENOMEM
-         : fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-                 (uint64_t)st.st_size < PYQ_SHARED_BYTES ||
-                 pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) !=
-                     (ssize_t)PYQ_SHARED_BYTES
-             ? PYQ_EBADSEG
-             : 0;
-    if (rc == 0 && (pyq_load_relaxed(&h->rec.seg.magic) != PYQ_SEG_MAGIC ||
-                    h->rec.seg.layout != PYQ_SEG_LAYOUT ||
-                    h->rec.seg.queue_bytes != PYQ_SHARED_BYTES))
-        rc = PYQ_EBADSEG;
+    what = look(fd, name, &st);
+    rc = what == NOT_OURS ? PYQ_EBADSEG : 0;
+    /* A creation's file: its creator holds PYQ_LOCK_INIT until it is done;
+     * the read lock taken here keeps one that has not locked it yet from
+     * going on with a file about to go (it makes a new one). */
+    if (what == A_CREATION && (fcntl(fd, F_OFD_SETLK, &init) != 0 || look(fd, name, &st) != A_CREATION))
+        what = NOT_OURS, rc = 0;
     /* In use while any description holds a lock on it. */
-    if (rc == 0 && (pyq_shm_lock_held(fd, PYQ_LOCK_USERS) ||
-                    pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(0)) ||
-                    pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(1)) ||
-                    pyq_shm_lock_held(fd, PYQ_LOCK_INIT)))
-        rc = 0;
-    else if (rc == 0) {
+    if (what != NOT_OURS && !pyq_shm_lock_held(fd, PYQ_LOCK_USERS) &&
+        !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(0)) && !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(1)) &&
+        (what == A_CREATION || !pyq_shm_lock_held(fd, PYQ_LOCK_INIT))) {
         /* Removed under the users' write lock, so nobody joins meanwhile. */
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_USERS,
                             .l_len = 1 };
@@ -469,6 +548,5 @@ int pyq_queue_reclaim(const char *name)
     if (rw >= 0)
         close(rw);
     close(fd);
-    free(h);
     return rc;
 }

@@ -87,6 +87,7 @@
 /* pyq_queue_attach_flags: accept a segment of another uid, or of a mode wider than 0600 */
 #define PYQ_ATTACH_TRUST_OTHERS 1
 #define PYQ_SHM_NAME_MAX 200               /* bytes of a segment name, without the '/' */
+#define PYQ_SHM_PREFIX "pyq-"              /* the names this project makes (and cleans up) */
 #define PYQ_SHM_SLEEP_SLICE_NS 10000000    /* a sleeping side looks at its peer this often */
 #define PYQ_SHM_SPIN_RETRIES 4096          /* a shared writer's retries before it sleeps */
 
@@ -408,8 +409,13 @@ void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns);
  * named). */
 int pyq_queue_unlink(pyq_queue_t *q);
 
-/* Any thread.  Remove the segment called name if it is a pyqueue segment none
- * of whose users is alive (a crashed run's leftover).
+/* Any thread.  Remove the segment called name if it is a pyqueue segment of
+ * this layout that no process holds (no description holds a lock on it: a
+ * crashed run's leftover), or, under the PYQ_SHM_PREFIX prefix, a creation
+ * whose creator died before its magic was in (only where /dev/shm has no
+ * O_TMPFILE).  Opened read-only, without following a link or waiting on a
+ * FIFO; read, never mapped; removed under the users' write lock, so nobody
+ * attaches meanwhile.
  * @return 1 removed, 0 in use, PYQ_ENOSEG, PYQ_EBADSEG (not ours: untouched). */
 int pyq_queue_reclaim(const char *name);
 

@@ -549,3 +549,93 @@ def room(how):
         b.close()
     out["left"] = sorted(os.listdir("/dev/shm"))
     result(**out)
+
+
+# --- cleanup_stale() against its caller -------------------------------------------
+
+def _stale(name):
+    """A shared queue called name whose process is gone (made in a child that
+    exits without closing it)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            pq.Queue(shared=True, name=name, **SMALL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def cleanup(how):
+    """What anyone who may write /dev/shm can put there: cleanup_stale() must
+    neither block, die, raise, follow, nor remove what is not a dead queue."""
+    import threading
+    out = {}
+    if how == "fifo":
+        os.mkfifo("/dev/shm/pyq-fifo")
+        os.mkfifo("/dev/shm/not-ours-fifo")
+        _stale("pyq-stale-1")
+    elif how == "links":
+        _stale("pyq-target")
+        os.symlink("/dev/shm/pyq-target", "/dev/shm/pyq-link")
+        os.symlink("/etc/passwd", "/dev/shm/pyq-passwd")
+        os.mkdir("/dev/shm/pyq-dir")
+    elif how == "bytes":
+        _stale("pyq-stale")                       # renamed b"pyq-stale-\xff\xfe": not UTF-8
+        os.rename(b"/dev/shm/pyq-stale", b"/dev/shm/pyq-stale-\xff\xfe")
+        open(os.fsencode("/dev/shm/pyq-junk-\udcff"), "wb").write(b"junk" * 100)
+    elif how == "huge":
+        with open("/dev/shm/pyq-sparse", "wb") as f:
+            f.truncate(1 << 40)                       # 1 TiB of holes
+        with open("/dev/shm/pyq-short", "wb") as f:
+            f.write(b"PyQueue1")                      # a magic, and nothing after it
+    elif how == "truncating":
+        _stale("pyq-shrinking")
+        data = open("/dev/shm/pyq-shrinking", "rb").read()
+        stop = False
+
+        def shrink():
+            # Cut short and filled again while the cleanups look: a mapped header
+            # would be a SIGBUS.
+            while not stop:
+                with open("/dev/shm/pyq-cut", "wb") as f:
+                    f.write(data[:4096])
+                    f.truncate(0)
+                    f.write(data)
+        open("/dev/shm/pyq-cut", "wb").write(data)
+        t = threading.Thread(target=shrink)
+        t.start()
+        for _ in range(300):
+            pq.cleanup_stale()
+        stop = True
+        t.join()
+    elif how == "dead_creation":
+        # Killed while creating: nothing a later creation trips over.
+        import subprocess
+        code = ("import pyqueue as pq\n"
+                "while True:\n"
+                "    pq.Queue(shared=True, name='pyq-dying', block_size=4096, hot_blocks=4,"
+                " spill_blocks=1500).close()\n")
+        for k in range(15):
+            p = subprocess.Popen([sys.executable, "-c", code])
+            time.sleep(0.2 + 0.03 * k)
+            p.kill()
+            p.wait()
+        out["after_kills"] = sorted(os.listdir("/dev/shm"))
+        out["removed_first"] = pq.cleanup_stale()
+        q = pq.Queue(shared=True, name="pyq-dying", **SMALL)   # never FileExistsError
+        q.close()
+    elif how == "zero_creation":
+        # What a creation killed before its magic leaves where /dev/shm has no
+        # O_TMPFILE: an empty file, and one marked "being made"; a file of
+        # zeros is nobody's creation, and another name nobody's business.
+        open("/dev/shm/pyq-empty", "wb").close()
+        with open("/dev/shm/pyq-making", "wb") as f:
+            f.write(b"PyQinit1" + bytes(8184))
+        open("/dev/shm/pyq-zeros", "wb").write(bytes(8192))
+        open("/dev/shm/other-making", "wb").write(b"PyQinit1" + bytes(8184))
+    t0 = time.monotonic()
+    out["removed"] = pq.cleanup_stale()
+    out["seconds"] = time.monotonic() - t0
+    out["left"] = sorted(os.fsdecode(n) for n in os.listdir(b"/dev/shm"))
+    out["passwd_ok"] = os.path.getsize("/etc/passwd") > 0
+    result(**out)
