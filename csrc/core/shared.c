@@ -88,12 +88,16 @@ static struct pyq_queue *map_view(int fd, uint64_t seg_bytes)
         munmap(base, pg + seg_bytes);
         return NULL;
     }
+    /* Cut short later, the segment is a corrupt queue, not a SIGBUS. */
+    pyq_shm_fault_watch((struct pyq_queue *)(void *)(base + pg - PYQ_PRIV_BYTES), base + pg,
+                        seg_bytes);
     return (struct pyq_queue *)(void *)(base + pg - PYQ_PRIV_BYTES);
 }
 
 static void unmap_view(struct pyq_queue *q)
 {
     size_t pg = page_size();
+    pyq_shm_fault_unwatch((uint8_t *)q + PYQ_PRIV_BYTES);
     munmap((uint8_t *)q + PYQ_PRIV_BYTES - pg, pg + q->seg.seg_bytes);
 }
 

@@ -38,6 +38,11 @@ PYQ_PRIVATE int pyq_shm_own_fd(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_shm_peer_dead(struct pyq_queue *q, int side);
 PYQ_PRIVATE int pyq_shm_recover_writer(struct pyq_queue *q);
 
+/* shared_fault.c: a SIGBUS in a watched view (a segment cut short) makes the
+ * queue corrupt instead of killing the process. */
+PYQ_PRIVATE void pyq_shm_fault_watch(struct pyq_queue *q, void *start, size_t len);
+PYQ_PRIVATE void pyq_shm_fault_unwatch(void *start);
+
 /* shared_mirror.c */
 PYQ_PRIVATE int pyq_shm_restore_writer(struct pyq_queue *q, int dead);
 PYQ_PRIVATE int pyq_shm_restore_reader(struct pyq_queue *q);

@@ -639,3 +639,41 @@ def cleanup(how):
     out["left"] = sorted(os.fsdecode(n) for n in os.listdir(b"/dev/shm"))
     out["passwd_ok"] = os.path.getsize("/etc/passwd") > 0
     result(**out)
+
+
+def truncated(size):
+    """The segment cut short (ftruncate by a process that may write it) under a
+    live writer and a live reader, each in its own process: both get
+    QueueCorrupted, neither dies of SIGBUS."""
+    q = pq.Queue(shared=True, publish="each", **SMALL)
+    r, w = os.pipe()
+    r2, w2 = os.pipe()
+
+    def child():
+        for i in range(10):
+            assert q.reader.read(timeout=10) == msg(i)
+        os.write(w, b"x")
+        os.read(r2, 1)                      # cut now
+        try:
+            while True:
+                q.reader.read(timeout=10)
+        except pq.QueueCorrupted:
+            os.write(w, b"C")
+        except pq.QueueError as e:
+            os.write(w, type(e).__name__.encode()[:1])
+    pid = _child(child)
+    for i in range(10):
+        q.writer.write(msg(i))
+    assert os.read(r, 1) == b"x"
+    os.truncate("/dev/shm/" + q.name, int(size))
+    os.write(w2, b"x")
+    err = None
+    try:
+        for i in range(10, 100000):
+            q.writer.write(msg(i), timeout=10)
+    except pq.QueueError as e:
+        err = e
+    child_said = os.read(r, 1).decode()
+    _, status = os.waitpid(pid, 0)
+    q.close()
+    result(error=error(err), child=child_said, child_status=status)

@@ -84,3 +84,14 @@ def test_random_words_rewritten_between_calls(seed):
     r = run("random_words", seed, 25, timeout=240)
     assert not r["bad"], r
     assert set(r["errors"]) <= {"QueueCorrupted", "QueueFull", "EndOfStream", "QueueClosed"}, r
+
+
+@pytest.mark.parametrize("size", [0, 4096, 12288])
+def test_a_segment_cut_short_under_live_sides_is_corrupt_not_sigbus(size):
+    r = run("truncated", size)
+    assert r["error"] and r["error"][0] == "QueueCorrupted", r
+    # The reader faults only if it reads past the cut: else the stream stops
+    # for it (its read's timeout), which a peer that may write may do.
+    assert r["child"] in ("C", "Q") and r["child_status"] == 0, r
+    if size == 0:
+        assert r["child"] == "C", r
