@@ -18,6 +18,7 @@ of delivering the parent's messages twice.  A shared queue (``Queue(shared=True)
 segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
+import atexit
 import os
 import sys
 import threading
@@ -509,8 +510,8 @@ class Queue:
                               "layout (or it is truncated or damaged)" % name),
             lib.PYQ_EUNTRUSTED: (PermissionError, _untrusted(name)) if rc == lib.PYQ_EUNTRUSTED
             else None,
-            lib.PYQ_EOWNED: (QueueError, "shared queue %r is mapped by too many processes "
-                             "already" % name)})
+            lib.PYQ_EMFILE: (OSError, "Queue.attach(%r): too many open files (a shared queue "
+                             "needs a descriptor for its segment; ulimit -n)" % name)})
         self._setup(out[0], name)
         self._trust = trust
         return self
@@ -586,6 +587,8 @@ class Queue:
         return self._ptr is None or self._closing
 
     def _closed_error(self):
+        if getattr(self, "_adopt_error", None) is not None:
+            return self._adopt_error
         if self._pid != os.getpid():
             return QueueError("this queue belongs to process %d: after fork() an in-process "
                               "queue cannot be used in the child (make it with "
@@ -644,8 +647,10 @@ class Queue:
                 lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
         if sys.is_finalizing():
             # Daemon threads are frozen now, possibly owning a side: never
-            # wait for them.  The process is ending; its memory goes with it.
-            self._finish(wait=False)
+            # wait for them.  The process is ending; its memory goes with it,
+            # and the segment's name with it if no other process maps it.
+            if not self._finish(wait=False) and self._shared:
+                lib.pyq_queue_leave(ptr)
         elif any(side._owned_here() for side in self._sides()):
             # A signal handler on top of this thread's own call: that call ends
             # with QueueClosed, and the unmapping waits for it elsewhere.
@@ -656,29 +661,51 @@ class Queue:
     def _sides(self):
         return [s for s in (getattr(self, "writer", None), getattr(self, "reader", None)) if s]
 
+    def _close_at_exit(self):
+        """close() at interpreter exit (atexit, before daemon threads freeze):
+        a daemon thread's read or write sees the closed queue within one wait
+        slice and returns, so the sides are waited for a bounded time; if one
+        is still held then (a C thread), the segment's name goes anyway when
+        no other process maps it (pyq_queue_leave), and the memory with the
+        process."""
+        with self._state_lock:
+            ptr = self._ptr
+            if ptr is None:
+                return
+            self._closing = True
+            for side in self._sides():
+                side._close_side()
+            if not self._shared or self._owns("writer"):
+                lib.pyq_queue_close(ptr)
+        if not self._finish(wait=_EXIT_WAIT_S) and self._shared:
+            lib.pyq_queue_leave(ptr)
+
     def _finish(self, wait=True):
+        """Unmap once neither side is busy: wait for them (True), not at all
+        (False) or for at most `wait` seconds.  True when unmapped."""
         sides = self._sides()
         if len(sides) < 2:          # __init__ failed half-way: no side ever ran
             with self._state_lock:
                 ptr, self._ptr = self._ptr, None
                 lib.pyq_queue_destroy(ptr)
-            return
+            return True
         w, r = sides
-        if not w._own(wait, False):    # no write in flight, no producer thread running
-            return
+        if not _own(w, wait):    # no write in flight, no producer thread running
+            return False
         try:
             ptr = self._ptr
             if ptr is None:
-                return
+                return True
             if not self._shared or self._owns("writer"):
                 lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            if not r._own(wait, False):
-                return
+            if not _own(r, wait):
+                return False
             try:
                 with self._state_lock:
                     self._ptr = None
                     # Shared: leave the segment; the last user removes its name.
                     lib.pyq_queue_destroy(ptr)
+                return True
             finally:
                 r._disown()
         finally:
@@ -739,10 +766,16 @@ class Queue:
         for side in self._sides():
             side._forked()
         self._state_lock = threading.Lock()
-        if self._shared and self._ptr is not None and not self._closing \
-                and lib.pyq_queue_adopt(self._ptr) == 0:
-            self._pid = os.getpid()
-            return
+        if self._shared and self._ptr is not None and not self._closing:
+            rc = lib.pyq_queue_adopt(self._ptr)
+            if rc == 0:
+                self._pid = os.getpid()
+                return
+            self._adopt_error = error_for(rc, "after fork() this process could not join shared "
+                                          "queue %r" % self.name, {
+                lib.PYQ_EMFILE: (QueueError, "after fork() this process could not join shared "
+                                 "queue %r: too many open files (it needs one descriptor for "
+                                 "the segment; ulimit -n)" % self.name)})
         self._ptr = None
 
     def __enter__(self):
@@ -763,6 +796,24 @@ class Queue:
         shared = " shared name=%r" % self.name if self._shared else ""
         return "<pyqueue.Queue %s%s block_size=%d publish=%r>" % (state, shared, self.block_size,
                                                                 self.publish)
+
+
+# How long close() at interpreter exit waits for a side a daemon thread's call
+# holds (its wait slices are 50 ms).
+_EXIT_WAIT_S = 1.0
+
+
+def _own(side, wait):
+    """side._own(), waiting for it: without limit (True), not at all (False),
+    or for at most `wait` seconds."""
+    if wait is True or wait is False:
+        return side._own(wait, False)
+    deadline = time.monotonic() + wait
+    while not side._own(False, False):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _attach_pickled(name, trust=False):
@@ -859,3 +910,18 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _close_at_exit():
+    """Close this process's shared queues before daemon threads freeze, so that
+    a thread blocked in get() or write() does not keep the segment in /dev/shm
+    (an in-process queue's memory goes with the process anyway)."""
+    for q in list(_LIVE):
+        if getattr(q, "_shared", False) and q._pid == os.getpid():
+            try:
+                q._close_at_exit()
+            except Exception:
+                pass
+
+
+atexit.register(_close_at_exit)

@@ -481,6 +481,21 @@ void pyq_shm_destroy(struct pyq_queue *q)
     unmap_view(q);
 }
 
+int pyq_queue_leave(pyq_queue_t *q)
+{
+    int last;
+
+    if (!q->xproc || q->p.pid != getpid())
+        return PYQ_EINVAL;
+    /* As pyq_queue_destroy() decides, without unmapping: threads of this
+     * process may still be inside calls on it. */
+    last = pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0;
+    if (last)
+        unlink_own(q);
+    pyq_shm_lock(q, PYQ_LOCK_USERS, 0); /* a user still, until the process ends */
+    return last;
+}
+
 int pyq_queue_unlink(pyq_queue_t *q)
 {
     if (!q->xproc || !q->p.name[0])

@@ -403,6 +403,15 @@ int64_t pyq_queue_dead_peer(const pyq_queue_t *q, int side);
  * timeout is given).  No-op in-process. */
 void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns);
 
+/* Any thread of a process that is ending while threads may still be inside
+ * calls on the queue (Python's interpreter exit with daemon threads blocked in
+ * a read or a write): remove the name if no other process maps the segment,
+ * as pyq_queue_destroy() would, without unmapping anything.  The memory goes
+ * with the process.
+ * @return 1 removed (this was the last user), 0 others map it, PYQ_EINVAL
+ *         (not a shared queue of this process). */
+int pyq_queue_leave(pyq_queue_t *q);
+
 /* Any thread.  Remove the shared queue's name now: handles that map it keep
  * working, later attaches by name fail.  Idempotent.  The last handle's
  * pyq_queue_destroy() does this by itself.  @return 0, PYQ_EINVAL (not

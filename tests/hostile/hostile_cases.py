@@ -677,3 +677,109 @@ def truncated(size):
     _, status = os.waitpid(pid, 0)
     q.close()
     result(error=error(err), child=child_said, child_status=status)
+
+
+# --- lifecycle ------------------------------------------------------------------------
+
+def _use_up_fds():
+    """Open descriptors until none is left (the soft limit lowered first, so
+    this is quick); returns them."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256), hard))
+    fds = []
+    try:
+        while True:
+            fds.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        pass
+    return fds
+
+
+def no_fd(how):
+    """No descriptor left: close() still removes the segment; creating and
+    attaching say "too many open files", not "no room"; a fork child that
+    cannot join says so, not the fork rule of in-process queues."""
+    out = {}
+    q = pq.Queue(shared=True, **SMALL)
+    q.writer.write(b"x")
+    if how == "close":
+        fds = _use_up_fds()
+        q.close()
+        out["left"] = sorted(os.listdir("/dev/shm"))
+    elif how == "create":
+        fds = _use_up_fds()
+        try:
+            pq.Queue(shared=True, **SMALL)
+        except Exception as e:
+            out["error"] = error(e)
+        try:
+            pq.Queue.attach(q.name + "x")
+        except Exception as e:
+            out["attach"] = error(e)
+        for fd in fds[:8]:
+            os.close(fd)
+        q.close()
+        out["left"] = sorted(os.listdir("/dev/shm"))
+    elif how == "fork":
+        fds = _use_up_fds()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                q.writer.write(b"y")
+                os.write(1, b'RESULT {"child": "wrote"}\n')
+            except Exception as e:
+                os.write(1, ("RESULT " + json.dumps({"child": error(e)}) + "\n").encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        for fd in fds[:8]:
+            os.close(fd)
+        q.close()
+        return
+    result(**out)
+
+
+EXIT = r"""
+import sys, threading, time, pyqueue as pq
+how = sys.argv[1]
+q = pq.Queue(shared=True, block_size=4096, hot_blocks=1, spill_blocks=0)
+print(q.name, flush=True)
+if how == "get":
+    threading.Thread(target=q.reader.get, daemon=True).start()
+elif how == "write":
+    def fill():
+        while True:
+            q.writer.write(b"x" * 1000)       # full after 4: waits for a reader
+    threading.Thread(target=fill, daemon=True).start()
+elif how == "both":
+    threading.Thread(target=q.reader.get, kwargs={"timeout": 600}, daemon=True).start()
+    q2 = pq.Queue(shared=True, block_size=4096, hot_blocks=1, spill_blocks=0)
+    print(q2.name, flush=True)
+    threading.Thread(target=lambda: [q2.writer.write(b"y" * 1000) for _ in range(10)],
+                     daemon=True).start()
+elif how == "peer":
+    sys.stdin.readline()                     # the peer has attached
+    threading.Thread(target=q.reader.get, daemon=True).start()
+time.sleep(0.3)                              # the threads are inside their calls
+"""
+
+
+def exit_blocked(how):
+    """The interpreter exits while daemon threads are blocked in get() or
+    write() on a shared queue: the segment goes with the last user."""
+    import subprocess
+    p = subprocess.Popen([sys.executable, "-c", EXIT, how], stdout=subprocess.PIPE,
+                         stdin=subprocess.PIPE, text=True)
+    names = [p.stdout.readline().strip()]
+    if how == "both":
+        names.append(p.stdout.readline().strip())
+    peer = None
+    if how == "peer":
+        peer = pq.Queue.attach(names[0])     # another user: the segment must stay
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    rc = p.wait(60)
+    left = sorted(os.listdir("/dev/shm"))
+    if peer is not None:
+        peer.close()
+    result(rc=rc, names=names, left=left, after_peer=sorted(os.listdir("/dev/shm")))
