@@ -752,9 +752,15 @@ class Queue:
 
     def __reduce_ex__(self, protocol):
         if self._shared:
-            if self.closed:
-                raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
-            return (_attach_pickled, (self.name, getattr(self, "_trust", False)))
+            with self._state_lock:
+                if self.closed:
+                    raise QueueClosed("a closed shared queue cannot be pickled",
+                                      lib.PYQ_ECLOSED)
+                # In flight: the segment outlives this process's close() until
+                # the handle attaches or HANDOFF_SECONDS pass (then
+                # cleanup_stale() removes it if nobody came).
+                lib.pyq_queue_handoff(self._ptr, int(HANDOFF_SECONDS * 1e9))
+            return (_attach_pickled, (self.name, getattr(self, "_trust", False), True))
         return _refuse_private("a Queue")
 
     def _after_fork_in_child(self):
@@ -816,10 +822,20 @@ def _own(side, wait):
     return True
 
 
-def _attach_pickled(name, trust=False):
+# How long a pickled shared queue keeps its segment for the process it goes to
+# (Queue.__reduce_ex__): a writer may put and close before its reader attaches.
+HANDOFF_SECONDS = 60.0
+
+
+def _attach_pickled(name, trust=False, handoff=False):
     """Unpickling a shared queue: attach to it (Queue.attach), trusting what
-    the process that pickled it trusted."""
-    return Queue.attach(name, trust_other_users=trust)
+    the process that pickled it trusted; one handle in flight fewer."""
+    q = Queue.attach(name, trust_other_users=trust)
+    if handoff:
+        with q._state_lock:
+            if q._ptr is not None:
+                lib.pyq_queue_handoff_done(q._ptr)
+    return q
 
 
 def _untrusted(name):

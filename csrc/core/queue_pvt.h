@@ -255,8 +255,12 @@ struct pyq_proc {
                                       (after fork(), the child's until own_fd) */
     uint32_t held;                 /* 1 << side: this handle owns the side's lock */
     int64_t slice_ns;              /* pyq_queue_set_sleep_slice; 0: default */
+    uint32_t peer_looks;           /* empty non-blocking looks (reader_wait.c) */
+    uint64_t peer_check_ns;        /* when the last of them looked at the writer */
     uint32_t corrupt;              /* PYQ_CORRUPT_*: that side's calls return PYQ_ECORRUPT */
     uint64_t wgen, rgen;           /* the generations of the mirrors this process wrote */
+    uint64_t rm_seq;               /* what the reader's mirror holds (pyq_r_mirror) */
+    uint32_t rm_pos, rm_left, rm_blk;
     uint64_t ino, dev;             /* the segment's file: unlink only it */
     char name[PYQ_SHM_NAME_MAX + 1]; /* "" for a memfd */
 };
@@ -302,6 +306,11 @@ struct pyq_shm_state {
     _Atomic uint32_t w_event;                    /* futex word the writer bumps */
     PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* SHM-S2: the writer may sleep on r_event */
     _Atomic uint32_t r_event;                    /* futex word the reader bumps */
+    /* Handles in flight to other processes (pyq_queue_handoff): while any is
+     * and its deadline (CLOCK_REALTIME ns, the latest of them) is ahead, the
+     * last user leaves the name for it (shared.c, handoff_pending). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t handoffs;
+    _Atomic uint64_t handoff_deadline;
 };
 
 struct pyq_queue {

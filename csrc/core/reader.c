@@ -47,6 +47,15 @@ void pyq_r_mirror(struct pyq_queue *q)
     uint64_t g = q->p.rgen + 1;
     struct pyq_rslot *s = &q->rm.s[g & 1];
 
+    /* An empty poll moves nothing: no store for it. */
+    if (g > 1 && r->seq == q->p.rm_seq && r->pos == q->p.rm_pos &&
+        r->run_left == q->p.rm_left && (r->blk != NULL) == q->p.rm_blk)
+        return;
+    q->p.rm_seq = r->seq;
+    q->p.rm_pos = r->pos;
+    q->p.rm_left = r->run_left;
+    q->p.rm_blk = r->blk != NULL;
+
     pyq_store_relaxed(&s->seq, r->seq);
     pyq_store_relaxed(&s->pos, r->pos);
     pyq_store_relaxed(&s->run_left, r->run_left);

@@ -141,6 +141,57 @@ static int join_users(struct pyq_queue *q)
     }
 }
 
+#define HANDOFF_MAX_NS (3600 * UINT64_C(1000000000)) /* a deadline further ahead is forged */
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* one clock for every process, namespaces too */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A handle in flight to another process that has not attached yet, with its
+ * deadline ahead (h: the segment's shared part, mapped or read). */
+static int handoff_pending(const struct pyq_queue *h)
+{
+    uint64_t n = pyq_load_acquire(&((struct pyq_queue *)h)->sh.handoffs);
+    uint64_t until = pyq_load_relaxed(&((struct pyq_queue *)h)->sh.handoff_deadline);
+    uint64_t now = realtime_ns();
+    return n > 0 && until > now && until - now <= HANDOFF_MAX_NS;
+}
+
+int pyq_queue_handoff(pyq_queue_t *q, int64_t within_ns)
+{
+    uint64_t until, cur;
+
+    if (!q->xproc || within_ns <= 0)
+        return PYQ_EINVAL;
+    until = realtime_ns() + ((uint64_t)within_ns < HANDOFF_MAX_NS ? (uint64_t)within_ns
+                                                                   : HANDOFF_MAX_NS);
+    cur = pyq_load_relaxed(&q->sh.handoff_deadline);
+    while (cur < until && !atomic_compare_exchange_weak_explicit(
+                              &q->sh.handoff_deadline, &cur, until, memory_order_relaxed,
+                              memory_order_relaxed))
+        ;
+    /* Release: the deadline is there before a last user can see the count. */
+    atomic_fetch_add_explicit(&q->sh.handoffs, 1, memory_order_release);
+    return 0;
+}
+
+int pyq_queue_handoff_done(pyq_queue_t *q)
+{
+    uint64_t n;
+
+    if (!q->xproc)
+        return PYQ_EINVAL;
+    n = pyq_load_relaxed(&q->sh.handoffs);
+    while (n > 0 && !atomic_compare_exchange_weak_explicit(&q->sh.handoffs, &n, n - 1,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed))
+        ;
+    return 0;
+}
+
 /* Remove the segment's name if it still names this segment (not a newer one
  * made under the same name since). */
 static void unlink_own(const struct pyq_queue *q)
@@ -473,8 +524,10 @@ void pyq_shm_destroy(struct pyq_queue *q)
         for (int side = 0; side < 2; side++)
             pyq_queue_release(q, side);
         /* The last user: its read lock becomes a write lock only when no
-         * other description holds one, and while it is held nobody joins. */
-        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0)
+         * other description holds one, and while it is held nobody joins.
+         * A handle in flight to a process that has not attached yet keeps
+         * the name until its deadline (then pyq_queue_reclaim removes it). */
+        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0 && !handoff_pending(q))
             unlink_own(q);
     }
     close(q->p.fd); /* the description's locks go with it */
@@ -489,7 +542,7 @@ int pyq_queue_leave(pyq_queue_t *q)
         return PYQ_EINVAL;
     /* As pyq_queue_destroy() decides, without unmapping: threads of this
      * process may still be inside calls on it. */
-    last = pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0;
+    last = pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0 && !handoff_pending(q);
     if (last)
         unlink_own(q);
     pyq_shm_lock(q, PYQ_LOCK_USERS, 0); /* a user still, until the process ends */
@@ -550,6 +603,14 @@ int pyq_queue_reclaim(const char *name)
      * going on with a file about to go (it makes a new one). */
     if (what == A_CREATION && (fcntl(fd, F_OFD_SETLK, &init) != 0 || look(fd, name, &st) != A_CREATION))
         what = NOT_OURS, rc = 0;
+    /* A handle in flight keeps a queue until its deadline. */
+    if (what == A_QUEUE) {
+        struct pyq_queue *h = aligned_alloc(PYQ_PAGE, sizeof(*h));
+        if (!h || pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) !=
+                      (ssize_t)PYQ_SHARED_BYTES || handoff_pending(h))
+            what = NOT_OURS, rc = 0;
+        free(h);
+    }
     /* In use while any description holds a lock on it. */
     if (what != NOT_OURS && !pyq_shm_lock_held(fd, PYQ_LOCK_USERS) &&
         !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(0)) && !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(1)) &&

@@ -314,7 +314,10 @@ int64_t pyq_reader_next_len(pyq_queue_t *q);
  * sleep is seen when it ends.  A shared queue's reader sleeps on a futex
  * instead and is woken by the writer's next publish; if the writer's process
  * died, its committed messages are published for it (pyq_queue_dead_peer()
- * names it) and the stream ends.  Blocking (by design), bounded by the timeout.
+ * names it) and the stream ends -- a look with timeout 0 that finds nothing
+ * looks at the writer's process too (at most every 10 ms, the clock read every
+ * 8 looks), so that a non-blocking reader sees a dead writer as well.
+ * Blocking (by design), bounded by the timeout.
  * @return 1 when a message is visible, 0 when the writer has detached (or
  *         died) and every message was read (none will come), PYQ_EAGAIN on
  *         timeout. */
@@ -411,6 +414,19 @@ void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns);
  * @return 1 removed (this was the last user), 0 others map it, PYQ_EINVAL
  *         (not a shared queue of this process). */
 int pyq_queue_leave(pyq_queue_t *q);
+
+/* Any thread.  A handle of this shared queue is on its way to another process
+ * (Python pickles one for multiprocessing): until that process attaches and
+ * calls pyq_queue_handoff_done(), or within_ns (at most an hour) passes, the
+ * last user's pyq_queue_destroy() leaves the name in place, so a writer may
+ * close before its reader has attached; after the deadline
+ * pyq_queue_reclaim() removes a segment nobody uses.
+ * @return 0, PYQ_EINVAL (not shared, or within_ns <= 0). */
+int pyq_queue_handoff(pyq_queue_t *q, int64_t within_ns);
+
+/* Any thread of the process a handle was handed to, once it has attached:
+ * one in-flight handle fewer.  @return 0, PYQ_EINVAL (not shared). */
+int pyq_queue_handoff_done(pyq_queue_t *q);
 
 /* Any thread.  Remove the shared queue's name now: handles that map it keep
  * working, later attaches by name fail.  Idempotent.  The last handle's

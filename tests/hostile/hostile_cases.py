@@ -604,8 +604,10 @@ def cleanup(how):
         open("/dev/shm/pyq-cut", "wb").write(data)
         t = threading.Thread(target=shrink)
         t.start()
+        out["looks"] = 0
         for _ in range(300):
-            pq.cleanup_stale()
+            out["looks"] += 1
+            pq.cleanup_stale()          # may remove it (a whole stale copy): it comes back
         stop = True
         t.join()
     elif how == "dead_creation":
@@ -783,3 +785,108 @@ def exit_blocked(how):
     if peer is not None:
         peer.close()
     result(rc=rc, names=names, left=left, after_peer=sorted(os.listdir("/dev/shm")))
+
+
+# --- a handle in flight; non-blocking reads and a dead writer --------------------------
+
+def _spawn_reader(q, out):
+    """A spawned process's reader: every message, then the end of the stream."""
+    got = 0
+    try:
+        while True:
+            m = q.reader.read(timeout=30)
+            assert m == msg(got), "wrong message %d" % got
+            got += 1
+    except pq.EndOfStream:
+        pass
+    with open(out, "w") as f:
+        f.write(str(got))
+
+
+def handoff(how):
+    """A shared queue pickled to a process that has not attached yet keeps its
+    segment: the writer may put and close first, and the reader gets every
+    message.  One that never arrives is removed by cleanup_stale() once its
+    deadline has passed."""
+    import multiprocessing as mp
+    import pickle
+    import pyqueue.queue as pqq
+    out = {}
+    if how == "spawn":
+        ctx = mp.get_context("spawn")
+        q = pq.Queue(shared=True, publish="max", **SMALL)
+        path = "/tmp/pyq-handoff-%d" % os.getpid()
+        p = ctx.Process(target=_spawn_reader, args=(q, path))
+        p.start()
+        for i in range(150):               # fits the pool: no reader needed yet
+            q.writer.write(msg(i))
+        q.close()                           # before the child can have attached
+        out["after_close"] = sorted(os.listdir("/dev/shm"))
+        p.join(120)
+        out["exitcode"] = p.exitcode
+        out["read"] = int(open(path).read()) if os.path.exists(path) else None
+        if os.path.exists(path):
+            os.unlink(path)
+    elif how == "never":
+        pqq.HANDOFF_SECONDS = 0.5
+        q = pq.Queue(shared=True, **SMALL)
+        blob = pickle.dumps(q)             # never loaded: the child never started
+        q.close()
+        out["after_close"] = sorted(os.listdir("/dev/shm"))
+        out["early"] = pq.cleanup_stale()
+        time.sleep(0.7)
+        out["late"] = pq.cleanup_stale()
+        del blob
+    elif how == "same_process":
+        q = pq.Queue(shared=True, **SMALL)
+        assert pickle.loads(pickle.dumps(q)) is q     # in and out: nothing in flight
+        q.close()
+        out["after_close"] = sorted(os.listdir("/dev/shm"))
+    out["left"] = sorted(os.listdir("/dev/shm"))
+    result(**out)
+
+
+def dead_writer(how, via):
+    """The writer's process ends without close() -- os._exit (what
+    multiprocessing does to a fork child) or kill -9 -- with messages committed
+    and unpublished (publish max): a non-blocking reader gets every one, then
+    EndOfStream naming the dead writer, and never "empty" for ever."""
+    q = pq.Queue(shared=True, publish="max", **SMALL)
+    r, w = os.pipe()
+
+    def child():
+        for i in range(120):
+            q.writer.write(msg(i))
+        if how == "exit":
+            os._exit(0)
+        os.write(w, b"x")
+        time.sleep(60)
+    pid = _child(child)
+    if how == "kill":
+        os.read(r, 1)
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    got, err, looks = [], None, 0
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < 20:
+            looks += 1
+            if via == "get_nowait":
+                try:
+                    got.append(q.reader.get_nowait())
+                except pq.QueueEmpty:
+                    pass
+            elif via == "get_noblock":
+                try:
+                    got.append(q.reader.get(block=False))
+                except pq.QueueEmpty:
+                    pass
+            elif via == "poll":
+                got.extend(q.reader.poll())
+            elif via == "poll1":
+                got.extend(q.reader.poll(1))
+    except pq.QueueError as e:
+        err = e
+    q.close()
+    result(delivered=len(got), prefix=written_prefix(got, [32] * 120), error=error(err),
+           looks=looks, seconds=time.monotonic() - t0)

@@ -33,7 +33,7 @@ def test_sparse_and_short_files_are_not_mapped_or_removed():
 
 def test_a_file_cut_short_while_it_is_read_kills_nothing():
     r = run("cleanup", "truncating")
-    assert "pyq-cut" in r["left"] or "pyq-cut" in r["removed"], r
+    assert r["looks"] == 300, r               # alive after every look
 
 
 def test_a_creation_killed_half_way_leaves_nothing_in_the_way():
