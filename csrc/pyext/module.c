@@ -24,6 +24,7 @@ static const struct {
     {"pyq_reader_next_len", (void **)&pyext_core.reader_next_len},
     {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
     {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
+    {"pyq_queue_dead_peer", (void **)&pyext_core.dead_peer},
 };
 #define N_CORE (sizeof(CORE) / sizeof(CORE[0]))
 

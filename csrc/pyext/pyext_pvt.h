@@ -31,6 +31,7 @@ typedef struct pyext_core {
     int64_t (*reader_next_len)(pyq_queue_t *q);
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
+    int64_t (*dead_peer)(const pyq_queue_t *q, int side);
 } pyext_core_t;
 
 extern pyext_core_t pyext_core;
@@ -111,6 +112,10 @@ typedef struct pyext_side {
     PyThread_type_lock lock;   /* held exactly while busy: what close() waits on */
     uint32_t max_message;
     int scan;                  /* a scanning reader: the library delivers every record */
+    int shared;                /* a shared queue: the library delivers every record (each
+                                  call ends with the reader's mirror), and an empty poll
+                                  looks at the writer's process */
+    uint32_t empty_polls;      /* shared: polls that found nothing (reader.c) */
     /* Reader only: messages iteration took from the queue and no call has
      * returned yet, pending[pending_at .. pending_n); every reader call serves
      * them first, so they are delivered once and in order. */

@@ -36,8 +36,8 @@ typedef struct collect {
  * anyway, the library at once (one call instead of a look and a call).  A
  * one-message read calls the library: its loop would gain nothing. */
 #define POLL(s, max, fn, ctx)                                                                 \
-    ((s)->scan ? pyext_core.reader_poll((s)->h, max, fn, ctx)                                 \
-               : pyq_reader_poll_inline((s)->h, max, fn, ctx))
+    ((s)->scan || (s)->shared ? pyext_core.reader_poll((s)->h, max, fn, ctx)                  \
+                              : pyq_reader_poll_inline((s)->h, max, fn, ctx))
 
 /* The next pending message (the reference moves to the caller). */
 static inline PyObject *pending_take(pyext_side_t *s)
@@ -579,6 +579,34 @@ fail:
     return NULL;
 }
 
+/* poll() found nothing on a shared queue: the core's non-blocking look, which
+ * also looks at the writer's process (rate-limited there): 1 when a dead
+ * writer's last messages became visible (poll again), -1 with EndOfStream when
+ * it died and everything was read (a writer that detached leaves poll() its
+ * empty list), or another error; 0: nothing. */
+static int poll_found_nothing(pyext_side_t *s)
+{
+    int rc;
+
+    /* Every 8th: an empty-poll loop pays an increment (the core looks at the
+     * writer at most every 10 ms anyway). */
+    if (s->empty_polls++ % 8)
+        return 0;
+    rc = pyext_core.reader_wait(s->h, 0);
+
+    if (rc == 1)
+        return 1;
+    if (rc == 0 && pyext_core.dead_peer(s->h, PYQ_SIDE_WRITER)) {
+        pyext_side_end_of_stream(s);
+        return -1;
+    }
+    if (rc < 0 && rc != PYQ_EAGAIN) {
+        pyext_raise(rc, "poll");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
@@ -625,11 +653,23 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (HAS_PENDING(s))
             return deliver(s, pending_take(s), 1);
         got = poll_one(s, &c, 0);
+        if (got == 0 && s->shared && (got = poll_found_nothing(s)) > 0)
+            got = poll_one(s, &c, 0);
         if (got < 0)
             return NULL;
         return got ? deliver(s, c.one, 1) : PyList_New(0);
     }
-    return poll_many(s, max, unlimited);
+    {
+        PyObject *l = poll_many(s, max, unlimited);
+        int more;
+        if (!l || !s->shared || PyList_Size(l) != 0 || (!unlimited && max == 0))
+            return l;
+        more = poll_found_nothing(s);
+        if (more == 0)
+            return l;
+        Py_DECREF(l);
+        return more < 0 ? NULL : poll_many(s, max, unlimited);
+    }
 }
 
 /* _pending_into(address, n, size): poll_into's first part, the pending

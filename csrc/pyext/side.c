@@ -200,11 +200,16 @@ void pyext_attach_messages(PyObject *messages)
 
 /* Whether the queue's reader scans (scan_current, publish 'each'): the gate
  * bit the core sets at creation and never changes (pyqueue_inline.h). */
-static int scans(pyq_queue_t *h)
+static int gate_has(pyq_queue_t *h, uint32_t bit)
 {
     const struct pyq_writer_view *w =
         (const struct pyq_writer_view *)(const void *)((const char *)h + PYQ_WRITER_VIEW_OFFSET);
-    return (__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_SCAN) != 0;
+    return (__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & bit) != 0;
+}
+
+static int scans(pyq_queue_t *h)
+{
+    return gate_has(h, PYQ_GATE_SCAN);
 }
 
 PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -239,6 +244,7 @@ PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t narg
     s->h = h;
     s->max_message = (uint32_t)max;
     s->scan = scans(h);
+    s->shared = gate_has(h, PYQ_GATE_XPROC);
     Py_RETURN_NONE;
 }
 
@@ -255,6 +261,7 @@ PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
     }
     s->h = h;
     s->scan = scans(h);
+    s->shared = gate_has(h, PYQ_GATE_XPROC);
     Py_RETURN_NONE;
 }
 

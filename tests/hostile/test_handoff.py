@@ -26,7 +26,7 @@ def test_a_handle_loaded_in_its_own_process_leaves_nothing_in_flight():
 
 
 @pytest.mark.parametrize("how", ["exit", "kill"])
-@pytest.mark.parametrize("via", ["get_nowait", "get_noblock"])
+@pytest.mark.parametrize("via", ["get_nowait", "get_noblock", "poll", "poll1"])
 def test_a_non_blocking_reader_sees_a_dead_writer(how, via):
     r = run("dead_writer", how, via)
     assert r["error"] and r["error"][0] == "EndOfStream" and "died" in r["error"][1], r
