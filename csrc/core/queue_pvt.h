@@ -258,9 +258,14 @@ struct pyq_proc {
     uint32_t peer_looks;           /* empty non-blocking looks (reader_wait.c) */
     uint64_t peer_check_ns;        /* when the last of them looked at the writer */
     uint32_t corrupt;              /* PYQ_CORRUPT_*: that side's calls return PYQ_ECORRUPT */
+    uint32_t unchecked;            /* pyq_shm_set_checks(q, 0): the reader's unchecked loops
+                                      for this handle -- a benchmark's A/B only */
     uint64_t wgen, rgen;           /* the generations of the mirrors this process wrote */
-    uint64_t rm_seq;               /* what the reader's mirror holds (pyq_r_mirror) */
-    uint32_t rm_pos, rm_left, rm_blk;
+    uint64_t wm_seq, wm_run_id;    /* what the slot wgen names holds, but pos_run */
+    uint32_t wm_run_hdr, wm_blk;
+    uint64_t rm_seq;               /* what the slot rgen names holds (pyq_r_mirror) */
+    uint64_t rm_pos_left;
+    uint32_t rm_run_len, rm_blk;
     uint64_t ino, dev;             /* the segment's file: unlink only it */
     char name[PYQ_SHM_NAME_MAX + 1]; /* "" for a memfd */
 };
@@ -269,13 +274,14 @@ struct pyq_proc {
  * reader can publish them for a dead writer, and where a writer taking the
  * side over goes on.  Two slots and a generation, so a writer killed while
  * writing one leaves the other whole: slot gen & 1 is the last complete one
- * (MIR-L1 in writer_mirror). */
+ * (MIR-L1 in pyq_w_mirror).  Only pos_run moves per message: while nothing
+ * else has, it is stored into the slot gen names, one atomic 8-byte store,
+ * which a writer killed either makes or does not. */
 struct pyq_wslot {
     _Atomic uint64_t seq;          /* blocks taken (the current one is seq - 1) */
     _Atomic uint64_t pos_run;      /* w.pos | w.run_n << 32 */
     _Atomic uint64_t run_id;       /* w.run_id: the open run's length and generation */
     _Atomic uint64_t free_head[PYQ_TIERS];
-    _Atomic uint64_t last_pub;
     _Atomic uint32_t run_hdr;      /* offset of the open run's header */
     _Atomic uint32_t has_blk;      /* w.blk != NULL */
 };
@@ -285,10 +291,13 @@ struct pyq_wmirror {
     struct pyq_wslot s[2];
 };
 
-/* The reader's mirror: where a reader taking the side over resumes. */
+/* The reader's mirror: where a reader taking the side over resumes.  Per
+ * call only pos_left moves, stored alone into the slot gen names while the
+ * rest has not changed (as the writer's pos_run). */
 struct pyq_rslot {
     _Atomic uint64_t seq;          /* ring position of the block being drained */
-    _Atomic uint32_t pos, run_left, run_len, has_blk;
+    _Atomic uint64_t pos_left;     /* r.pos | r.run_left << 32 */
+    _Atomic uint32_t run_len, has_blk;
 };
 
 struct pyq_rmirror {

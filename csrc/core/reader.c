@@ -44,26 +44,31 @@ static inline uint64_t writer_ahead(const struct pyq_queue *q, const struct pyq_
 void pyq_r_mirror(struct pyq_queue *q)
 {
     const struct pyq_reader_state *r = &q->r;
-    uint64_t g = q->p.rgen + 1;
-    struct pyq_rslot *s = &q->rm.s[g & 1];
+    uint64_t g = q->p.rgen, pos_left = r->pos | (uint64_t)r->run_left << 32;
+    uint32_t blk = r->blk != NULL;
+    struct pyq_rslot *s;
 
-    /* An empty poll moves nothing: no store for it. */
-    if (g > 1 && r->seq == q->p.rm_seq && r->pos == q->p.rm_pos &&
-        r->run_left == q->p.rm_left && (r->blk != NULL) == q->p.rm_blk)
+    if (PYQ_LIKELY(g && r->seq == q->p.rm_seq && r->run_len == q->p.rm_run_len &&
+                   blk == q->p.rm_blk)) {
+        /* Only the position moved (or nothing: an empty poll stores nothing). */
+        if (pos_left != q->p.rm_pos_left) {
+            pyq_store_relaxed(&q->rm.s[g & 1].pos_left, pos_left);
+            q->p.rm_pos_left = pos_left;
+        }
         return;
-    q->p.rm_seq = r->seq;
-    q->p.rm_pos = r->pos;
-    q->p.rm_left = r->run_left;
-    q->p.rm_blk = r->blk != NULL;
-
+    }
+    s = &q->rm.s[++g & 1];
     pyq_store_relaxed(&s->seq, r->seq);
-    pyq_store_relaxed(&s->pos, r->pos);
-    pyq_store_relaxed(&s->run_left, r->run_left);
+    pyq_store_relaxed(&s->pos_left, pos_left);
     pyq_store_relaxed(&s->run_len, r->run_len);
-    pyq_store_relaxed(&s->has_blk, r->blk != NULL);
+    pyq_store_relaxed(&s->has_blk, blk);
     q->p.rgen = g;
+    q->p.rm_seq = r->seq;
+    q->p.rm_pos_left = pos_left;
+    q->p.rm_run_len = r->run_len;
+    q->p.rm_blk = blk;
     /* MIR-L3: the slot is whole before its generation; pairs with MIR-L4
-     * (shared_owner.c, the reader's restore). */
+     * (shared_mirror.c, the reader's restore). */
     pyq_store_release(&q->rm.gen, g);
 }
 
@@ -774,9 +779,16 @@ static int64_t shared_end(struct pyq_queue *q, int64_t n, int64_t nothing)
     return n;
 }
 
+void pyq_shm_set_checks(struct pyq_queue *q, int on)
+{
+    q->p.unchecked = !on;
+}
+
 static __attribute__((noinline)) int64_t poll_shared(pyq_queue_t *q, uint64_t max_messages,
                                                      pyq_message_fn fn, void *ctx)
 {
+    if (PYQ_UNLIKELY(q->p.unchecked))
+        return shared_end(q, poll(q, max_messages, fn, ctx, 0), 0);
     return shared_end(q, poll(q, max_messages, fn, ctx, 1), 0);
 }
 
@@ -860,6 +872,8 @@ static inline __attribute__((always_inline)) int64_t read_one(pyq_queue_t *q, vo
 
 static __attribute__((noinline)) int64_t read_one_shared(pyq_queue_t *q, void *buf, uint64_t cap)
 {
+    if (PYQ_UNLIKELY(q->p.unchecked))
+        return shared_end(q, read_one(q, buf, cap, 0), PYQ_EAGAIN);
     return shared_end(q, read_one(q, buf, cap, 1), PYQ_EAGAIN);
 }
 

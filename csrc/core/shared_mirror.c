@@ -34,7 +34,7 @@ int pyq_shm_restore_writer(struct pyq_queue *q, int dead)
 {
     struct pyq_writer_state *w = &q->w;
     const uint32_t bs = q->cfg.block_size;
-    uint64_t g = mirror_gen(&q->wm.gen), tail, seq, pos_run, run_id, head[PYQ_TIERS], last_pub;
+    uint64_t g = mirror_gen(&q->wm.gen), tail, seq, pos_run, run_id, head[PYQ_TIERS], last_pub, end;
     uint32_t pos, run_n, run_hdr, has_blk, size;
     const struct pyq_wslot *s = &q->wm.s[g & 1];
 
@@ -43,12 +43,12 @@ int pyq_shm_restore_writer(struct pyq_queue *q, int dead)
     w->prefetched = NULL;
     w->nt_pending = 0;
     q->p.wgen = g;
+    q->p.wm_blk = 2; /* matches nothing: the next mirror writes a whole slot after g */
     if (g == 0)
         return 0; /* never written: pyq_q_init's state */
     seq = pyq_load_relaxed(&s->seq);
     pos_run = pyq_load_relaxed(&s->pos_run);
     run_id = pyq_load_relaxed(&s->run_id);
-    last_pub = pyq_load_relaxed(&s->last_pub);
     run_hdr = pyq_load_relaxed(&s->run_hdr);
     has_blk = pyq_load_relaxed(&s->has_blk);
     pos = (uint32_t)pos_run;
@@ -63,9 +63,14 @@ int pyq_shm_restore_writer(struct pyq_queue *q, int dead)
             return PYQ_EBADSEG;
     }
     if (head[0] + head[1] != seq || tail < seq || tail - seq > (uint64_t)(dead ? 1 : 0) ||
-        pos > bs || run_n > PYQ_RUN_MAX || (has_blk && seq == 0) || has_blk > 1 ||
-        last_pub > (has_blk ? (seq - 1) * bs + pos : seq * bs))
+        pos > bs || run_n > PYQ_RUN_MAX || (has_blk && seq == 0) || has_blk > 1)
         return PYQ_EBADSEG;
+    /* What the writer last published: pub_pos, never past its records (it only
+     * saves a store when they are equal, publish_store). */
+    end = has_blk ? (seq - 1) * bs + pos : seq * bs;
+    last_pub = pyq_load_acquire(&q->pub_pos);
+    if (last_pub > end)
+        last_pub = end;
     if (run_n && (size == 0 || size > q->max_message || !q->batch_ok ||
                   (uint64_t)run_hdr + PYQ_RECORD_HEADER + (uint64_t)run_n * pad8(size) != pos))
         return PYQ_EBADSEG;
@@ -122,11 +127,12 @@ int pyq_shm_restore_reader(struct pyq_queue *q)
     r->tail_cache = 0;
     r->block_size = bs;
     q->p.rgen = g;
+    q->p.rm_blk = 2; /* matches nothing: the next mirror writes a whole slot after g */
     if (g == 0)
         return 0;
     seq = pyq_load_relaxed(&s->seq);
-    pos = pyq_load_relaxed(&s->pos);
-    left = pyq_load_relaxed(&s->run_left);
+    pos = (uint32_t)pyq_load_relaxed(&s->pos_left);
+    left = (uint32_t)(pyq_load_relaxed(&s->pos_left) >> 32);
     len = pyq_load_relaxed(&s->run_len);
     has_blk = pyq_load_relaxed(&s->has_blk);
     tail = pyq_load_acquire(&q->ring_tail);

@@ -43,6 +43,11 @@ PYQ_PRIVATE int pyq_shm_recover_writer(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_shm_fault_watch(struct pyq_queue *q, void *start, size_t len);
 PYQ_PRIVATE void pyq_shm_fault_unwatch(void *start);
 
+/* reader.c: a shared queue's reader without its checks of the segment (0) or
+ * with them (1, the default), for one benchmark binary to measure what the
+ * checks cost (benchmarks/peers/segment_checks.c).  Never a way to run. */
+PYQ_PRIVATE void pyq_shm_set_checks(struct pyq_queue *q, int on);
+
 /* shared_mirror.c */
 PYQ_PRIVATE int pyq_shm_restore_writer(struct pyq_queue *q, int dead);
 PYQ_PRIVATE int pyq_shm_restore_reader(struct pyq_queue *q);

@@ -520,6 +520,14 @@ static __attribute__((noinline)) int write_shared(struct pyq_queue *q, const voi
 
     if (PYQ_UNLIKELY(q->p.corrupt & PYQ_CORRUPT_WRITER))
         return PYQ_ECORRUPT;
+    /* The next member of the open run, as write_one() takes it in-process:
+     * run_gate holds nothing but XPROC (not closed, no touch, a cached block). */
+    if (PYQ_LIKELY(q->w.run_key == PYQ__RUN_KEY(len) &&
+                   pyq_load_relaxed(&q->w.run_gate) == PYQ_GATE_XPROC) &&
+        run_extend(q, data, len, REC_SMALL)) {
+        w_mirror(q);
+        return 0;
+    }
     if (is_small(len) && (gate & PYQ_GATE_SCAN) && !q->w.nt)
         rc = write_scan_shared(q, data, len, timeout_ns);
     else if (is_small(len) && PYQ__RUN_KEY(len) == q->w.run_key && !(gate & PYQ_GATE_CLOSED) &&
@@ -527,7 +535,7 @@ static __attribute__((noinline)) int write_shared(struct pyq_queue *q, const voi
         rc = write_run_other(q, data, len, timeout_ns);
     else
         rc = write_general(q, data, len, timeout_ns);
-    pyq_w_mirror(q);
+    w_mirror(q);
     return rc;
 }
 

@@ -37,27 +37,39 @@ void pyq_w_run_end(struct pyq_queue *q, uint32_t n)
 }
 
 /* The writer's state as a peer needs it (queue_pvt.h, struct pyq_wmirror):
- * the slot after the last complete one, then its generation.  Everything
- * below w.pos of the current block is committed whenever this runs (the
- * callers: the end of every call, a run's end), and the open run's count
- * goes with the position in one word. */
+ * everything below w.pos of the current block is committed whenever this
+ * runs (the callers: the end of every call, a run's end), and the open run's
+ * count goes with the position in one word.  While only that word moved, it
+ * alone is stored, into the slot the generation names; else the slot after it,
+ * then its generation. */
 void pyq_w_mirror(struct pyq_queue *q)
 {
     const struct pyq_writer_state *w = &q->w;
-    uint64_t g = q->p.wgen + 1;
-    struct pyq_wslot *s = &q->wm.s[g & 1];
+    uint64_t pos_run = __atomic_load_n(&w->pos_run, __ATOMIC_RELAXED);
+    uint64_t run_id = __atomic_load_n(&w->run_id, __ATOMIC_RELAXED), g = q->p.wgen;
+    uint32_t blk = w->blk != NULL;
+    struct pyq_wslot *s;
 
+    if (PYQ_LIKELY(g && w->seq == q->p.wm_seq && run_id == q->p.wm_run_id &&
+                   w->run_hdr == q->p.wm_run_hdr && blk == q->p.wm_blk)) {
+        pyq_store_relaxed(&q->wm.s[g & 1].pos_run, pos_run);
+        return;
+    }
+    s = &q->wm.s[++g & 1];
     pyq_store_relaxed(&s->seq, w->seq);
-    pyq_store_relaxed(&s->pos_run, __atomic_load_n(&w->pos_run, __ATOMIC_RELAXED));
-    pyq_store_relaxed(&s->run_id, __atomic_load_n(&w->run_id, __ATOMIC_RELAXED));
+    pyq_store_relaxed(&s->pos_run, pos_run);
+    pyq_store_relaxed(&s->run_id, run_id);
     pyq_store_relaxed(&s->free_head[PYQ_TIER_HOT], w->free_head[PYQ_TIER_HOT]);
     pyq_store_relaxed(&s->free_head[PYQ_TIER_SPILL], w->free_head[PYQ_TIER_SPILL]);
-    pyq_store_relaxed(&s->last_pub, w->last_pub);
     pyq_store_relaxed(&s->run_hdr, w->run_hdr);
-    pyq_store_relaxed(&s->has_blk, w->blk != NULL);
+    pyq_store_relaxed(&s->has_blk, blk);
     q->p.wgen = g;
+    q->p.wm_seq = w->seq;
+    q->p.wm_run_id = run_id;
+    q->p.wm_run_hdr = w->run_hdr;
+    q->p.wm_blk = blk;
     /* MIR-L1: the slot is whole before its generation; pairs with MIR-L2
-     * (shared_owner.c: the restore, pyq_w_pending_shared). */
+     * (shared_mirror.c: the restore, pyq_w_pending_shared). */
     pyq_store_release(&q->wm.gen, g);
 }
 

@@ -17,9 +17,9 @@ int main(void)
     SH(rec.cfg.hot_blocks); SH(rec.cfg.spill_blocks); SH(rec.cfg.publish);
     SH(ring_tail); SH(pub_pos); SH(ws.messages); SH(ws.bytes);
     SH(wm.gen); SH(wm.s[0].seq); SH(wm.s[0].pos_run); SH(wm.s[0].run_id);
-    SH(wm.s[0].free_head); SH(wm.s[0].last_pub); SH(wm.s[0].run_hdr); SH(wm.s[0].has_blk);
+    SH(wm.s[0].free_head); SH(wm.s[0].run_hdr); SH(wm.s[0].has_blk);
     SH(free_tail[0].v); SH(free_tail[1].v); SH(rs.messages); SH(rs.bytes);
-    SH(rm.gen); SH(rm.s[0].seq); SH(rm.s[0].pos); SH(rm.s[0].run_left); SH(rm.s[0].run_len);
+    SH(rm.gen); SH(rm.s[0].seq); SH(rm.s[0].pos_left); SH(rm.s[0].run_len);
     SH(rm.s[0].has_blk); SH(closed); SH(detached); SH(sh.owner); SH(sh.dead);
     printf("\"wslot\": %zu, \"rslot\": %zu, \"shared_bytes\": %zu, \"free_tail_stride\": %zu\n}\n",
            sizeof(struct pyq_wslot), sizeof(struct pyq_rslot), PYQ_SHARED_BYTES,
