@@ -718,7 +718,9 @@ static PyMethodDef reader_methods[] = {
      "Return up to ``max_messages`` visible messages as a list of bytes, FIFO\n"
      "(None: every message there when the call began).  Never waits; keeps\n"
      "the GIL except while copying a message of 16 KiB or more.  Interrupted\n"
-     "(Ctrl-C), the exception's ``messages`` holds what the call consumed."},
+     "(Ctrl-C), the exception's ``messages`` holds what the call consumed.\n"
+     "On a shared queue whose writer's process died, EndOfStream once every\n"
+     "message it committed was read."},
     {"read", (PyCFunction)(void (*)(void))reader_read, METH_FASTCALL | METH_KEYWORDS,
      "read($self, /, timeout=None)\n--\n\n"
      "The next message as bytes, waiting for one for at most ``timeout``\n"
