@@ -244,9 +244,13 @@ static int reopen(int fd)
  * no O_TMPFILE the file gets its name at once, exclusively, and its creator
  * holds PYQ_LOCK_INIT until the magic is in -- pyq_queue_reclaim() removes
  * one whose creator died -- *named = 1.  -1 with errno on failure. */
+/* 1: make files as where /dev/shm has no O_TMPFILE (tests/c/test_shared.c). */
+PYQ_PRIVATE int pyq_shm_no_tmpfile;
+
 static int new_file(const char *path, int *named)
 {
-    int fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = pyq_shm_no_tmpfile ? (errno = EOPNOTSUPP, -1)
+                                : open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     struct stat st;
 
     *named = 0;

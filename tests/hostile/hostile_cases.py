@@ -890,3 +890,35 @@ def dead_writer(how, via):
     q.close()
     result(delivered=len(got), prefix=written_prefix(got, [32] * 120), error=error(err),
            looks=looks, seconds=time.monotonic() - t0)
+
+
+def many_users(n):
+    """More processes than the old table of 64 users held: each fork child
+    joins the segment (a description of its own) and uses the queue."""
+    n = int(n)
+    q = pq.Queue(shared=True, **SMALL)
+    r, w = os.pipe()
+    go_r, go_w = os.pipe()
+    pids = []
+    for k in range(n):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                q.stats()                       # a user: the call works
+                os.write(w, b"+")
+                os.read(go_r, 1)
+                code = 0
+            except Exception as e:
+                os.write(w, b"-")
+                sys.stderr.write("child %d: %s\n" % (k, e))
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    said = b""
+    while len(said) < n:
+        said += os.read(r, n - len(said))
+    os.write(go_w, b"x" * n)
+    codes = [os.waitpid(p, 0)[1] for p in pids]
+    q.close()
+    result(ok=said.count(b"+"), codes=sorted(set(codes)), left=sorted(os.listdir("/dev/shm")))

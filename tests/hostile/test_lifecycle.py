@@ -43,3 +43,8 @@ def test_exit_leaves_a_segment_another_process_still_maps():
     r = run("exit_blocked", "peer")
     assert r["rc"] == 0 and r["left"] == r["names"], r
     assert r["after_peer"] == [], r
+
+
+def test_more_processes_than_the_old_user_table_held():
+    r = run("many_users", 80, timeout=180)
+    assert r["ok"] == 80 and r["codes"] == [0] and r["left"] == [], r
