@@ -922,3 +922,38 @@ def many_users(n):
     codes = [os.waitpid(p, 0)[1] for p in pids]
     q.close()
     result(ok=said.count(b"+"), codes=sorted(set(codes)), left=sorted(os.listdir("/dev/shm")))
+
+
+def pointer_words(how):
+    """What used to be the attack: a root process attaches (trust_other_users)
+    to a queue another user owns, and that user rewrites every word of the
+    segment's shared part -- where the reader's free-ring pointer once was --
+    with an address of its choosing.  The root process's calls fail with
+    QueueCorrupted (or see a closed or ended stream); nothing is stored there."""
+    import ctypes
+    target = ctypes.c_uint64(0x5555)
+    addr = ctypes.addressof(target)
+    q = pq.Queue(shared=True, publish="each" if how == "each" else "max", **SMALL)
+    for i in range(50):
+        q.writer.write(msg(i))
+    q.writer.flush()
+    q.take("reader")                   # both sides this process's, then the rewrite
+    os.chown("/dev/shm/" + q.name, 65534, 65534)
+    seg = Segment(q.name)
+    for off in range(seg.off("ring_tail"), seg.lay["shared_bytes"], 8):
+        seg.u64(off, addr)
+    errors, got = set(), []
+    for _ in range(200):
+        for call in (lambda: got.extend(q.reader.poll(16)), lambda: q.writer.write(msg(99)),
+                     lambda: q.writer.flush(), q.stats, q.qsize):
+            try:
+                call()
+            except pq.QueueError as e:
+                errors.add(type(e).__name__)
+    seg.close()
+    try:
+        q.close()
+    except pq.QueueError:
+        pass
+    result(target=target.value, errors=sorted(errors), delivered=len(got),
+           prefix=written_prefix(got, [32] * 50))

@@ -34,3 +34,13 @@ def test_a_mode_wider_than_0600_is_refused_unless_trusted(how):
 def test_a_narrower_mode_is_accepted():
     r = run("trust", "mode_0400")
     assert r["default"].startswith("OK"), r
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("how", ["max", "each"])
+def test_addresses_written_over_the_segment_are_never_stored_at(how):
+    r = run("pointer_words", how)
+    assert r["target"] == 0x5555, r
+    assert set(r["errors"]) <= {"QueueCorrupted", "QueueClosed", "EndOfStream", "PeerDied"}, r
+    assert "QueueCorrupted" in r["errors"] or "QueueClosed" in r["errors"], r
+    assert r["prefix"], r
