@@ -61,11 +61,13 @@ def asan_env(tmp_path_factory):
                            "--build-lib", str(tmp_path / "lib"), "--build-temp", str(tmp_path / "tmp")],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    # Both extensions: the cffi core and the C-API per-message types that call it.
-    for name in ("_pyq", "_pyext"):
+    # Every extension: the cffi core, the C-API per-message types that call it, and
+    # the lab's (its C threads run the queue's sides with their own copy of the core,
+    # which must be this build's: an installed one of another layout would not do).
+    for name in ("_pyq", "_pyext", "lab/_lab"):
         built = glob.glob(str(tmp_path / "lib" / "pyqueue" / (name + "*.so")))
         assert len(built) == 1, built
-        shutil.copy(built[0], pkg / "pyqueue")
+        shutil.copy(built[0], pkg / "pyqueue" / os.path.dirname(name))
 
     env = dict(os.environ, LD_PRELOAD=libasan, PYTHONPATH=str(pkg),
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",
