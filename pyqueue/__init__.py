@@ -5,8 +5,8 @@
         q.writer.put(b"hello")
         q.reader.get()           # b'hello'
 """
-from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty, QueueError,
-                     QueueFull, UnsupportedError, VerificationError)
+from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueCorrupted,
+                     QueueEmpty, QueueError, QueueFull, UnsupportedError, VerificationError)
 from .config import QueueConfig
 from .queue import Queue, Reader, Writer, cleanup_stale
 
@@ -18,4 +18,4 @@ del _ffi, _lib
 
 __all__ = ["Queue", "QueueConfig", "Writer", "Reader", "QueueError", "QueueFull", "QueueEmpty",
            "MessageTooLarge", "QueueClosed", "EndOfStream", "VerificationError",
-           "UnsupportedError", "PeerDied", "cleanup_stale", "__version__"]
+           "UnsupportedError", "PeerDied", "QueueCorrupted", "cleanup_stale", "__version__"]

@@ -38,6 +38,13 @@ class PeerDied(QueueError):
     """Shared queue: the process owning the other side (or the side asked for) died."""
 
 
+class QueueCorrupted(QueueError):
+    """Shared queue: the segment holds a value that no writer or reader of this
+    queue's geometry stores -- a damaged segment or a hostile process that may
+    write it.  This side's calls fail from then on; nothing it delivered was
+    read from outside the queue's own blocks (DESIGN §3.9, "Trust")."""
+
+
 class VerificationError(QueueError):
     """A verifying consumer found a message lost, duplicated, reordered or corrupted."""
 
@@ -58,6 +65,7 @@ _BY_CODE = {
     lib.PYQ_EBADMSG: VerificationError,
     lib.PYQ_ENOTSUP: UnsupportedError,
     lib.PYQ_EPEER: PeerDied,
+    lib.PYQ_ECORRUPT: QueueCorrupted,
 }
 
 

@@ -18,6 +18,7 @@ of delivering the parent's messages twice.  A shared queue (``Queue(shared=True)
 segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
+import atexit
 import math
 import os
 import sys
@@ -466,7 +467,12 @@ class Queue:
     elsewhere, and the queue pickles to a handle that attaches (for
     multiprocessing and concurrent.futures).  Each side belongs to the first
     process that uses it (or ``take()``s it); the segment is removed when its
-    last user closes it.
+    last user closes it.  Its room in /dev/shm is reserved at creation
+    (MemoryError then, naming the free space, never a SIGBUS later), and
+    unless ``spill_blocks`` is given (here or in ``config``) a shared queue's
+    pool is at most 31 MiB -- ``spill_blocks = 31 MiB // block_size -
+    hot_blocks`` -- so that its segment fits in 32 MiB, half of Docker's
+    default 64 MiB /dev/shm.
 
     ``serializer`` makes put/get carry Python objects (pyqueue.serializer):
     None (bytes-like messages), ``"pickle"``, or any object with ``dumps`` and
@@ -490,6 +496,9 @@ class Queue:
         # Converted here, checked once: by pyq_queue_create*, whose refusal is
         # turned into the ValueError that names the field.
         values = config_values(config, **overrides)
+        if shared and config is None and "spill_blocks" not in overrides:
+            values["spill_blocks"] = shared_spill_blocks(values["block_size"],
+                                                         values["hot_blocks"])
         c_cfg = _config_to_c(values)
         pool_bytes = values["block_size"] * (values["hot_blocks"] + values["spill_blocks"])
         out = ffi.new("pyq_queue_t **")
@@ -501,7 +510,10 @@ class Queue:
                                      "another name (pyqueue.cleanup_stale() removes the leftovers "
                                      "of dead runs)" % name)
             hints[lib.PYQ_ENOMEM] = (MemoryError, "no room for a %d-byte shared queue in "
-                                     "/dev/shm" % pool_bytes)
+                                     "/dev/shm (%s); a smaller spill_blocks needs less"
+                                     % (pool_bytes, _shm_room()))
+            hints[lib.PYQ_EMFILE] = (OSError, "too many open files: a shared queue needs a "
+                                     "file descriptor for its segment (ulimit -n)")
             rc = lib.pyq_queue_create_shared(name.encode(), c_cfg, out, ffi.NULL)
         else:
             rc = lib.pyq_queue_create(c_cfg, out)
@@ -514,13 +526,22 @@ class Queue:
         self._use_serializer(serializer)
 
     @classmethod
-    def attach(cls, name):
+    def attach(cls, name, trust_other_users=False):
         """The shared queue called ``name``, made by ``Queue(shared=True)`` in
         this or another process.  In the process that has it open already, the
         same Queue object.  Raises FileNotFoundError when there is no such
         queue, QueueError when the segment is not a queue of this pyqueue's
-        layout (or truncated or damaged)."""
+        layout (or truncated or damaged).
+
+        The segment is a trust boundary (docs/RELIABILITY.md, "The shared
+        segment as a trust boundary"): whoever may write it can stop the stream
+        or garble it.  A segment owned by another user, or whose mode is wider
+        than 0600, raises PermissionError unless ``trust_other_users=True`` --
+        an explicit opt-in for a queue shared across users on purpose.  Either
+        way no value in the segment can make this process crash, hang or read
+        outside the queue (QueueCorrupted instead)."""
         name = _check_name(name)
+        trust = validate.flag("trust_other_users", trust_other_users)
         for q in list(_LIVE):
             if q.name == name and q._pid == os.getpid() and not q.closed:
                 return q
@@ -529,14 +550,19 @@ class Queue:
         self._closing = False
         self._pid = os.getpid()
         out = ffi.new("pyq_queue_t **")
-        check(lib.pyq_queue_attach(name.encode(), -1, out), "Queue.attach(%r)" % name, {
+        rc = lib.pyq_queue_attach_flags(name.encode(), -1,
+                                        lib.PYQ_ATTACH_TRUST_OTHERS if trust else 0, out)
+        check(rc, "Queue.attach(%r)" % name, {
             lib.PYQ_ENOSEG: (FileNotFoundError, "no shared queue named %r (never made, or "
                              "closed by its last user)" % name),
             lib.PYQ_EBADSEG: (QueueError, "/dev/shm/%s is not a pyqueue queue of this version's "
                               "layout (or it is truncated or damaged)" % name),
-            lib.PYQ_EOWNED: (QueueError, "shared queue %r is mapped by too many processes "
-                             "already" % name)})
+            lib.PYQ_EUNTRUSTED: (PermissionError, _untrusted(name)) if rc == lib.PYQ_EUNTRUSTED
+            else None,
+            lib.PYQ_EMFILE: (OSError, "Queue.attach(%r): too many open files (a shared queue "
+                             "needs a descriptor for its segment; ulimit -n)" % name)})
         self._setup(out[0], name)
+        self._trust = trust
         return self
 
     def _setup(self, ptr, name):
@@ -669,6 +695,8 @@ class Queue:
         return self._ptr is None or self._closing
 
     def _closed_error(self):
+        if getattr(self, "_adopt_error", None) is not None:
+            return self._adopt_error
         if self._pid != os.getpid():
             return QueueError("this queue belongs to process %d: after fork() an in-process "
                               "queue cannot be used in the child (make it with "
@@ -727,8 +755,10 @@ class Queue:
                 lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
         if sys.is_finalizing():
             # Daemon threads are frozen now, possibly owning a side: never
-            # wait for them.  The process is ending; its memory goes with it.
-            self._finish(wait=False)
+            # wait for them.  The process is ending; its memory goes with it,
+            # and the segment's name with it if no other process maps it.
+            if not self._finish(wait=False) and self._shared:
+                lib.pyq_queue_leave(ptr)
         elif any(side._owned_here() for side in self._sides()):
             # A signal handler on top of this thread's own call: that call ends
             # with QueueClosed, and the unmapping waits for it elsewhere.
@@ -739,29 +769,51 @@ class Queue:
     def _sides(self):
         return [s for s in (getattr(self, "writer", None), getattr(self, "reader", None)) if s]
 
+    def _close_at_exit(self):
+        """close() at interpreter exit (atexit, before daemon threads freeze):
+        a daemon thread's read or write sees the closed queue within one wait
+        slice and returns, so the sides are waited for a bounded time; if one
+        is still held then (a C thread), the segment's name goes anyway when
+        no other process maps it (pyq_queue_leave), and the memory with the
+        process."""
+        with self._state_lock:
+            ptr = self._ptr
+            if ptr is None:
+                return
+            self._closing = True
+            for side in self._sides():
+                side._close_side()
+            if not self._shared or self._owns("writer"):
+                lib.pyq_queue_close(ptr)
+        if not self._finish(wait=_EXIT_WAIT_S) and self._shared:
+            lib.pyq_queue_leave(ptr)
+
     def _finish(self, wait=True):
+        """Unmap once neither side is busy: wait for them (True), not at all
+        (False) or for at most `wait` seconds.  True when unmapped."""
         sides = self._sides()
         if len(sides) < 2:          # __init__ failed half-way: no side ever ran
             with self._state_lock:
                 ptr, self._ptr = self._ptr, None
                 lib.pyq_queue_destroy(ptr)
-            return
+            return True
         w, r = sides
-        if not w._own(wait, False):    # no write in flight, no producer thread running
-            return
+        if not _own(w, wait):    # no write in flight, no producer thread running
+            return False
         try:
             ptr = self._ptr
             if ptr is None:
-                return
+                return True
             if not self._shared or self._owns("writer"):
                 lib.pyq_writer_detach(ptr)  # publish the rest; a draining reader may stop
-            if not r._own(wait, False):
-                return
+            if not _own(r, wait):
+                return False
             try:
                 with self._state_lock:
                     self._ptr = None
                     # Shared: leave the segment; the last user removes its name.
                     lib.pyq_queue_destroy(ptr)
+                return True
             finally:
                 r._disown()
         finally:
@@ -808,9 +860,15 @@ class Queue:
 
     def __reduce_ex__(self, protocol):
         if self._shared:
-            if self.closed:
-                raise QueueClosed("a closed shared queue cannot be pickled", lib.PYQ_ECLOSED)
-            return (_attach_pickled, (self.name,))
+            with self._state_lock:
+                if self.closed:
+                    raise QueueClosed("a closed shared queue cannot be pickled",
+                                      lib.PYQ_ECLOSED)
+                # In flight: the segment outlives this process's close() until
+                # the handle attaches or HANDOFF_SECONDS pass (then
+                # cleanup_stale() removes it if nobody came).
+                lib.pyq_queue_handoff(self._ptr, int(HANDOFF_SECONDS * 1e9))
+            return (_attach_pickled, (self.name, getattr(self, "_trust", False), True))
         return _refuse_private("a Queue")
 
     _reduce_handle = __reduce_ex__
@@ -832,10 +890,16 @@ class Queue:
         for side in self._sides():
             side._forked()
         self._state_lock = threading.Lock()
-        if self._shared and self._ptr is not None and not self._closing \
-                and lib.pyq_queue_adopt(self._ptr) == 0:
-            self._pid = os.getpid()
-            return
+        if self._shared and self._ptr is not None and not self._closing:
+            rc = lib.pyq_queue_adopt(self._ptr)
+            if rc == 0:
+                self._pid = os.getpid()
+                return
+            self._adopt_error = error_for(rc, "after fork() this process could not join shared "
+                                          "queue %r" % self.name, {
+                lib.PYQ_EMFILE: (QueueError, "after fork() this process could not join shared "
+                                 "queue %r: too many open files (it needs one descriptor for "
+                                 "the segment; ulimit -n)" % self.name)})
         self._ptr = None
 
     def __enter__(self):
@@ -858,9 +922,72 @@ class Queue:
                                                                 self.publish)
 
 
-def _attach_pickled(name):
-    """Unpickling a shared queue: attach to it (Queue.attach)."""
-    return Queue.attach(name)
+# How long close() at interpreter exit waits for a side a daemon thread's call
+# holds (its wait slices are 50 ms).
+_EXIT_WAIT_S = 1.0
+
+
+def _own(side, wait):
+    """side._own(), waiting for it: without limit (True), not at all (False),
+    or for at most `wait` seconds."""
+    if wait is True or wait is False:
+        return side._own(wait, False)
+    deadline = time.monotonic() + wait
+    while not side._own(False, False):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+# How long a pickled shared queue keeps its segment for the process it goes to
+# (Queue.__reduce_ex__): a writer may put and close before its reader attaches.
+HANDOFF_SECONDS = 60.0
+
+
+def _attach_pickled(name, trust=False, handoff=False):
+    """Unpickling a shared queue: attach to it (Queue.attach), trusting what
+    the process that pickled it trusted; one handle in flight fewer."""
+    q = Queue.attach(name, trust_other_users=trust)
+    if handoff:
+        with q._state_lock:
+            if q._ptr is not None:
+                lib.pyq_queue_handoff_done(q._ptr)
+    return q
+
+
+def _untrusted(name):
+    """Why attaching /dev/shm/name was refused: its owner and mode."""
+    try:
+        st = os.stat(os.path.join("/dev/shm", name), follow_symlinks=False)
+        if st.st_uid != os.geteuid():
+            who = "is owned by uid %d (this process is uid %d)" % (st.st_uid, os.geteuid())
+        else:
+            who = "has mode %04o, wider than 0600" % (st.st_mode & 0o7777)
+    except OSError:
+        who = "belongs to another user or is open to others"
+    return ("shared queue %r %s: a process that may write the segment can stop or garble "
+            "the stream, so only this uid's segments of mode 0600 are attached; pass "
+            "trust_other_users=True to accept it" % (name, who))
+
+
+# A shared queue's pool when spill_blocks is not given: its segment then fits
+# in 32 MiB, half of Docker's default /dev/shm (64 MiB).
+SHARED_POOL_BYTES = 31 << 20
+
+
+def shared_spill_blocks(block_size, hot_blocks):
+    """spill_blocks of a shared queue made without one: SHARED_POOL_BYTES
+    // block_size - hot_blocks, at least 0."""
+    return max(0, SHARED_POOL_BYTES // block_size - hot_blocks) if block_size > 0 else 0
+
+
+def _shm_room():
+    try:
+        st = os.statvfs("/dev/shm")
+        return "%d bytes free of %d" % (st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize)
+    except OSError as e:
+        return "its free space unknown: %s" % e
 
 
 def _with_serializer(attach, args, serializer):
@@ -881,22 +1008,35 @@ def _check_name(name):
     return name
 
 
+# The names this project makes in /dev/shm (C's PYQ_SHM_PREFIX): cleanup_stale()
+# looks at no other.
+PREFIX = "pyq-"
+
+
 def _new_name():
-    return "pyq-%d-%s" % (os.getpid(), os.urandom(6).hex())
+    return "%s%d-%s" % (PREFIX, os.getpid(), os.urandom(6).hex())
 
 
 def cleanup_stale():
-    """Remove the shared queues in /dev/shm whose every user process is dead
-    (the leftovers of crashed runs); return their names.  Segments in use and
-    files that are not pyqueue queues are left alone."""
+    """Remove the shared queues in /dev/shm that no process holds any more
+    (the leftovers of crashed runs, and creations killed half-way where
+    /dev/shm has no O_TMPFILE); return their names.  Only names starting with
+    ``pyq-`` (the names Queue makes) are looked at, as bytes (any name, UTF-8 or
+    not; returned decoded with os.fsdecode); each is opened read-only without
+    following a link or waiting on a FIFO, must be a regular file, and is read,
+    never mapped.  Segments in use and files that are not pyqueue queues are
+    left alone; a queue made with another name is not this call's to remove
+    (pyq_queue_reclaim in C takes any name)."""
     removed = []
     try:
-        names = sorted(os.listdir("/dev/shm"))
+        names = sorted(os.listdir(b"/dev/shm"))
     except OSError:
         return removed
+    prefix = os.fsencode(PREFIX)
     for n in names:
-        if len(n.encode()) <= lib.PYQ_SHM_NAME_MAX and lib.pyq_queue_reclaim(n.encode()) == 1:
-            removed.append(n)
+        if n.startswith(prefix) and len(n) <= lib.PYQ_SHM_NAME_MAX \
+                and lib.pyq_queue_reclaim(n) == 1:
+            removed.append(os.fsdecode(n))
     return removed
 
 
@@ -911,3 +1051,18 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _close_at_exit():
+    """Close this process's shared queues before daemon threads freeze, so that
+    a thread blocked in get() or write() does not keep the segment in /dev/shm
+    (an in-process queue's memory goes with the process anyway)."""
+    for q in list(_LIVE):
+        if getattr(q, "_shared", False) and q._pid == os.getpid():
+            try:
+                q._close_at_exit()
+            except Exception:
+                pass
+
+
+atexit.register(_close_at_exit)

@@ -132,6 +132,7 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->w.run_len = PYQ_NO_RUN;
     q->w.run_key = PYQ__RUN_KEY(PYQ_NO_RUN);
     q->w.run_one = 1; /* run_inc: one member a stride */
+    q->p.fd = -1;
     atomic_init(&q->ring_tail, 0);
     atomic_init(&q->pub_pos, 0);
     atomic_init(&q->closed, 0);
@@ -149,7 +150,11 @@ void pyq_q_gate(struct pyq_queue *q)
                     (q->commit_hook ? PYQ_GATE_HOOK : 0);
 
     atomic_init(&q->w.gate, gate);
-    atomic_init(&q->w.run_gate, gate & PYQ_GATE_RUN);
+    /* A shared queue's writes all take the library's way (writer.c,
+     * write_shared): each ends with the writer's mirror, so the inline run
+     * path -- which stores nothing but the private position -- must not
+     * apply; XPROC in run_gate turns it away at the compare it makes anyway. */
+    atomic_init(&q->w.run_gate, gate & (PYQ_GATE_RUN | PYQ_GATE_XPROC));
 }
 
 /* The queue is closed: the flag every slow path reads, and the gate bit (in
@@ -164,19 +169,16 @@ void pyq_q_mark_closed(struct pyq_queue *q)
 
 /* Point one side's copies of the mapping at this process's view of it: the
  * control block at ctl, the pool at pool (queue_pvt.h).  The side's current
- * block, if any, moves with them. */
+ * block is set by whoever fixes its state (pyq_shm_restore_*), never carried
+ * over from another view. */
 void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool)
 {
     uint8_t **base = side == PYQ_SIDE_WRITER ? &q->w.base : &q->r.base;
     uint32_t **ring = side == PYQ_SIDE_WRITER ? &q->w.ring : &q->r.ring;
     uint32_t **slots = side == PYQ_SIDE_WRITER ? q->w.free_slots : q->r.free_slots;
 
-    if (side == PYQ_SIDE_WRITER && q->w.blk && q->w.base)
-        q->w.blk = pool + (q->w.blk - q->w.base);
     if (side == PYQ_SIDE_WRITER)
-        q->w.prefetched = NULL; /* another process's address: no block of this view */
-    if (side == PYQ_SIDE_READER && q->r.blk)
-        q->r.blk = pool + (size_t)q->r.idx * q->cfg.block_size;
+        q->w.prefetched = NULL;
     *base = pool;
     *ring = (uint32_t *)(void *)ctl;
     for (int t = 0; t < PYQ_TIERS; t++)
@@ -191,7 +193,7 @@ int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
     *out = NULL;
     if (pyq_config_check(cfg, NULL) != 0)
         return PYQ_EINVAL;
-    q = aligned_alloc(PYQ_CACHELINE, sizeof(*q));
+    q = aligned_alloc(PYQ_PAGE, sizeof(*q)); /* the parts are page-aligned (queue_pvt.h) */
     if (!q)
         return PYQ_ENOMEM;
     pyq_q_init(q, cfg);
@@ -311,6 +313,13 @@ const char *pyq_strerror(int code)
     case PYQ_EBADSEG: return "not a pyqueue segment, or one of another layout version";
     case PYQ_ENOSEG: return "no such shared queue";
     case PYQ_EEXIST: return "a shared queue of that name exists";
+    case PYQ_EMFILE: return "too many open files (the process's or the system's descriptor limit)";
+    case PYQ_EUNTRUSTED:
+        return "the shared segment belongs to another user or is open to others (mode wider "
+               "than 0600); attaching needs an explicit opt-in";
+    case PYQ_ECORRUPT:
+        return "the shared segment is corrupt: it holds a value no writer or reader of this "
+               "queue's geometry stores (a damaged or hostile peer)";
     default: return "unknown error";
     }
 }

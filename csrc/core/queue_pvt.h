@@ -3,12 +3,22 @@
  *
  * Memory:   one pool mapping of nblocks * block_size bytes (tier 1 = blocks
  *           [0, hot_blocks), tier 2 = the rest) and one control mapping holding
- *           the full ring and the two free rings (uint32 block indices).  A
- *           shared queue (shared_pvt.h) is one segment: this struct, then the
- *           control rings at ctl_off, then the pool at pool_off.  The pointers
- *           the hot path uses are per-side copies (w.base, r.ring, ...) that
- *           the process owning the side fills for its own mapping, so no hot
- *           path does offset arithmetic.
+ *           the full ring and the two free rings (uint32 block indices).
+ * Two parts: struct pyq_queue is a private part (PYQ_PRIV_BYTES: the geometry,
+ *           the writer's and the reader's state, every pointer) and a shared
+ *           part (from `rec` on: the hand-over words, the counters, the
+ *           sides' mirrors, the owners).  An in-process queue is one
+ *           allocation of both.  A shared queue (shared_pvt.h) is a segment
+ *           that starts with the shared part, then the control rings at
+ *           ctl_off, then the pool at pool_off; each process maps it right
+ *           after a private anonymous page that holds its own private part,
+ *           so the hot paths reach both parts at the same offsets from q and
+ *           nothing a peer can write is a pointer, a size or a limit this
+ *           process uses (the segment as a trust boundary: DESIGN §3.9).
+ *           What a peer must see of a side's private state -- where a dead
+ *           writer's committed records end, where a new reader resumes -- is
+ *           copied into a mirror in the shared part (struct pyq_wmirror,
+ *           pyq_rmirror), and checked against the geometry when it is read.
  * Free rings: a slot holds idx ^ (first block of its tier + slot number), so
  *           the untouched (zero) pages of a new ring read as "every block of
  *           the tier, in address order": nothing is written at creation.
@@ -216,7 +226,9 @@ struct pyq_reader_stats {
     _Atomic uint64_t messages, bytes, returns[PYQ_TIERS], flushed;
 };
 
-/* The first line of every queue, and of a shared segment (shared.c checks it). */
+/* A queue's geometry record: the private copy every process keeps (q->seg),
+ * and the segment's own first line (q->rec.seg, checked by shared.c against
+ * what the configuration in it implies, then never read again). */
 struct pyq_seg_header {
     _Atomic uint64_t magic;        /* PYQ_SEG_MAGIC, stored last at creation */
     uint32_t layout;               /* PYQ_SEG_LAYOUT */
@@ -227,11 +239,75 @@ struct pyq_seg_header {
 };
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
-#define PYQ_SEG_LAYOUT 11u                         /* bump with struct pyq_queue */
-#define PYQ_SHM_USERS 64                           /* handles mapping one segment */
+#define PYQ_SEG_INIT UINT64_C(0x3174696e69517950)  /* "PyQinit1": being made (shared.c) */
+#define PYQ_SEG_LAYOUT 12u                         /* bump with struct pyq_queue */
+#define PYQ_PAGE 4096                              /* the parts' alignment */
+#define PYQ_ALIGNED_PAGE _Alignas(PYQ_PAGE)
+
+/* What a shared queue's process keeps to itself (zero in-process). */
+#define PYQ_CORRUPT_READER 1u /* the reader found the segment inconsistent (reader.c) */
+#define PYQ_CORRUPT_WRITER 2u /* the writer did (writer_block.c, pop_free) */
+
+struct pyq_proc {
+    int fd;                        /* this handle's description of the segment, which
+                                      holds its locks (shared_owner.c); -1 in-process */
+    int pid;                       /* the process that description is this handle's in
+                                      (after fork(), the child's until own_fd) */
+    uint32_t held;                 /* 1 << side: this handle owns the side's lock */
+    int64_t slice_ns;              /* pyq_queue_set_sleep_slice; 0: default */
+    uint32_t peer_looks;           /* empty non-blocking looks (reader_wait.c) */
+    uint64_t peer_check_ns;        /* when the last of them looked at the writer */
+    uint32_t corrupt;              /* PYQ_CORRUPT_*: that side's calls return PYQ_ECORRUPT */
+    uint32_t unchecked;            /* pyq_shm_set_checks(q, 0): the reader's unchecked loops
+                                      for this handle -- a benchmark's A/B only */
+    uint64_t wgen, rgen;           /* the generations of the mirrors this process wrote */
+    uint64_t wm_seq, wm_run_id;    /* what the slot wgen names holds, but pos_run */
+    uint32_t wm_run_hdr, wm_blk;
+    uint64_t rm_seq;               /* what the slot rgen names holds (pyq_r_mirror) */
+    uint64_t rm_pos_left;
+    uint32_t rm_run_len, rm_blk;
+    uint64_t ino, dev;             /* the segment's file: unlink only it */
+    char name[PYQ_SHM_NAME_MAX + 1]; /* "" for a memfd */
+};
+
+/* The writer's mirror (shared): where its committed records end, so that the
+ * reader can publish them for a dead writer, and where a writer taking the
+ * side over goes on.  Two slots and a generation, so a writer killed while
+ * writing one leaves the other whole: slot gen & 1 is the last complete one
+ * (MIR-L1 in pyq_w_mirror).  Only pos_run moves per message: while nothing
+ * else has, it is stored into the slot gen names, one atomic 8-byte store,
+ * which a writer killed either makes or does not. */
+struct pyq_wslot {
+    _Atomic uint64_t seq;          /* blocks taken (the current one is seq - 1) */
+    _Atomic uint64_t pos_run;      /* w.pos | w.run_n << 32 */
+    _Atomic uint64_t run_id;       /* w.run_id: the open run's length and generation */
+    _Atomic uint64_t free_head[PYQ_TIERS];
+    _Atomic uint32_t run_hdr;      /* offset of the open run's header */
+    _Atomic uint32_t has_blk;      /* w.blk != NULL */
+};
+
+struct pyq_wmirror {
+    PYQ_ALIGNED_LINE _Atomic uint64_t gen;
+    struct pyq_wslot s[2];
+};
+
+/* The reader's mirror: where a reader taking the side over resumes.  Per
+ * call only pos_left moves, stored alone into the slot gen names while the
+ * rest has not changed (as the writer's pos_run). */
+struct pyq_rslot {
+    _Atomic uint64_t seq;          /* ring position of the block being drained */
+    _Atomic uint64_t pos_left;     /* r.pos | r.run_left << 32 */
+    _Atomic uint32_t run_len, has_blk;
+};
+
+struct pyq_rmirror {
+    PYQ_ALIGNED_LINE _Atomic uint64_t gen;
+    struct pyq_rslot s[2];
+};
 
 /* Cross-process state of a shared queue (shared_pvt.h); zero in-process.
- * Owner words: pid | start time << 22 (pyq_proc_id), 0 = free. */
+ * Owner words: the owner's pid, for messages (liveness is its lock,
+ * shared_owner.c); 0 = free. */
 struct pyq_shm_state {
     PYQ_ALIGNED_LINE _Atomic uint64_t owner[2];  /* PYQ_SIDE_WRITER, PYQ_SIDE_READER */
     _Atomic uint64_t dead[2];                    /* a recovered dead owner's word */
@@ -239,14 +315,17 @@ struct pyq_shm_state {
     _Atomic uint32_t w_event;                    /* futex word the writer bumps */
     PYQ_ALIGNED_LINE _Atomic uint32_t w_waiting; /* SHM-S2: the writer may sleep on r_event */
     _Atomic uint32_t r_event;                    /* futex word the reader bumps */
-    _Atomic int64_t slice_ns;                    /* pyq_queue_set_sleep_slice; 0: default */
-    PYQ_ALIGNED_LINE _Atomic uint64_t users[PYQ_SHM_USERS]; /* mapping processes */
-    uint64_t ino, dev;                           /* the segment's file: unlink only it */
-    char name[PYQ_SHM_NAME_MAX + 1];             /* "" for a memfd */
+    /* Handles in flight to other processes (pyq_queue_handoff): while any is
+     * and its deadline (CLOCK_REALTIME ns, the latest of them) is ahead, the
+     * last user leaves the name for it (shared.c, handoff_pending). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t handoffs;
+    _Atomic uint64_t handoff_deadline;
 };
 
 struct pyq_queue {
-    /* Read-only after pyq_queue_create(). */
+    /* ==== The private part: each process's own. ==== */
+    /* Read-only after pyq_queue_create() / pyq_queue_attach(): the geometry
+     * this process fixed, never re-read from a segment. */
     PYQ_ALIGNED_LINE struct pyq_seg_header seg;
     pyq_config_t cfg;
     uint8_t *base;                 /* in-process pool: nblocks * block_size bytes */
@@ -278,12 +357,23 @@ struct pyq_queue {
                                       block is flushed when the writer is that far
                                       ahead of its end (reader.c, finish_block) */
 
+    PYQ_ALIGNED_LINE struct pyq_writer_state w;
+    PYQ_ALIGNED_LINE struct pyq_reader_state r;
+    PYQ_ALIGNED_LINE struct pyq_proc p;
+
+    /* ==== The shared part: a segment's first page. ==== */
+    /* Written once at creation (shared.c checks it at attach). */
+    PYQ_ALIGNED_PAGE struct {
+        struct pyq_seg_header seg;
+        pyq_config_t cfg;
+    } rec;
+
     /* Writer -> reader hand-over words (one line; written by the writer only). */
     PYQ_ALIGNED_LINE _Atomic uint64_t ring_tail; /* W1 */
     _Atomic uint64_t pub_pos;                    /* W2 */
 
-    PYQ_ALIGNED_LINE struct pyq_writer_state w;
     PYQ_ALIGNED_LINE struct pyq_writer_stats ws;
+    struct pyq_wmirror wm;
 
     /* Reader -> writer hand-over words (written by the reader only), a line per
      * tier: the writer looks at the hot tier's at every block it takes while
@@ -291,14 +381,21 @@ struct pyq_queue {
      * block while streaming -- must not take that line from it each time. */
     PYQ_ALIGNED_LINE struct pyq_free_tail free_tail[PYQ_TIERS]; /* R1 */
 
-    PYQ_ALIGNED_LINE struct pyq_reader_state r;
     PYQ_ALIGNED_LINE struct pyq_reader_stats rs;
+    struct pyq_rmirror rm;
 
     PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
     _Atomic int detached;                /* W4: the writer will write no more */
 
     struct pyq_shm_state sh;
 };
+
+/* The private part is what precedes the shared one; a shared queue's view
+ * maps the segment at q + PYQ_PRIV_BYTES (shared.c). */
+#define PYQ_PRIV_BYTES offsetof(struct pyq_queue, rec)
+#define PYQ_SHARED_BYTES (sizeof(struct pyq_queue) - PYQ_PRIV_BYTES)
+_Static_assert(offsetof(struct pyq_queue, rec) == PYQ_PAGE, "the private part is one page");
+_Static_assert(sizeof(struct pyq_queue) == 2 * PYQ_PAGE, "the shared part is one page");
 
 _Static_assert(PYQ_RECORD_ALIGN_SCAN == PYQ_CACHELINE,
                "scan_current records start a cache line each");
@@ -385,10 +482,16 @@ static inline void pyq_count(_Atomic uint64_t *c, uint64_t v)
 
 /* The open run's members after its first, not yet in ws (writer_pvt.h,
  * run_close): *bytes their payload.  Any thread; after A6's loads of ws. */
+PYQ_PRIVATE uint64_t pyq_w_pending_shared(const struct pyq_queue *q, uint64_t *bytes);
+
 static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)
 {
     uint64_t id;
     uint32_t n;
+
+    /* A shared queue's writer may be another process: its mirror says. */
+    if (q->xproc)
+        return pyq_w_pending_shared(q, bytes);
 
     /* The run's id before and after its count: the same id twice, the count is
      * of a run of that id's length (W6: a count read after the id is of a run
@@ -409,6 +512,13 @@ static inline uint64_t pyq_w_pending(const struct pyq_queue *q, uint64_t *bytes)
     *bytes = (uint64_t)n * size;
     return n;
 }
+
+/* writer_block.c: the writer's mirror (struct pyq_wmirror), after every
+ * call of a shared queue's writer and before a run's end is counted. */
+PYQ_PRIVATE void pyq_w_mirror(struct pyq_queue *q);
+/* reader.c: the reader's mirror, after every call of a shared queue's reader
+ * and before a drained block goes back (R1). */
+PYQ_PRIVATE void pyq_r_mirror(struct pyq_queue *q);
 
 /* pool.c */
 PYQ_PRIVATE void pyq_pool_layout(struct pyq_queue *q);

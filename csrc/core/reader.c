@@ -38,7 +38,54 @@ static inline uint64_t writer_ahead(const struct pyq_queue *q, const struct pyq_
     return at > end ? at - end : 0;
 }
 
+/* The reader's position as a reader taking the side over needs it
+ * (queue_pvt.h, struct pyq_rmirror): the slot after the last complete one,
+ * then its generation. */
+void pyq_r_mirror(struct pyq_queue *q)
+{
+    const struct pyq_reader_state *r = &q->r;
+    uint64_t g = q->p.rgen, pos_left = r->pos | (uint64_t)r->run_left << 32;
+    uint32_t blk = r->blk != NULL;
+    struct pyq_rslot *s;
+
+    if (PYQ_LIKELY(g && r->seq == q->p.rm_seq && r->run_len == q->p.rm_run_len &&
+                   blk == q->p.rm_blk)) {
+        /* Only the position moved (or nothing: an empty poll stores nothing). */
+        if (pos_left != q->p.rm_pos_left) {
+            pyq_store_relaxed(&q->rm.s[g & 1].pos_left, pos_left);
+            q->p.rm_pos_left = pos_left;
+        }
+        return;
+    }
+    s = &q->rm.s[++g & 1];
+    pyq_store_relaxed(&s->seq, r->seq);
+    pyq_store_relaxed(&s->pos_left, pos_left);
+    pyq_store_relaxed(&s->run_len, r->run_len);
+    pyq_store_relaxed(&s->has_blk, blk);
+    q->p.rgen = g;
+    q->p.rm_seq = r->seq;
+    q->p.rm_pos_left = pos_left;
+    q->p.rm_run_len = r->run_len;
+    q->p.rm_blk = blk;
+    /* MIR-L3: the slot is whole before its generation; pairs with MIR-L4
+     * (shared_mirror.c, the reader's restore). */
+    pyq_store_release(&q->rm.gen, g);
+}
+
 /* Give a drained block back to its tier and move to the next ring position. */
+static __attribute__((noinline)) void mirror_next_block(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint8_t *blk = r->blk;
+    uint32_t pos = r->pos, left = r->run_left;
+
+    /* A reader taking the side over must never come back to a block given
+     * back: the mirror says "the next one" before R1 does. */
+    r->seq++, r->blk = NULL, r->pos = 0, r->run_left = 0;
+    pyq_r_mirror(q);
+    r->seq--, r->blk = blk, r->pos = pos, r->run_left = left;
+}
+
 static inline void finish_block(struct pyq_queue *q)
 {
     struct pyq_reader_state *r = &q->r;
@@ -54,6 +101,8 @@ static inline void finish_block(struct pyq_queue *q)
         pyq_counter_add(&q->rs.flushed, 1);
     }
 
+    if (q->xproc)
+        mirror_next_block(q);
     r->free_slots[t][tail & q->free_mask[t]] = r->idx ^ pyq_free_code(q, t, tail & q->free_mask[t]);
     r->free_tail[t] = tail + 1;
     /* R1: the slot and our last reads of the block happen before the writer may
@@ -108,52 +157,134 @@ static inline void prefetch_block(struct pyq_queue *q, struct pyq_reader_state *
     pyq_prefetch_span(r->blk, (uint32_t)avail, 0);
 }
 
+/* Checks of what a shared queue's reader reads from the segment (DESIGN
+ * §3.9, "Trust"): every function below that takes `chk` is compiled twice,
+ * chk 0 for an in-process queue (nothing but this process writes it: no
+ * check is made, the code is what it was) and chk 1 for a shared one, where
+ * each value that steers an address, a length or a loop is tested against the
+ * geometry this process fixed at attach before it is used.  A value that does
+ * not fit makes the reader's state inert and the queue corrupt for this
+ * process: the call returns what it delivered before, every later one
+ * PYQ_ECORRUPT.  Read once into a register, then tested, then used: a peer
+ * that changes the word meanwhile changes nothing here. */
+
+/* The reader found the segment inconsistent: no fast path reads on. */
+static __attribute__((noinline, cold)) void corrupt(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+
+    q->p.corrupt |= PYQ_CORRUPT_READER;
+    r->blk = NULL;
+    r->limit = 0;
+    r->run_left = 0;
+    r->pos = 0;
+}
+
+/* A header below the published end (room bytes of the block from pos on)
+ * that the reader may act on: a record that fits, or a run (enter_run checks
+ * its members). */
+static inline int rec_fits(uint64_t hdr, uint32_t room)
+{
+    uint64_t kind = hdr & PYQ_HDR_KIND_MASK;
+    return (kind == PYQ_HDR_COMMIT && (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= room) ||
+           kind == PYQ_HDR_RUN;
+}
+
+/* A committed record at pos of a scanning reader's block that fits in it. */
+static inline int scan_fits(uint64_t hdr, uint32_t pos, uint32_t bs)
+{
+    return (hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT &&
+           (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= (uint64_t)(bs - pos);
+}
+
+/* A pub_pos a writer of this geometry can have stored: never behind what
+ * this reader saw, never past the blocks taken (ring_tail, loaded after it:
+ * W1 precedes the W2 of the same block), and those never more than the pool
+ * ahead of this reader -- so a reader led on by a forged position stops. */
+static inline int pub_ok(struct pyq_queue *q, const struct pyq_reader_state *r, uint64_t pub)
+{
+    uint64_t tail = pyq_load_relaxed(&q->ring_tail);
+    return pub >= r->pub_cache && tail >= r->seq && tail - r->seq <= q->nblocks &&
+           pub <= tail * q->cfg.block_size;
+}
+
 /* Header of the next visible record, or NULL when nothing more is visible now.
  * Moves across drained blocks (returning them) and links as it goes.  The whole
  * logic; next_record() below inlines its common case. */
-static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_queue *q,
-                                                                    uint64_t *hdr_out)
+static inline __attribute__((always_inline)) _Atomic uint64_t *
+next_record_slow_t(struct pyq_queue *q, uint64_t *hdr_out, const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     const uint32_t bs = q->cfg.block_size;
+    uint64_t crossed = 0;
 
+    if (chk && q->p.corrupt)
+        return NULL;
     for (;;) {
         uint64_t hdr;
 
+        /* No more blocks in one call than the pool holds: a record is found
+         * in the block after at most one empty one (a link's), so a longer
+         * walk is a forged chain. */
+        if (chk && crossed > q->nblocks + 1) {
+            corrupt(q);
+            return NULL;
+        }
         if (PYQ_LIKELY(r->pos < r->limit)) {
             /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
             hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
             if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+                if (chk && !rec_fits(hdr, r->limit - r->pos)) {
+                    corrupt(q);
+                    return NULL;
+                }
                 *hdr_out = hdr;
                 return pyq_hdr(r->blk, r->pos);
             }
             finish_block(q);
+            crossed++;
             continue;
         }
         if (!r->blk) {
+            uint32_t idx;
             if (q->scan) {
                 if (r->seq >= r->tail_cache) {
                     /* A1: pairs with W1: the ring slot and zeroed header are visible. */
                     r->tail_cache = pyq_load_acquire(&q->ring_tail);
                     if (r->seq >= r->tail_cache)
                         return NULL;
+                    if (chk && r->tail_cache - r->seq > q->nblocks) {
+                        corrupt(q);
+                        return NULL;
+                    }
                 }
             } else if (r->pub_cache <= r->seq * bs) {
                 /* A2: pairs with W2: records below pub_pos are complete. */
-                r->pub_cache = pyq_load_acquire(&q->pub_pos);
+                uint64_t pub = pyq_load_acquire(&q->pub_pos);
+                if (chk && !pub_ok(q, r, pub)) {
+                    corrupt(q);
+                    return NULL;
+                }
+                r->pub_cache = pub;
                 if (r->pub_cache <= r->seq * bs) {
                     r->drained_pub = r->pub_cache;
                     return NULL;
                 }
             }
-            r->idx = r->ring[r->seq & q->ring_mask];
-            r->blk = r->base + (size_t)r->idx * bs;
+            idx = r->ring[r->seq & q->ring_mask];
+            if (PYQ_UNLIKELY(idx >= q->nblocks)) { /* a ring slot no writer stores */
+                corrupt(q);
+                return NULL;
+            }
+            r->idx = idx;
+            r->blk = r->base + (size_t)idx * bs;
             r->pos = 0;
             if (q->cfg.prefetch)
                 prefetch_block(q, r);
         }
         if (r->pos >= bs) {
             finish_block(q);
+            crossed++;
             continue;
         }
         if (q->scan) {
@@ -164,7 +295,12 @@ static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_q
         } else {
             uint64_t start = r->seq * bs, end;
             if (r->pub_cache <= start + r->pos) {
-                r->pub_cache = pyq_load_acquire(&q->pub_pos); /* A2 again */
+                uint64_t pub = pyq_load_acquire(&q->pub_pos); /* A2 again */
+                if (chk && !pub_ok(q, r, pub)) {
+                    corrupt(q);
+                    return NULL;
+                }
+                r->pub_cache = pub;
                 if (r->pub_cache <= start + r->pos) {
                     r->drained_pub = r->pub_cache;
                     return NULL;
@@ -177,22 +313,50 @@ static __attribute__((noinline)) _Atomic uint64_t *next_record_slow(struct pyq_q
             continue;
         }
         if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT)) {
-            if ((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LINK)
+            if ((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LINK) {
                 follow_link(q, hdr);
-            else
+            } else if (chk && hdr != PYQ_HDR_PAD) { /* a run or garbage: no writer's */
+                corrupt(q);
+                return NULL;
+            } else {
                 finish_block(q); /* PYQ_HDR_PAD */
+            }
+            crossed++;
             continue;
+        }
+        if (chk && !scan_fits(hdr, r->pos, bs)) {
+            corrupt(q);
+            return NULL;
         }
         *hdr_out = hdr;
         return pyq_hdr(r->blk, r->pos);
     }
 }
 
+static __attribute__((noinline)) _Atomic uint64_t *next_record_slow_local(struct pyq_queue *q,
+                                                                          uint64_t *hdr_out)
+{
+    return next_record_slow_t(q, hdr_out, 0);
+}
+
+static __attribute__((noinline)) _Atomic uint64_t *next_record_slow_chk(struct pyq_queue *q,
+                                                                        uint64_t *hdr_out)
+{
+    return next_record_slow_t(q, hdr_out, 1);
+}
+
+static inline __attribute__((always_inline)) _Atomic uint64_t *
+next_record_slow(struct pyq_queue *q, uint64_t *hdr_out, const int chk)
+{
+    return chk ? next_record_slow_chk(q, hdr_out) : next_record_slow_local(q, hdr_out);
+}
+
 /* The common cases inline -- a published record of the block being drained,
  * or, scanning, a committed one -- and the rest out of line, so the callers'
  * per-message loops save no registers for block changes, links, PADs and
  * the look that finds nothing. */
-static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_out)
+static inline __attribute__((always_inline)) _Atomic uint64_t *
+next_record(struct pyq_queue *q, uint64_t *hdr_out, const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint64_t hdr;
@@ -200,7 +364,7 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
     if (PYQ_LIKELY(r->pos < r->limit)) {
         /* Below pub_pos (no q->scan): ordered by A2, nobody writes it now. */
         hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
-        if (PYQ_LIKELY(hdr != PYQ_HDR_PAD)) {
+        if (PYQ_LIKELY(chk ? rec_fits(hdr, r->limit - r->pos) : hdr != PYQ_HDR_PAD)) {
             *hdr_out = hdr;
             return pyq_hdr(r->blk, r->pos);
         }
@@ -208,30 +372,45 @@ static inline _Atomic uint64_t *next_record(struct pyq_queue *q, uint64_t *hdr_o
         /* A3: pairs with W3: a committed header means a complete payload (a
          * scanning reader's every message: publish each, scan_current). */
         hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
-        if (PYQ_LIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT)) {
+        if (PYQ_LIKELY(chk ? scan_fits(hdr, r->pos, r->block_size)
+                           : (hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT)) {
             *hdr_out = hdr;
             return pyq_hdr(r->blk, r->pos);
         }
     }
-    return next_record_slow(q, hdr_out);
+    return next_record_slow(q, hdr_out, chk);
 }
 
 /* A run header at pos (queue_pvt.h, Runs; never with q->scan): step over it
- * and hold its messages in run_left, pos at the first payload. */
-static inline void enter_run(struct pyq_reader_state *r, uint64_t hdr)
+ * and hold its messages in run_left, pos at the first payload.  Checked
+ * (chk): its members all lie below the published end, 2 to PYQ_RUN_MAX of
+ * them, each a message a block can hold; else 0 and the queue is corrupt. */
+static inline __attribute__((always_inline)) int enter_run(struct pyq_queue *q, uint64_t hdr,
+                                                           const int chk)
 {
+    struct pyq_reader_state *r = &q->r;
     uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
+    uint32_t n = (uint32_t)(hdr >> PYQ_HDR_RUN_COUNT_SHIFT);
+    uint32_t step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
 
+    if (chk && (q->scan || n < 2 || len == 0 || len > q->max_message ||
+                (uint64_t)r->pos + PYQ_RECORD_HEADER + (uint64_t)n * step > r->limit)) {
+        corrupt(q);
+        return 0;
+    }
     r->pos += PYQ_RECORD_HEADER;
-    r->run_left = (uint32_t)(hdr >> PYQ_HDR_RUN_COUNT_SHIFT);
+    r->run_left = n;
     r->run_len = len;
-    r->run_step = (len + PYQ_RECORD_ALIGN - 1) & ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
+    r->run_step = step;
+    return 1;
 }
 
 /* The next visible message: its payload, and its length in *len; NULL when
  * nothing more is visible now.  Leaves it unconsumed (consumed() does that),
  * but may step into a run (the state then says so: run_left). */
-static inline const uint8_t *next_message(struct pyq_queue *q, uint32_t *len)
+static inline __attribute__((always_inline)) const uint8_t *next_message(struct pyq_queue *q,
+                                                                         uint32_t *len,
+                                                                         const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     _Atomic uint64_t *h;
@@ -241,11 +420,12 @@ static inline const uint8_t *next_message(struct pyq_queue *q, uint32_t *len)
         *len = r->run_len;
         return r->blk + r->pos;
     }
-    h = next_record(q, &hdr);
+    h = next_record(q, &hdr, chk);
     if (!h)
         return NULL;
     if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
-        enter_run(&q->r, hdr);
+        if (!enter_run(q, hdr, chk))
+            return NULL;
         *len = r->run_len;
         return r->blk + r->pos;
     }
@@ -316,9 +496,24 @@ static inline int64_t poll_done(struct pyq_queue *q, uint64_t n, uint64_t bytes,
     return rc < 0 ? rc : (int64_t)n;
 }
 
-static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
-                                                       uint64_t max_messages, pyq_message_fn fn,
-                                                       void *ctx, uint64_t n, uint64_t bytes);
+static __attribute__((noinline)) int64_t poll_loop_any_local(struct pyq_queue *q,
+                                                             uint64_t max_messages,
+                                                             pyq_message_fn fn, void *ctx,
+                                                             uint64_t n, uint64_t bytes);
+static __attribute__((noinline)) int64_t poll_loop_any_chk(struct pyq_queue *q,
+                                                           uint64_t max_messages,
+                                                           pyq_message_fn fn, void *ctx,
+                                                           uint64_t n, uint64_t bytes);
+
+static inline __attribute__((always_inline)) int64_t poll_loop_any(struct pyq_queue *q,
+                                                                   uint64_t max_messages,
+                                                                   pyq_message_fn fn, void *ctx,
+                                                                   uint64_t n, uint64_t bytes,
+                                                                   const int chk)
+{
+    return chk ? poll_loop_any_chk(q, max_messages, fn, ctx, n, bytes)
+               : poll_loop_any_local(q, max_messages, fn, ctx, n, bytes);
+}
 
 /* poll_loop() for a scanning reader (q->scan: publish each, scan_current).
  * Its records are never runs and r->limit stays 0, so the committed record
@@ -327,9 +522,12 @@ static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
  * limit, scan and run tests.  The state is read from r at every message, as
  * the general loop does (the callback is opaque); anything else (no block,
  * the block's end, zero, a PAD, a link) goes the general way. */
-static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
-                                                        uint64_t max_messages, pyq_message_fn fn,
-                                                        void *ctx, uint64_t n, uint64_t bytes)
+static inline __attribute__((always_inline)) int64_t poll_loop_scan_t(struct pyq_queue *q,
+                                                                      uint64_t max_messages,
+                                                                      pyq_message_fn fn,
+                                                                      void *ctx, uint64_t n,
+                                                                      uint64_t bytes,
+                                                                      const int chk)
 {
     struct pyq_reader_state *r = &q->r;
 
@@ -342,17 +540,19 @@ static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
             /* A3: pairs with W3: a committed header means a complete payload. */
             h = pyq_hdr(r->blk, r->pos);
             hdr = pyq_load_acquire(h);
-            if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
-                h = next_record_slow(q, &hdr);
+            if (PYQ_UNLIKELY(chk ? !scan_fits(hdr, r->pos, r->block_size)
+                                 : (hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
+                h = next_record_slow(q, &hdr, chk);
         } else {
-            h = next_record_slow(q, &hdr);
+            h = next_record_slow(q, &hdr, chk);
         }
         if (!h)
             break;
         if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
             /* Never written for a scanning reader; the general loop's way. */
-            enter_run(r, hdr);
-            return poll_loop_any(q, max_messages, fn, ctx, n, bytes);
+            if (!enter_run(q, hdr, chk))
+                break;
+            return poll_loop_any(q, max_messages, fn, ctx, n, bytes, chk);
         }
         rc = deliver_record(q, fn, ctx, h, hdr, &n, &bytes);
         if (PYQ_UNLIKELY(rc != 0))
@@ -361,20 +561,43 @@ static __attribute__((noinline)) int64_t poll_loop_scan(struct pyq_queue *q,
     return poll_done(q, n, bytes, 0);
 }
 
+static __attribute__((noinline)) int64_t poll_loop_scan_local(struct pyq_queue *q,
+                                                              uint64_t max_messages,
+                                                              pyq_message_fn fn, void *ctx,
+                                                              uint64_t n, uint64_t bytes)
+{
+    return poll_loop_scan_t(q, max_messages, fn, ctx, n, bytes, 0);
+}
+
+static __attribute__((noinline)) int64_t poll_loop_scan_chk(struct pyq_queue *q,
+                                                            uint64_t max_messages,
+                                                            pyq_message_fn fn, void *ctx,
+                                                            uint64_t n, uint64_t bytes)
+{
+    return poll_loop_scan_t(q, max_messages, fn, ctx, n, bytes, 1);
+}
+
 /* The rest of a poll after `n` messages (`bytes` payload bytes) were delivered:
  * the general loop, out of line so the one-message path stays small; a
  * scanning reader's is poll_loop_scan(). */
-static inline int64_t poll_loop(struct pyq_queue *q, uint64_t max_messages, pyq_message_fn fn,
-                                void *ctx, uint64_t n, uint64_t bytes)
+static inline __attribute__((always_inline)) int64_t poll_loop(struct pyq_queue *q,
+                                                               uint64_t max_messages,
+                                                               pyq_message_fn fn, void *ctx,
+                                                               uint64_t n, uint64_t bytes,
+                                                               const int chk)
 {
     if (q->scan && !q->r.run_left)
-        return poll_loop_scan(q, max_messages, fn, ctx, n, bytes);
-    return poll_loop_any(q, max_messages, fn, ctx, n, bytes);
+        return chk ? poll_loop_scan_chk(q, max_messages, fn, ctx, n, bytes)
+                   : poll_loop_scan_local(q, max_messages, fn, ctx, n, bytes);
+    return poll_loop_any(q, max_messages, fn, ctx, n, bytes, chk);
 }
 
-static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
-                                                       uint64_t max_messages, pyq_message_fn fn,
-                                                       void *ctx, uint64_t n, uint64_t bytes)
+static inline __attribute__((always_inline)) int64_t poll_loop_any_t(struct pyq_queue *q,
+                                                                     uint64_t max_messages,
+                                                                     pyq_message_fn fn,
+                                                                     void *ctx, uint64_t n,
+                                                                     uint64_t bytes,
+                                                                     const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint64_t hdr;
@@ -386,7 +609,8 @@ static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
 
         if (r->run_left) {
             /* A run: its messages in a tight loop, the state in registers
-             * (the callback must not poll this queue: reader thread only). */
+             * (the callback must not poll this queue: reader thread only).
+             * Its members were checked when it was entered (enter_run). */
             const uint8_t *p = r->blk + r->pos;
             uint32_t step = r->run_step, j = 0, k = r->run_left;
             if (k > max_messages - n)
@@ -403,11 +627,12 @@ static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
             n += j;
             bytes += (uint64_t)j * len;
         } else {
-            h = next_record(q, &hdr);
+            h = next_record(q, &hdr, chk);
             if (!h)
                 break;
             if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_RUN)) {
-                enter_run(r, hdr);
+                if (!enter_run(q, hdr, chk))
+                    break;
                 continue;
             }
             rc = deliver_record(q, fn, ctx, h, hdr, &n, &bytes);
@@ -418,11 +643,29 @@ static __attribute__((noinline)) int64_t poll_loop_any(struct pyq_queue *q,
     return poll_done(q, n, bytes, 0);
 }
 
+static __attribute__((noinline)) int64_t poll_loop_any_local(struct pyq_queue *q,
+                                                             uint64_t max_messages,
+                                                             pyq_message_fn fn, void *ctx,
+                                                             uint64_t n, uint64_t bytes)
+{
+    return poll_loop_any_t(q, max_messages, fn, ctx, n, bytes, 0);
+}
+
+static __attribute__((noinline)) int64_t poll_loop_any_chk(struct pyq_queue *q,
+                                                           uint64_t max_messages,
+                                                           pyq_message_fn fn, void *ctx,
+                                                           uint64_t n, uint64_t bytes)
+{
+    return poll_loop_any_t(q, max_messages, fn, ctx, n, bytes, 1);
+}
+
 /* The next record of the block being drained, without leaving it: 1 with its
  * header in *hdr_out, 0 when nothing new is visible (no store made, so an idle
  * reader spinning here keeps every line it reads Shared), -1 when the general
- * path must decide (block change, end of block, limit to refresh). */
-static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
+ * path must decide (block change, end of block, limit to refresh, and -- chk
+ * -- anything that does not check out, which it then names). */
+static inline __attribute__((always_inline)) int peek(struct pyq_queue *q, uint64_t *hdr_out,
+                                                      const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint64_t hdr;
@@ -434,6 +677,8 @@ static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
         hdr = pyq_load_acquire(pyq_hdr(r->blk, r->pos));
         if (hdr == 0)
             return 0;
+        if (chk && !scan_fits(hdr, r->pos, q->cfg.block_size))
+            return -1;
     } else {
         if (r->pos >= r->limit) {
             /* A2: pairs with W2.  Everything below drained_pub was consumed and
@@ -442,6 +687,8 @@ static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
             if (pub == r->drained_pub)
                 return 0;
             if (PYQ_UNLIKELY(!r->blk))
+                return -1;
+            if (chk && !pub_ok(q, r, pub))
                 return -1;
             /* pub >= the start of blk: the reader entered it below pub_pos. */
             end = pub - r->seq * q->cfg.block_size;
@@ -456,6 +703,9 @@ static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
         }
         /* Below pub_pos: ordered by A2, nobody writes it now. */
         hdr = pyq_load_relaxed(pyq_hdr(r->blk, r->pos));
+        if (chk && (hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT &&
+            !rec_fits(hdr, r->limit - r->pos))
+            return -1;
     }
     if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT))
         return -1; /* PAD or linked PAD */
@@ -466,8 +716,10 @@ static inline int peek(struct pyq_queue *q, uint64_t *hdr_out)
 /* One message from the current block (the round trip's whole poll), then the
  * general loop if more are wanted.  Out of line: the idle poll that precedes
  * it saves no register. */
-static __attribute__((noinline)) int64_t poll_first(struct pyq_queue *q, uint64_t max_messages,
-                                                    pyq_message_fn fn, void *ctx, uint64_t hdr)
+static inline __attribute__((always_inline)) int64_t poll_first_t(struct pyq_queue *q,
+                                                                  uint64_t max_messages,
+                                                                  pyq_message_fn fn, void *ctx,
+                                                                  uint64_t hdr, const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
@@ -476,10 +728,29 @@ static __attribute__((noinline)) int64_t poll_first(struct pyq_queue *q, uint64_
     consumed(q, len);
     if (PYQ_LIKELY(max_messages == 1) || PYQ_UNLIKELY(rc != 0))
         return poll_done(q, 1, len, rc);
-    return poll_loop(q, max_messages, fn, ctx, 1, len);
+    return poll_loop(q, max_messages, fn, ctx, 1, len, chk);
 }
 
-int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+static __attribute__((noinline)) int64_t poll_first_local(struct pyq_queue *q,
+                                                          uint64_t max_messages,
+                                                          pyq_message_fn fn, void *ctx,
+                                                          uint64_t hdr)
+{
+    return poll_first_t(q, max_messages, fn, ctx, hdr, 0);
+}
+
+static __attribute__((noinline)) int64_t poll_first_chk(struct pyq_queue *q,
+                                                        uint64_t max_messages,
+                                                        pyq_message_fn fn, void *ctx,
+                                                        uint64_t hdr)
+{
+    return poll_first_t(q, max_messages, fn, ctx, hdr, 1);
+}
+
+static inline __attribute__((always_inline)) int64_t poll(pyq_queue_t *q,
+                                                          uint64_t max_messages,
+                                                          pyq_message_fn fn, void *ctx,
+                                                          const int chk)
 {
     uint64_t hdr = 0;
     int k;
@@ -487,17 +758,51 @@ int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn
     if (PYQ_UNLIKELY(max_messages == 0))
         return 0;
     if (q->r.run_left)
-        return poll_loop(q, max_messages, fn, ctx, 0, 0);
-    k = peek(q, &hdr);
+        return poll_loop(q, max_messages, fn, ctx, 0, 0, chk);
+    k = peek(q, &hdr, chk);
     if (PYQ_LIKELY(k > 0))
-        return poll_first(q, max_messages, fn, ctx, hdr);
+        return chk ? poll_first_chk(q, max_messages, fn, ctx, hdr)
+                   : poll_first_local(q, max_messages, fn, ctx, hdr);
     if (k == 0)
         return 0;
-    return poll_loop(q, max_messages, fn, ctx, 0, 0);
+    return poll_loop(q, max_messages, fn, ctx, 0, 0, chk);
 }
 
-int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
-                             uint64_t max_messages)
+/* The end of a shared queue's reader call that returned n: PYQ_ECORRUPT when
+ * it delivered nothing on a queue found corrupt (what it did deliver before it
+ * found out is returned first), else the reader's mirror (queue_pvt.h). */
+static int64_t shared_end(struct pyq_queue *q, int64_t n, int64_t nothing)
+{
+    if (PYQ_UNLIKELY(q->p.corrupt & PYQ_CORRUPT_READER))
+        return n == nothing ? PYQ_ECORRUPT : n;
+    pyq_r_mirror(q);
+    return n;
+}
+
+void pyq_shm_set_checks(struct pyq_queue *q, int on)
+{
+    q->p.unchecked = !on;
+}
+
+static __attribute__((noinline)) int64_t poll_shared(pyq_queue_t *q, uint64_t max_messages,
+                                                     pyq_message_fn fn, void *ctx)
+{
+    if (PYQ_UNLIKELY(q->p.unchecked))
+        return shared_end(q, poll(q, max_messages, fn, ctx, 0), 0);
+    return shared_end(q, poll(q, max_messages, fn, ctx, 1), 0);
+}
+
+int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
+{
+    if (PYQ_UNLIKELY(q->xproc))
+        return poll_shared(q, max_messages, fn, ctx);
+    return poll(q, max_messages, fn, ctx, 0);
+}
+
+static inline __attribute__((always_inline)) int64_t poll_copy(pyq_queue_t *q, void *buf,
+                                                               uint64_t cap, uint32_t *lens,
+                                                               uint64_t max_messages,
+                                                               const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint8_t *out = buf;
@@ -505,7 +810,7 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
 
     while (n < max_messages) {
         uint32_t len;
-        const uint8_t *msg = next_message(q, &len);
+        const uint8_t *msg = next_message(q, &len, chk);
         uint64_t need;
 
         if (!msg)
@@ -540,10 +845,19 @@ int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *
     return (int64_t)n;
 }
 
-int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
+int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
+                             uint64_t max_messages)
+{
+    if (PYQ_UNLIKELY(q->xproc))
+        return shared_end(q, poll_copy(q, buf, cap, lens, max_messages, 1), 0);
+    return poll_copy(q, buf, cap, lens, max_messages, 0);
+}
+
+static inline __attribute__((always_inline)) int64_t read_one(pyq_queue_t *q, void *buf,
+                                                              uint64_t cap, const int chk)
 {
     uint32_t len;
-    const uint8_t *msg = next_message(q, &len);
+    const uint8_t *msg = next_message(q, &len, chk);
 
     if (!msg)
         return PYQ_EAGAIN;
@@ -556,7 +870,23 @@ int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
     return len;
 }
 
-int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
+static __attribute__((noinline)) int64_t read_one_shared(pyq_queue_t *q, void *buf, uint64_t cap)
+{
+    if (PYQ_UNLIKELY(q->p.unchecked))
+        return shared_end(q, read_one(q, buf, cap, 0), PYQ_EAGAIN);
+    return shared_end(q, read_one(q, buf, cap, 1), PYQ_EAGAIN);
+}
+
+int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
+{
+    if (PYQ_UNLIKELY(q->xproc))
+        return read_one_shared(q, buf, cap);
+    return read_one(q, buf, cap, 0);
+}
+
+static inline __attribute__((always_inline)) int64_t poll_fixed(pyq_queue_t *q, void *out,
+                                                                uint64_t n_max, uint32_t msg_size,
+                                                                const int chk)
 {
     struct pyq_reader_state *r = &q->r;
     uint8_t *dst = out;
@@ -564,7 +894,7 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_
 
     while (n < n_max) {
         uint32_t len;
-        const uint8_t *msg = next_message(q, &len);
+        const uint8_t *msg = next_message(q, &len, chk);
 
         if (!msg)
             break;
@@ -597,8 +927,20 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_
     return (int64_t)n;
 }
 
+int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
+{
+    if (PYQ_UNLIKELY(q->xproc))
+        return shared_end(q, poll_fixed(q, out, n_max, msg_size, 1), 0);
+    return poll_fixed(q, out, n_max, msg_size, 0);
+}
+
 int64_t pyq_reader_next_len(pyq_queue_t *q)
 {
     uint32_t len;
-    return next_message(q, &len) ? (int64_t)len : PYQ_EAGAIN;
+
+    /* It may step into a run or past drained blocks (and the inline poll,
+     * pyqueue_inline.h, calls it at each block's end): the mirror follows. */
+    if (PYQ_UNLIKELY(q->xproc))
+        return shared_end(q, next_message(q, &len, 1) ? (int64_t)len : PYQ_EAGAIN, PYQ_EAGAIN);
+    return next_message(q, &len, 0) ? (int64_t)len : PYQ_EAGAIN;
 }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -39,12 +40,12 @@ static uint64_t round_page(uint64_t v)
 
 uint8_t *pyq_shm_ctl(struct pyq_queue *q)
 {
-    return (uint8_t *)q + q->seg.ctl_off;
+    return (uint8_t *)&q->rec + q->seg.ctl_off;
 }
 
 uint8_t *pyq_shm_pool(struct pyq_queue *q)
 {
-    return (uint8_t *)q + q->seg.pool_off;
+    return (uint8_t *)&q->rec + q->seg.pool_off;
 }
 
 /* The fields a segment made from cfg has: q holds them after this. */
@@ -57,7 +58,8 @@ static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
         return PYQ_EINVAL;
     if ((rc = pyq_q_init(q, cfg)) != 0)
         return rc;
-    q->seg.ctl_off = round_page(sizeof(*q));
+    q->seg.queue_bytes = (uint32_t)PYQ_SHARED_BYTES;
+    q->seg.ctl_off = round_page(PYQ_SHARED_BYTES);
     q->seg.pool_off = round_page(q->seg.ctl_off + q->ctl_bytes);
     q->seg.seg_bytes = q->seg.pool_off + round_page(q->pool_bytes);
     q->xproc = true;
@@ -65,6 +67,38 @@ static int expected(struct pyq_queue *q, const pyq_config_t *cfg)
     q->commit_hook = cfg->publish != PYQ_PUBLISH_MAX || cfg->scan_current;
     pyq_q_gate(q);
     return 0;
+}
+
+/* This process's view of a segment of seg_bytes: a private page whose end
+ * holds the private part, then the segment (queue_pvt.h, "Two parts"), so
+ * that q + PYQ_PRIV_BYTES is the segment's first byte.  NULL on failure. */
+static struct pyq_queue *map_view(int fd, uint64_t seg_bytes)
+{
+    size_t pg = page_size();
+    uint8_t *base;
+
+    if (seg_bytes > SIZE_MAX - pg)
+        return NULL;
+    base = mmap(NULL, pg + seg_bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    if (mmap(base + pg, seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+        MAP_FAILED) {
+        munmap(base, pg + seg_bytes);
+        return NULL;
+    }
+    /* Cut short later, the segment is a corrupt queue, not a SIGBUS. */
+    pyq_shm_fault_watch((struct pyq_queue *)(void *)(base + pg - PYQ_PRIV_BYTES), base + pg,
+                        seg_bytes);
+    return (struct pyq_queue *)(void *)(base + pg - PYQ_PRIV_BYTES);
+}
+
+static void unmap_view(struct pyq_queue *q)
+{
+    size_t pg = page_size();
+    pyq_shm_fault_unwatch((uint8_t *)q + PYQ_PRIV_BYTES);
+    munmap((uint8_t *)q + PYQ_PRIV_BYTES - pg, pg + q->seg.seg_bytes);
 }
 
 static int name_ok(const char *name)
@@ -85,36 +119,76 @@ static int from_errno(int e)
     case EEXIST: return PYQ_EEXIST;
     case ENOENT: return PYQ_ENOSEG;
     case EACCES: case EPERM: return PYQ_EPERM;
-    case ENOSPC: case ENOMEM: case EFBIG: case EMFILE: case ENFILE: return PYQ_ENOMEM;
+    case ENOSPC: case ENOMEM: case EFBIG: return PYQ_ENOMEM;
+    case EMFILE: case ENFILE: return PYQ_EMFILE;
     case ENOSYS: return PYQ_ENOTSUP;
     default: return PYQ_EINVAL;
     }
 }
 
-/* Join the segment's users: a free slot, or one whose process is dead. */
-static int add_user(struct pyq_queue *q, uint64_t me)
+/* Join the segment's users: a read lock on PYQ_LOCK_USERS of this handle's
+ * description.  Refused only while a last user removes the segment (its write
+ * lock): then the segment is going, looked at again for up to 100 ms. */
+static int join_users(struct pyq_queue *q)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < PYQ_SHM_USERS; i++) {
-            uint64_t u = pyq_load_relaxed(&q->sh.users[i]);
-            if ((u == 0 || (pass && !pyq_proc_alive(u))) &&
-                atomic_compare_exchange_strong_explicit(&q->sh.users[i], &u, me,
-                                                        memory_order_acq_rel,
-                                                        memory_order_relaxed))
-                return 0;
-        }
+    for (int tries = 0;; tries++) {
+        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 0) == 0)
+            return 0;
+        if (tries >= 10)
+            return PYQ_ENOSEG;
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
     }
-    return PYQ_EOWNED;
 }
 
-/* 1 if a process other than the ones cleared already maps the segment. */
-static int any_user_alive(struct pyq_queue *q)
+#define HANDOFF_MAX_NS (3600 * UINT64_C(1000000000)) /* a deadline further ahead is forged */
+
+static uint64_t realtime_ns(void)
 {
-    for (int i = 0; i < PYQ_SHM_USERS; i++) {
-        uint64_t u = pyq_load_acquire(&q->sh.users[i]);
-        if (u && pyq_proc_alive(u))
-            return 1;
-    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* one clock for every process, namespaces too */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A handle in flight to another process that has not attached yet, with its
+ * deadline ahead (h: the segment's shared part, mapped or read). */
+static int handoff_pending(const struct pyq_queue *h)
+{
+    uint64_t n = pyq_load_acquire(&((struct pyq_queue *)h)->sh.handoffs);
+    uint64_t until = pyq_load_relaxed(&((struct pyq_queue *)h)->sh.handoff_deadline);
+    uint64_t now = realtime_ns();
+    return n > 0 && until > now && until - now <= HANDOFF_MAX_NS;
+}
+
+int pyq_queue_handoff(pyq_queue_t *q, int64_t within_ns)
+{
+    uint64_t until, cur;
+
+    if (!q->xproc || within_ns <= 0)
+        return PYQ_EINVAL;
+    until = realtime_ns() + ((uint64_t)within_ns < HANDOFF_MAX_NS ? (uint64_t)within_ns
+                                                                   : HANDOFF_MAX_NS);
+    cur = pyq_load_relaxed(&q->sh.handoff_deadline);
+    while (cur < until && !atomic_compare_exchange_weak_explicit(
+                              &q->sh.handoff_deadline, &cur, until, memory_order_relaxed,
+                              memory_order_relaxed))
+        ;
+    /* Release: the deadline is there before a last user can see the count. */
+    atomic_fetch_add_explicit(&q->sh.handoffs, 1, memory_order_release);
+    return 0;
+}
+
+int pyq_queue_handoff_done(pyq_queue_t *q)
+{
+    uint64_t n;
+
+    if (!q->xproc)
+        return PYQ_EINVAL;
+    n = pyq_load_relaxed(&q->sh.handoffs);
+    while (n > 0 && !atomic_compare_exchange_weak_explicit(&q->sh.handoffs, &n, n - 1,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed))
+        ;
     return 0;
 }
 
@@ -125,168 +199,305 @@ static void unlink_own(const struct pyq_queue *q)
     char path[sizeof(SHM_DIR) + PYQ_SHM_NAME_MAX + 1], slashed[PYQ_SHM_NAME_MAX + 2];
     struct stat st;
 
-    if (!q->sh.name[0] || shm_path(path, sizeof(path), q->sh.name, 0) != 0 ||
-        shm_path(slashed, sizeof(slashed), q->sh.name, 1) != 0)
+    if (!q->p.name[0] || shm_path(path, sizeof(path), q->p.name, 0) != 0 ||
+        shm_path(slashed, sizeof(slashed), q->p.name, 1) != 0)
         return;
-    if (stat(path, &st) == 0 && (uint64_t)st.st_ino == q->sh.ino && (uint64_t)st.st_dev == q->sh.dev)
+    if (stat(path, &st) == 0 && (uint64_t)st.st_ino == q->p.ino && (uint64_t)st.st_dev == q->p.dev)
         shm_unlink(slashed);
+}
+
+/* The new segment's first page from want (both parts: the shared one is
+ * the segment's initial state), this process's own part (its description fd,
+ * a user of the segment), the pool's options; the magic last. */
+static int init_segment(struct pyq_queue *q, const struct pyq_queue *want, const char *name,
+                        const struct stat *st, int fd)
+{
+    memcpy(q, want, sizeof(*q));
+    q->rec.seg = want->seg;
+    atomic_init(&q->rec.seg.magic, PYQ_SEG_INIT); /* not a queue yet: being made */
+    q->rec.cfg = want->cfg;
+    atomic_init(&q->seg.magic, PYQ_SEG_MAGIC);
+    q->p.fd = fd;
+    q->p.pid = getpid();
+    q->p.ino = (uint64_t)st->st_ino;
+    q->p.dev = (uint64_t)st->st_dev;
+    if (name)
+        memcpy(q->p.name, name, strlen(name) + 1);
+    pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+    if (pyq_shm_lock(q, PYQ_LOCK_USERS, 0) != 0)
+        return PYQ_EINVAL;
+    return pyq_pool_options(q, pyq_shm_pool(q), q->pool_bytes);
+}
+
+/* A new description of the file fd refers to (its locks its own), or -1. */
+static int reopen(int fd)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    return open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+}
+
+/* A new file for a segment to be called path.  Nameless (O_TMPFILE) until it
+ * is complete (name_file): a creator killed before that leaves nothing behind,
+ * and the name never points to half a queue; *named = 0.  Where /dev/shm has
+ * no O_TMPFILE the file gets its name at once, exclusively, and its creator
+ * holds PYQ_LOCK_INIT until the magic is in -- pyq_queue_reclaim() removes
+ * one whose creator died -- *named = 1.  -1 with errno on failure. */
+/* 1: make files as where /dev/shm has no O_TMPFILE (tests/c/test_shared.c). */
+PYQ_PRIVATE int pyq_shm_no_tmpfile;
+
+static int new_file(const char *path, int *named)
+{
+    int fd = pyq_shm_no_tmpfile ? (errno = EOPNOTSUPP, -1)
+                                : open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    struct stat st;
+
+    *named = 0;
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd;
+    *named = 1;
+    for (int tries = 0; tries < 3; tries++) {
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                            .l_len = 1 };
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0)
+            return -1;
+        /* A cleaner that looked at the empty file first removes it: a new one.
+         * The mark says "being made" from the first byte on, so that a cleaner
+         * tells a dead creation from any other file of zeros. */
+        const uint64_t mark = PYQ_SEG_INIT;
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0 &&
+            pwrite(fd, &mark, sizeof(mark), 0) == (ssize_t)sizeof(mark))
+            return fd;
+        close(fd);
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* The complete segment gets its name: 0, or PYQ_EEXIST when the name was
+ * taken meanwhile (the segment then goes with its descriptor). */
+static int name_file(int fd, const char *path, int named)
+{
+    char self[64];
+
+    if (named) {
+        struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                            .l_len = 1 };
+        fcntl(fd, F_OFD_SETLK, &fl);
+        return 0;
+    }
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ||
+        linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) /* no /proc: needs privilege */
+        return 0;
+    return from_errno(errno);
 }
 
 int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue_t **out,
                             int *fd_out)
 {
-    struct pyq_queue want, *q;
-    char slashed[PYQ_SHM_NAME_MAX + 2];
+    struct pyq_queue *want, *q = NULL;
+    char path[sizeof(SHM_DIR) + PYQ_SHM_NAME_MAX + 1];
     struct stat st;
-    uint64_t me = pyq_proc_id(getpid());
-    void *p;
-    int fd, rc;
+    int fd, mine = -1, named = 0, rc;
 
     *out = NULL;
     if (fd_out)
         *fd_out = -1;
-    if ((rc = expected(&want, cfg)) != 0)
-        return rc;
-    if (name && (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0))
-        return PYQ_EINVAL;
-    if (!me)
-        return PYQ_EPERM;
+    want = aligned_alloc(PYQ_PAGE, sizeof(*want));
+    if (!want)
+        return PYQ_ENOMEM;
+    if ((rc = expected(want, cfg)) != 0)
+        goto out;
+    rc = PYQ_EINVAL;
+    if (name && (!name_ok(name) || shm_path(path, sizeof(path), name, 0) != 0))
+        goto out;
     if (name) {
         struct statvfs vfs;
-        /* The pool's pages come from /dev/shm as they are first written: a
-         * segment larger than its free room would end in SIGBUS, not an error. */
+        /* The name is taken for good only by name_file(): this spares the
+         * work when it is taken already. */
+        rc = PYQ_EEXIST;
+        if (lstat(path, &st) == 0)
+            goto out;
+        rc = PYQ_ENOMEM;
         if (statvfs(SHM_DIR, &vfs) == 0 &&
-            want.seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
-            return PYQ_ENOMEM;
-        fd = shm_open(slashed, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            want->seg.seg_bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
+            goto out;
+        fd = mine = new_file(path, &named);
     } else {
         fd = memfd_create("pyqueue", MFD_CLOEXEC);
+        /* The caller's descriptor goes to other processes: this handle's
+         * locks live on a description of its own. */
+        if (fd >= 0 && (mine = reopen(fd)) < 0) {
+            rc = from_errno(errno);
+            close(fd);
+            goto out;
+        }
     }
-    if (fd < 0)
-        return from_errno(errno);
-    rc = 0;
-    if (ftruncate(fd, (off_t)want.seg.seg_bytes) != 0 || fstat(fd, &st) != 0)
+    if (fd < 0) {
         rc = from_errno(errno);
-    p = rc ? MAP_FAILED
-           : mmap(NULL, want.seg.seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        if (name)
-            shm_unlink(slashed);
-        close(fd);
-        return rc ? rc : PYQ_ENOMEM;
+        goto out;
     }
-    q = p;
-    memcpy(q, &want, sizeof(want)); /* the magic is still 0 */
-    q->sh.ino = (uint64_t)st.st_ino;
-    q->sh.dev = (uint64_t)st.st_dev;
-    if (name)
-        memcpy(q->sh.name, name, strlen(name) + 1);
-    pyq_store_relaxed(&q->sh.users[0], me);
-    pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
-    pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
-    rc = pyq_pool_options(q, pyq_shm_pool(q), q->pool_bytes);
+    rc = 0;
+    /* 0600 whatever the umask: the owner reads and writes, nobody else. */
+    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)want->seg.seg_bytes) != 0 ||
+        fstat(fd, &st) != 0)
+        rc = from_errno(errno);
+    /* Room reserved now: a tmpfs that fills later would otherwise fail a
+     * first write into the pool with SIGBUS, in whichever process made it. */
+    if (rc == 0 && (errno = posix_fallocate(fd, 0, (off_t)want->seg.seg_bytes)) != 0)
+        rc = errno == ENOSPC || errno == EFBIG ? PYQ_ENOMEM : from_errno(errno);
+    if (rc == 0 && !(q = map_view(fd, want->seg.seg_bytes)))
+        rc = PYQ_ENOMEM;
+    if (rc == 0 && (rc = init_segment(q, want, name, &st, mine)) != 0)
+        unmap_view(q);
+    if (rc == 0) {
+        /* SEG-L1: the segment is complete before anyone can call it ours;
+         * pairs with SEG-L2 in read_record. */
+        pyq_store_release(&q->rec.seg.magic, PYQ_SEG_MAGIC);
+        if (name && (rc = name_file(fd, path, named)) != 0)
+            unmap_view(q);
+    }
     if (rc != 0) {
-        if (name)
-            shm_unlink(slashed);
-        munmap(p, want.seg.seg_bytes);
+        if (named)
+            unlink(path);
+        if (mine != fd)
+            close(mine);
         close(fd);
-        return rc;
+        goto out;
     }
-    /* SEG-L1: the segment is complete before anyone can call it ours; pairs
-     * with SEG-L2 in map_checked. */
-    pyq_store_release(&q->seg.magic, PYQ_SEG_MAGIC);
-    if (name || !fd_out)
-        close(fd);
-    else
-        *fd_out = fd;
+    if (fd != mine) {
+        if (fd_out)
+            *fd_out = fd;
+        else
+            close(fd);
+    }
     *out = q;
-    return 0;
+out:
+    free(want);
+    return rc;
 }
 
-/* Map fd's segment after checking its header.  A segment whose magic is not
- * there yet may be one being made: looked at again for up to 200 ms. */
-static int map_checked(int fd, struct pyq_queue **out)
+/* fd's segment record (its first bytes) into *rec and the configuration it
+ * implies into want, checked: 0, or PYQ_EBADSEG.  Read, not mapped, so a
+ * file cut short meanwhile is an error, not a SIGBUS.  A segment whose magic
+ * is not there yet may be one being made: looked at again for up to 200 ms. */
+static int read_record(int fd, struct pyq_queue *want, uint64_t *size)
 {
-    struct pyq_queue want;
+    struct pyq_queue *h = want; /* its shared part holds the record read */
     struct stat st;
-    uint64_t seg = 0;
 
     for (int tries = 0;; tries++) {
-        struct pyq_queue *h;
+        ssize_t n;
         uint64_t magic;
 
         if (fstat(fd, &st) != 0)
             return from_errno(errno);
-        if ((uint64_t)st.st_size >= sizeof(struct pyq_queue)) {
-            h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, fd, 0);
-            if (h == MAP_FAILED)
-                return from_errno(errno);
-            /* SEG-L2: pairs with SEG-L1: the header below is complete. */
-            magic = pyq_load_acquire(&h->seg.magic);
+        if (!S_ISREG(st.st_mode))
+            return PYQ_EBADSEG;
+        n = pread(fd, &h->rec, sizeof(h->rec), 0);
+        if (n == (ssize_t)sizeof(h->rec)) {
+            /* SEG-L2: pairs with SEG-L1 (the file's page cache is the
+             * segment; the read is ordered after it by the system call). */
+            magic = pyq_load_relaxed(&h->rec.seg.magic);
             if (magic == PYQ_SEG_MAGIC) {
-                int bad = h->seg.layout != PYQ_SEG_LAYOUT ||
-                          h->seg.queue_bytes != sizeof(struct pyq_queue) ||
-                          expected(&want, &h->cfg) != 0;
-                if (!bad)
-                    bad = h->seg.seg_bytes != want.seg.seg_bytes ||
-                          h->seg.seg_bytes != (uint64_t)st.st_size ||
-                          h->seg.ctl_off != want.seg.ctl_off || h->seg.pool_off != want.seg.pool_off ||
-                          memcmp(h->seg.free_off, want.seg.free_off, sizeof(want.seg.free_off)) ||
-                          h->nblocks != want.nblocks || h->max_message != want.max_message ||
-                          h->ring_mask != want.ring_mask ||
-                          memcmp(h->free_mask, want.free_mask, sizeof(want.free_mask)) ||
-                          h->ctl_bytes != want.ctl_bytes || h->pool_bytes != want.pool_bytes ||
-                          h->scan != want.scan || h->rec_mask != want.rec_mask ||
-                          h->line_headers != want.line_headers || h->batch_ok != want.batch_ok ||
-                          h->xproc != want.xproc || h->commit_hook != want.commit_hook ||
-                          memchr(h->sh.name, 0, sizeof(h->sh.name)) == NULL;
-                seg = h->seg.seg_bytes;
-                munmap(h, sizeof(*h));
-                if (bad)
+                struct pyq_seg_header got = h->rec.seg;
+                pyq_config_t cfg = h->rec.cfg;
+                if (got.layout != PYQ_SEG_LAYOUT || got.queue_bytes != PYQ_SHARED_BYTES ||
+                    expected(want, &cfg) != 0)
                     return PYQ_EBADSEG;
-                break;
+                if (got.seg_bytes != want->seg.seg_bytes ||
+                    got.seg_bytes != (uint64_t)st.st_size || got.ctl_off != want->seg.ctl_off ||
+                    got.pool_off != want->seg.pool_off ||
+                    memcmp(got.free_off, want->seg.free_off, sizeof(got.free_off)))
+                    return PYQ_EBADSEG;
+                *size = got.seg_bytes;
+                return 0;
             }
-            munmap(h, sizeof(*h));
-            if (magic != 0)
+            if (magic != 0 && magic != PYQ_SEG_INIT)
                 return PYQ_EBADSEG;
+        } else if (n < 0) {
+            return from_errno(errno);
         }
         if (tries >= 20)
             return PYQ_EBADSEG;
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
-    void *p = mmap(NULL, seg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
+}
+
+/* The segment as a trust boundary (DESIGN §3.9): this uid's, and by name not
+ * open to others, unless the caller said otherwise. */
+static int trusted(int fd, int named, int flags)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) != 0)
         return from_errno(errno);
-    *out = p;
+    if (!S_ISREG(st.st_mode))
+        return PYQ_EBADSEG;
+    if (flags & PYQ_ATTACH_TRUST_OTHERS)
+        return 0;
+    if (st.st_uid != geteuid() || (named && (st.st_mode & 07777 & ~(mode_t)0600)))
+        return PYQ_EUNTRUSTED;
     return 0;
 }
 
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
 {
+    return pyq_queue_attach_flags(name, fd, 0, out);
+}
+
+int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out)
+{
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    uint64_t me = pyq_proc_id(getpid());
-    struct pyq_queue *q = NULL;
-    int own = 0, rc;
+    uint64_t bytes = 0;
+    struct pyq_queue *q = NULL, *want;
+    struct stat st;
+    int rc;
 
     *out = NULL;
     if (name) {
         if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
             return PYQ_EINVAL;
-        fd = shm_open(slashed, O_RDWR | O_CLOEXEC, 0);
+        /* Not through a link, and a FIFO of that name must not block us. */
+        fd = shm_open(slashed, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
         if (fd < 0)
-            return from_errno(errno);
-        own = 1;
+            return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
     } else if (fd < 0) {
         return PYQ_EINVAL;
+    } else if ((fd = reopen(fd)) < 0) {
+        /* The caller's descriptor may be another handle's: ours is new. */
+        return from_errno(errno);
     }
-    rc = me ? map_checked(fd, &q) : PYQ_EPERM;
-    if (own)
+    want = aligned_alloc(PYQ_PAGE, sizeof(*want));
+    rc = !want ? PYQ_ENOMEM : trusted(fd, name != NULL, flags);
+    if (rc == 0)
+        rc = read_record(fd, want, &bytes);
+    if (rc == 0 && fstat(fd, &st) != 0)
+        rc = from_errno(errno);
+    if (rc == 0 && !(q = map_view(fd, bytes)))
+        rc = PYQ_ENOMEM;
+    if (rc == 0) {
+        /* From here on this process's geometry is want's, never the segment's. */
+        memcpy(q, want, PYQ_PRIV_BYTES);
+        memset(&q->p, 0, sizeof(q->p));
+        q->p.fd = fd;
+        q->p.pid = getpid();
+        q->p.ino = (uint64_t)st.st_ino;
+        q->p.dev = (uint64_t)st.st_dev;
+        if (name)
+            memcpy(q->p.name, name, strlen(name) + 1);
+        pyq_q_bind(q, PYQ_SIDE_WRITER, pyq_shm_ctl(q), pyq_shm_pool(q));
+        pyq_q_bind(q, PYQ_SIDE_READER, pyq_shm_ctl(q), pyq_shm_pool(q));
+        if ((rc = join_users(q)) != 0)
+            unmap_view(q);
+    }
+    free(want);
+    if (rc != 0) {
         close(fd);
-    if (rc != 0)
-        return rc;
-    if ((rc = add_user(q, me)) != 0) {
-        munmap(q, q->seg.seg_bytes);
         return rc;
     }
     if (q->cfg.mlock && mlock(pyq_shm_pool(q), q->pool_bytes) != 0) {
@@ -299,10 +510,9 @@ int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out)
 
 int pyq_queue_adopt(pyq_queue_t *q)
 {
-    uint64_t me = pyq_proc_id(getpid());
     if (!q->xproc)
         return PYQ_EINVAL;
-    return me ? add_user(q, me) : PYQ_EPERM;
+    return pyq_shm_own_fd(q);
 }
 
 int pyq_queue_is_shared(const pyq_queue_t *q)
@@ -312,58 +522,115 @@ int pyq_queue_is_shared(const pyq_queue_t *q)
 
 void pyq_shm_destroy(struct pyq_queue *q)
 {
-    uint64_t me = pyq_proc_id(getpid()), bytes = q->seg.seg_bytes;
-
-    for (int side = 0; side < 2; side++)
-        pyq_queue_release(q, side);
-    for (int i = 0; i < PYQ_SHM_USERS; i++) {
-        uint64_t u = me;
-        /* Release: our last use of the segment happens before a later user's
-         * decision that it is the last. */
-        if (me && atomic_compare_exchange_strong_explicit(&q->sh.users[i], &u, 0,
-                                                          memory_order_release,
-                                                          memory_order_relaxed))
-            break;
+    /* A fork() child that never took a description of its own holds its
+     * parent's: it leaves the locks alone (its copy of the descriptor goes). */
+    if (q->p.pid == getpid()) {
+        for (int side = 0; side < 2; side++)
+            pyq_queue_release(q, side);
+        /* The last user: its read lock becomes a write lock only when no
+         * other description holds one, and while it is held nobody joins.
+         * A handle in flight to a process that has not attached yet keeps
+         * the name until its deadline (then pyq_queue_reclaim removes it). */
+        if (pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0 && !handoff_pending(q))
+            unlink_own(q);
     }
-    if (!any_user_alive(q))
+    close(q->p.fd); /* the description's locks go with it */
+    unmap_view(q);
+}
+
+int pyq_queue_leave(pyq_queue_t *q)
+{
+    int last;
+
+    if (!q->xproc || q->p.pid != getpid())
+        return PYQ_EINVAL;
+    /* As pyq_queue_destroy() decides, without unmapping: threads of this
+     * process may still be inside calls on it. */
+    last = pyq_shm_lock(q, PYQ_LOCK_USERS, 1) == 0 && !handoff_pending(q);
+    if (last)
         unlink_own(q);
-    munmap(q, bytes);
+    pyq_shm_lock(q, PYQ_LOCK_USERS, 0); /* a user still, until the process ends */
+    return last;
 }
 
 int pyq_queue_unlink(pyq_queue_t *q)
 {
-    if (!q->xproc || !q->sh.name[0])
+    if (!q->xproc || !q->p.name[0])
         return PYQ_EINVAL;
     unlink_own(q);
     return 0;
 }
 
+/* What pyq_queue_reclaim() found under a name. */
+enum { NOT_OURS, A_QUEUE, A_CREATION };
+
+/* Read-only look at fd: a pyqueue segment of this layout, a creation that
+ * never got its magic (under the project's prefix, PYQ_SHM_PREFIX: an empty
+ * file, or one marked PYQ_SEG_INIT), or something else.  Read, never mapped: a
+ * file cut short meanwhile is a short read, not a SIGBUS. */
+static int look(int fd, const char *name, struct stat *st)
+{
+    struct pyq_seg_header h;
+    ssize_t n;
+
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+        return NOT_OURS;
+    n = pread(fd, &h, sizeof(h), 0);
+    if (n == (ssize_t)sizeof(h) && pyq_load_relaxed(&h.magic) == PYQ_SEG_MAGIC)
+        return h.layout == PYQ_SEG_LAYOUT && h.queue_bytes == PYQ_SHARED_BYTES ? A_QUEUE
+                                                                              : NOT_OURS;
+    if (strncmp(name, PYQ_SHM_PREFIX, strlen(PYQ_SHM_PREFIX)) != 0)
+        return NOT_OURS;
+    if (n == 0 || (n >= (ssize_t)sizeof(uint64_t) && pyq_load_relaxed(&h.magic) == PYQ_SEG_INIT))
+        return A_CREATION;
+    return NOT_OURS;
+}
+
 int pyq_queue_reclaim(const char *name)
 {
     char slashed[PYQ_SHM_NAME_MAX + 2];
-    struct pyq_queue *q;
-    int fd, rc;
+    struct flock init = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_INIT,
+                          .l_len = 1 };
+    struct stat st, st2;
+    int fd, rc, what, rw = -1;
 
     if (!name_ok(name) || shm_path(slashed, sizeof(slashed), name, 1) != 0)
         return PYQ_EINVAL;
-    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC, 0);
+    /* Read-only, not through a link, never waiting on a FIFO. */
+    fd = shm_open(slashed, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
     if (fd < 0)
-        return from_errno(errno);
-    struct stat st;
-    rc = fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(*q) ? PYQ_EBADSEG : 0;
-    q = rc ? MAP_FAILED : mmap(NULL, sizeof(*q), PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (q == MAP_FAILED)
-        return rc ? rc : PYQ_EBADSEG;
-    if (pyq_load_acquire(&q->seg.magic) != PYQ_SEG_MAGIC || q->seg.layout != PYQ_SEG_LAYOUT ||
-        q->seg.queue_bytes != sizeof(*q)) {
-        rc = PYQ_EBADSEG;
-    } else if (any_user_alive(q)) {
-        rc = 0;
-    } else {
-        shm_unlink(slashed);
-        rc = 1;
+        return errno == ELOOP ? PYQ_EBADSEG : from_errno(errno);
+    what = look(fd, name, &st);
+    rc = what == NOT_OURS ? PYQ_EBADSEG : 0;
+    /* A creation's file: its creator holds PYQ_LOCK_INIT until it is done;
+     * the read lock taken here keeps one that has not locked it yet from
+     * going on with a file about to go (it makes a new one). */
+    if (what == A_CREATION && (fcntl(fd, F_OFD_SETLK, &init) != 0 || look(fd, name, &st) != A_CREATION))
+        what = NOT_OURS, rc = 0;
+    /* A handle in flight keeps a queue until its deadline. */
+    if (what == A_QUEUE) {
+        struct pyq_queue *h = aligned_alloc(PYQ_PAGE, sizeof(*h));
+        if (!h || pread(fd, (uint8_t *)h + PYQ_PRIV_BYTES, PYQ_SHARED_BYTES, 0) !=
+                      (ssize_t)PYQ_SHARED_BYTES || handoff_pending(h))
+            what = NOT_OURS, rc = 0;
+        free(h);
     }
-    munmap(q, sizeof(*q));
+    /* In use while any description holds a lock on it. */
+    if (what != NOT_OURS && !pyq_shm_lock_held(fd, PYQ_LOCK_USERS) &&
+        !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(0)) && !pyq_shm_lock_held(fd, PYQ_LOCK_SIDE(1)) &&
+        (what == A_CREATION || !pyq_shm_lock_held(fd, PYQ_LOCK_INIT))) {
+        /* Removed under the users' write lock, so nobody joins meanwhile. */
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = PYQ_LOCK_USERS,
+                            .l_len = 1 };
+        rw = shm_open(slashed, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+        if (rw >= 0 && fstat(rw, &st2) == 0 && st2.st_ino == st.st_ino &&
+            st2.st_dev == st.st_dev && fcntl(rw, F_OFD_SETLK, &fl) == 0) {
+            shm_unlink(slashed);
+            rc = 1;
+        }
+    }
+    if (rw >= 0)
+        close(rw);
+    close(fd);
     return rc;
 }

@@ -26,11 +26,31 @@ PYQ_PRIVATE uint32_t pyq_shm_sleep_prepare(struct pyq_queue *q, int side);
 PYQ_PRIVATE void pyq_shm_sleep_cancel(struct pyq_queue *q, int side);
 PYQ_PRIVATE int pyq_shm_sleep(struct pyq_queue *q, int side, uint32_t ev, uint64_t deadline);
 
-/* shared_owner.c */
-PYQ_PRIVATE uint64_t pyq_proc_id(int pid);
-PYQ_PRIVATE int pyq_proc_alive(uint64_t id);
+/* shared_owner.c: the lock bytes of the segment's descriptions (advisory,
+ * past nothing: they need no byte of the file). */
+#define PYQ_LOCK_INIT 0                 /* a creator until the segment is complete */
+#define PYQ_LOCK_SIDE(side) (1 + (side)) /* the side's owner */
+#define PYQ_LOCK_USERS 3                /* read: a handle maps it; write: the last one */
+PYQ_PRIVATE int pyq_shm_lock(struct pyq_queue *q, int byte, int write);
+PYQ_PRIVATE void pyq_shm_unlock(struct pyq_queue *q, int byte);
+PYQ_PRIVATE int pyq_shm_lock_held(int fd, int byte);
+PYQ_PRIVATE int pyq_shm_own_fd(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_shm_peer_dead(struct pyq_queue *q, int side);
 PYQ_PRIVATE int pyq_shm_recover_writer(struct pyq_queue *q);
+
+/* shared_fault.c: a SIGBUS in a watched view (a segment cut short) makes the
+ * queue corrupt instead of killing the process. */
+PYQ_PRIVATE void pyq_shm_fault_watch(struct pyq_queue *q, void *start, size_t len);
+PYQ_PRIVATE void pyq_shm_fault_unwatch(void *start);
+
+/* reader.c: a shared queue's reader without its checks of the segment (0) or
+ * with them (1, the default), for one benchmark binary to measure what the
+ * checks cost (benchmarks/peers/segment_checks.c).  Never a way to run. */
+PYQ_PRIVATE void pyq_shm_set_checks(struct pyq_queue *q, int on);
+
+/* shared_mirror.c */
+PYQ_PRIVATE int pyq_shm_restore_writer(struct pyq_queue *q, int dead);
+PYQ_PRIVATE int pyq_shm_restore_reader(struct pyq_queue *q);
 
 /* shared.c */
 PYQ_PRIVATE void pyq_shm_destroy(struct pyq_queue *q);

@@ -42,7 +42,7 @@ void pyq_shm_wake(struct pyq_queue *q, int sleeper)
 void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns)
 {
     if (q->xproc)
-        pyq_store_relaxed(&q->sh.slice_ns, ns < 0 ? -1 : ns);
+        q->p.slice_ns = ns < 0 ? -1 : ns; /* this process's own: a peer's never sets it */
 }
 
 void pyq_shm_wake_both(struct pyq_queue *q)
@@ -73,7 +73,7 @@ void pyq_shm_sleep_cancel(struct pyq_queue *q, int side)
  * when the slice ended and the peer's process is dead. */
 int pyq_shm_sleep(struct pyq_queue *q, int side, uint32_t ev, uint64_t deadline)
 {
-    int64_t slice = pyq_load_relaxed(&q->sh.slice_ns);
+    int64_t slice = q->p.slice_ns;
     uint64_t ns = slice > 0 ? (uint64_t)slice : PYQ_SHM_SLEEP_SLICE_NS;
     struct timespec ts;
     long rc;

@@ -218,6 +218,8 @@ int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **pt
     int rc = claim(q, len, timeout_ns, &p);
     if (rc == 0)
         *ptr = p;
+    if (q->xproc)
+        pyq_w_mirror(q); /* a block taken or sealed */
     return rc;
 }
 
@@ -226,6 +228,8 @@ int pyq_writer_commit(pyq_queue_t *q)
     if (q->w.claim_len == PYQ_NO_CLAIM)   /* detach dropped a claim left open */
         return pyq_load_relaxed(&q->detached) ? PYQ_ECLOSED : PYQ_ENOCLAIM;
     commit(q);
+    if (q->xproc)
+        pyq_w_mirror(q);
     return 0;
 }
 
@@ -436,6 +440,8 @@ static __attribute__((noinline)) int write_general(struct pyq_queue *q, const vo
  * with the paths would save their callee-saved registers before choosing. */
 static int write_run_other(struct pyq_queue *q, const void *data, uint32_t len,
                            int64_t timeout_ns);
+static int write_shared(struct pyq_queue *q, const void *data, uint32_t len,
+                        int64_t timeout_ns);
 
 static __attribute__((noinline)) int write_record(struct pyq_queue *q, const void *data,
                                                   uint32_t len, int64_t timeout_ns)
@@ -449,9 +455,10 @@ static __attribute__((noinline)) int write_record(struct pyq_queue *q, const voi
          * policy), nothing else set: the gate's one compare. */
         if ((gate & ~PYQ_GATE_HOOK) == PYQ_GATE_SCAN)
             return write_scan(q, data, len, timeout_ns);
-        if ((gate & (PYQ_GATE_SCAN | PYQ_GATE_XPROC)) == (PYQ_GATE_SCAN | PYQ_GATE_XPROC) &&
-            !q->w.nt)
-            return write_scan_shared(q, data, len, timeout_ns);
+    }
+    if (PYQ_UNLIKELY(gate & PYQ_GATE_XPROC))
+        return write_shared(q, data, len, timeout_ns);
+    if (PYQ_LIKELY(is_small(len))) {
         /* The open run's length under a PYQ_GATE_RUN bit (write_one's compare
          * failed on run_gate): a streamed block or touch, write_run_other's
          * cases -- here, not in write_one, so that a record pays no compare
@@ -501,6 +508,37 @@ static __attribute__((noinline)) int write_run_other(struct pyq_queue *q, const 
     return write_record(q, data, len, timeout_ns);
 }
 
+/* Every write of a shared queue (the gate's XPROC; run_gate holds it too, so
+ * no inline run path gets here first): the in-process paths' choice for the
+ * cases a shared queue has, then the writer's mirror (queue_pvt.h), so that
+ * what this call committed is where a peer can find it. */
+static __attribute__((noinline)) int write_shared(struct pyq_queue *q, const void *data,
+                                                  uint32_t len, int64_t timeout_ns)
+{
+    uint32_t gate = pyq_load_relaxed(&q->w.gate);
+    int rc;
+
+    if (PYQ_UNLIKELY(q->p.corrupt & PYQ_CORRUPT_WRITER))
+        return PYQ_ECORRUPT;
+    /* The next member of the open run, as write_one() takes it in-process:
+     * run_gate holds nothing but XPROC (not closed, no touch, a cached block). */
+    if (PYQ_LIKELY(q->w.run_key == PYQ__RUN_KEY(len) &&
+                   pyq_load_relaxed(&q->w.run_gate) == PYQ_GATE_XPROC) &&
+        run_extend(q, data, len, REC_SMALL)) {
+        w_mirror(q);
+        return 0;
+    }
+    if (is_small(len) && (gate & PYQ_GATE_SCAN) && !q->w.nt)
+        rc = write_scan_shared(q, data, len, timeout_ns);
+    else if (is_small(len) && PYQ__RUN_KEY(len) == q->w.run_key && !(gate & PYQ_GATE_CLOSED) &&
+             !atomic_load_explicit(&q->closed, memory_order_relaxed))
+        rc = write_run_other(q, data, len, timeout_ns);
+    else
+        rc = write_general(q, data, len, timeout_ns);
+    w_mirror(q);
+    return rc;
+}
+
 /* The next message of a run first, on its own: write_record()'s paths need
  * callee-saved registers, and sharing a body with them would make this one
  * save and restore them too.  Inlined into both exported writes, so that
@@ -532,6 +570,8 @@ int pyq_writer_flush(pyq_queue_t *q)
 
     if (w->blk)
         publish(q, w->blk_start + w->pos);
+    if (q->xproc)
+        pyq_w_mirror(q);
     return 0;
 }
 

@@ -179,8 +179,10 @@ static __attribute__((noinline)) int64_t write_batch_runs(struct pyq_queue *q, c
  * touch, not closed), back to back (a multiple of 8 bytes), with room past
  * them (so nothing is sealed here, as in run_extend) -- SPEC §3.1's one run:
  * one copy of the lot and one count, no per-message work. */
-int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
-                               uint32_t msg_size, int64_t timeout_ns, int *err)
+static inline __attribute__((always_inline)) int64_t write_batch(pyq_queue_t *q,
+                                                                 const void *data, uint64_t n,
+                                                                 uint32_t msg_size,
+                                                                 int64_t timeout_ns, int *err)
 {
     struct pyq_writer_state *w = &q->w;
 
@@ -205,4 +207,20 @@ int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                    !(pyq_load_relaxed(&w->gate) & PYQ_GATE_RUN)))
         return write_batch_runs(q, data, n, msg_size, timeout_ns, err);
     return write_batch_loop(q, data, n, msg_size, timeout_ns, err);
+}
+
+int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
+                               uint32_t msg_size, int64_t timeout_ns, int *err)
+{
+    if (PYQ_UNLIKELY(q->xproc)) { /* then the writer's mirror (queue_pvt.h) */
+        int64_t done;
+        if (PYQ_UNLIKELY(q->p.corrupt & PYQ_CORRUPT_WRITER)) {
+            *err = PYQ_ECORRUPT;
+            return 0;
+        }
+        done = write_batch(q, data, n, msg_size, timeout_ns, err);
+        pyq_w_mirror(q);
+        return done;
+    }
+    return write_batch(q, data, n, msg_size, timeout_ns, err);
 }

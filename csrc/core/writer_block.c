@@ -28,10 +28,49 @@ void pyq_w_run_end(struct pyq_queue *q, uint32_t n)
 #endif
         pyq_store_relaxed(pyq_hdr(w->blk, w->run_hdr), hdr);
     run_clear(w);
+    if (q->xproc)
+        pyq_w_mirror(q); /* another process's stats read the count there (W5's twin) */
     /* W5: the run's count is zero before its members are counted; pairs with
      * A6 in queue.c (stats never counts them twice). */
     pyq_counter_add_release(&q->ws.messages, n - 1);
     pyq_counter_add_release(&q->ws.bytes, (uint64_t)(n - 1) * size);
+}
+
+/* The writer's state as a peer needs it (queue_pvt.h, struct pyq_wmirror):
+ * everything below w.pos of the current block is committed whenever this
+ * runs (the callers: the end of every call, a run's end), and the open run's
+ * count goes with the position in one word.  While only that word moved, it
+ * alone is stored, into the slot the generation names; else the slot after it,
+ * then its generation. */
+void pyq_w_mirror(struct pyq_queue *q)
+{
+    const struct pyq_writer_state *w = &q->w;
+    uint64_t pos_run = __atomic_load_n(&w->pos_run, __ATOMIC_RELAXED);
+    uint64_t run_id = __atomic_load_n(&w->run_id, __ATOMIC_RELAXED), g = q->p.wgen;
+    uint32_t blk = w->blk != NULL;
+    struct pyq_wslot *s;
+
+    if (PYQ_LIKELY(g && w->seq == q->p.wm_seq && run_id == q->p.wm_run_id &&
+                   w->run_hdr == q->p.wm_run_hdr && blk == q->p.wm_blk)) {
+        pyq_store_relaxed(&q->wm.s[g & 1].pos_run, pos_run);
+        return;
+    }
+    s = &q->wm.s[++g & 1];
+    pyq_store_relaxed(&s->seq, w->seq);
+    pyq_store_relaxed(&s->pos_run, pos_run);
+    pyq_store_relaxed(&s->run_id, run_id);
+    pyq_store_relaxed(&s->free_head[PYQ_TIER_HOT], w->free_head[PYQ_TIER_HOT]);
+    pyq_store_relaxed(&s->free_head[PYQ_TIER_SPILL], w->free_head[PYQ_TIER_SPILL]);
+    pyq_store_relaxed(&s->run_hdr, w->run_hdr);
+    pyq_store_relaxed(&s->has_blk, blk);
+    q->p.wgen = g;
+    q->p.wm_seq = w->seq;
+    q->p.wm_run_id = run_id;
+    q->p.wm_run_hdr = w->run_hdr;
+    q->p.wm_blk = blk;
+    /* MIR-L1: the slot is whole before its generation; pairs with MIR-L2
+     * (shared_mirror.c: the restore, pyq_w_pending_shared). */
+    pyq_store_release(&q->wm.gen, g);
 }
 
 /* The current block gets no more records: mark its end with pad (PYQ_HDR_PAD,
@@ -141,20 +180,39 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
         pyq_store_relaxed(&q->ws.peak_backlog, backlog);
 }
 
-/* Pop a free block of tier t without waiting: its index, or -1 if none. */
+/* The writer found the segment inconsistent (a free ring no reader of this
+ * geometry writes): its calls fail with PYQ_ECORRUPT from now on. */
+static __attribute__((noinline, cold)) int64_t writer_corrupt(struct pyq_queue *q)
+{
+    q->p.corrupt |= PYQ_CORRUPT_WRITER;
+    return -1;
+}
+
+/* Pop a free block of tier t without waiting: its index, or -1 if none.  What
+ * the reader stores is checked against this process's geometry (per block
+ * taken, so in-process queues keep the checks too): the reader never returns
+ * more blocks than the tier has, and every slot names a block of the tier. */
 static inline int64_t pop_free(struct pyq_queue *q, int t)
 {
     struct pyq_writer_state *w = &q->w;
-    uint64_t head = w->free_head[t];
+    uint64_t head = w->free_head[t], first = t ? q->cfg.hot_blocks : 0;
+    uint64_t tier_n = t ? q->cfg.spill_blocks : q->cfg.hot_blocks;
+    uint32_t idx;
 
     if (head == w->free_tail_cache[t]) {
         /* A4: the reader is done with blocks below free_tail; pairs with R1. */
-        w->free_tail_cache[t] = pyq_load_acquire(&q->free_tail[t].v);
-        if (head == w->free_tail_cache[t])
+        uint64_t tail = pyq_load_acquire(&q->free_tail[t].v);
+        if (PYQ_UNLIKELY(tail - head > tier_n))
+            return writer_corrupt(q);
+        w->free_tail_cache[t] = tail;
+        if (head == tail)
             return -1;
     }
+    idx = pyq_free_slot(q, t, head);
+    if (PYQ_UNLIKELY(idx - first >= tier_n))
+        return writer_corrupt(q);
     w->free_head[t] = head + 1;
-    return pyq_free_slot(q, t, head);
+    return idx;
 }
 
 /* Take a free block, tier 1 first.  Returns 1 on success, 0 if both are empty. */
@@ -230,6 +288,8 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
 
     if (PYQ_LIKELY(try_take(q)))
         return 0;
+    if (PYQ_UNLIKELY(q->p.corrupt))
+        return PYQ_ECORRUPT;
     pyq_counter_add(&q->ws.full_events, 1);
     if (timeout_ns == 0)
         return PYQ_EAGAIN;
@@ -257,6 +317,8 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         }
         if (try_take(q))
             return 0;
+        if (PYQ_UNLIKELY(q->p.corrupt))
+            return PYQ_ECORRUPT;
         if (timeout_ns > 0 && ((n & 63) == 0 || n > PYQ_SHM_SPIN_RETRIES) &&
             pyq_now_ns() >= deadline)
             return PYQ_EAGAIN;

@@ -37,6 +37,22 @@ static inline void fence_streamed(struct pyq_writer_state *w)
 
 PYQ_PRIVATE void pyq_w_run_end(struct pyq_queue *q, uint32_t n);
 
+/* pyq_w_mirror() inline while only the position moved (queue_pvt.h, struct
+ * pyq_wmirror): one store. */
+static inline void w_mirror(struct pyq_queue *q)
+{
+    const struct pyq_writer_state *w = &q->w;
+    uint64_t g = q->p.wgen;
+
+    if (PYQ_LIKELY(g && w->seq == q->p.wm_seq && w->run_hdr == q->p.wm_run_hdr &&
+                   __atomic_load_n(&w->run_id, __ATOMIC_RELAXED) == q->p.wm_run_id &&
+                   (w->blk != NULL) == q->p.wm_blk))
+        pyq_store_relaxed(&q->wm.s[g & 1].pos_run,
+                          __atomic_load_n(&w->pos_run, __ATOMIC_RELAXED));
+    else
+        pyq_w_mirror(q);
+}
+
 /* No run to end: the open run's count (queue_pvt.h, struct pyq_writer_state:
  * run_n, the high half of pos_run) zeroed, a release store as every store of
  * the count (W6; a plain store on x86-64): pyq_queue_stats() may read it from

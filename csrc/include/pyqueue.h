@@ -42,6 +42,11 @@
 #define PYQ_EBADSEG (-EPROTO)    /* not a pyqueue segment, truncated, or another layout */
 #define PYQ_ENOSEG (-ENXIO)      /* pyq_queue_attach: no shared queue of that name */
 #define PYQ_EEXIST (-EEXIST)     /* pyq_queue_create_shared: the name is taken */
+/* shared queue: the segment holds a value no writer or reader of this queue's
+ * geometry stores (a corrupted or hostile peer); this side's calls fail from then on */
+#define PYQ_ECORRUPT (-EUCLEAN)
+#define PYQ_EUNTRUSTED (-EACCES) /* attach: the segment is another user's, or open to others */
+#define PYQ_EMFILE (-EMFILE)     /* shared queue: no file descriptor left for the segment */
 
 /* Publish policies (pyq_config_t.publish): when committed messages become visible. */
 #define PYQ_PUBLISH_MAX 0   /* publish a block when it is full, or on flush */
@@ -79,7 +84,10 @@
 #define PYQ_SIDE_WRITER 0
 #define PYQ_SIDE_READER 1
 #define PYQ_TAKE_DEAD 1                    /* pyq_queue_take: re-take a dead owner's side */
+/* pyq_queue_attach_flags: accept a segment of another uid, or of a mode wider than 0600 */
+#define PYQ_ATTACH_TRUST_OTHERS 1
 #define PYQ_SHM_NAME_MAX 200               /* bytes of a segment name, without the '/' */
+#define PYQ_SHM_PREFIX "pyq-"              /* the names this project makes (and cleans up) */
 #define PYQ_SHM_SLEEP_SLICE_NS 10000000    /* a sleeping side looks at its peer this often */
 #define PYQ_SHM_SPIN_RETRIES 4096          /* a shared writer's retries before it sleeps */
 
@@ -306,7 +314,10 @@ int64_t pyq_reader_next_len(pyq_queue_t *q);
  * sleep is seen when it ends.  A shared queue's reader sleeps on a futex
  * instead and is woken by the writer's next publish; if the writer's process
  * died, its committed messages are published for it (pyq_queue_dead_peer()
- * names it) and the stream ends.  Blocking (by design), bounded by the timeout.
+ * names it) and the stream ends -- a look with timeout 0 that finds nothing
+ * looks at the writer's process too (at most every 10 ms, the clock read every
+ * 8 looks), so that a non-blocking reader sees a dead writer as well.
+ * Blocking (by design), bounded by the timeout.
  * @return 1 when a message is visible, 0 when the writer has detached (or
  *         died) and every message was read (none will come), PYQ_EAGAIN on
  *         timeout. */
@@ -327,18 +338,33 @@ int pyq_queue_create_shared(const char *name, const pyq_config_t *cfg, pyq_queue
                             int *fd_out);
 
 /* Any thread.  Map a shared queue made by pyq_queue_create_shared(): by name,
- * or with name NULL by a descriptor of it (fd, not closed here).  The header
- * is checked (magic, layout version, sizes, configuration and everything
- * derived from it) before anything else is read; this process becomes one of
- * the segment's users (at most PYQ_SHM_USERS live handles).
- * @return 0 and *out, or PYQ_ENOSEG (no such name), PYQ_EBADSEG (not a pyqueue
- *         segment, truncated, garbage, or another layout version), PYQ_EOWNED
- *         (PYQ_SHM_USERS live handles already), PYQ_EPERM, PYQ_EINVAL. */
+ * or with name NULL by a descriptor of it (fd, not closed here).  The segment
+ * is a trust boundary (DESIGN §3.9): it must be a regular file owned by this
+ * process's effective uid and, by name, of mode 0600 or narrower (a memfd's
+ * descriptor is its own capability: its uid is checked, not its mode), unless
+ * flags has PYQ_ATTACH_TRUST_OTHERS.  Its header is then checked (magic,
+ * layout version, sizes, configuration and everything derived from it) before
+ * anything else is read, and only the geometry this process derives from it is
+ * used from then on.  This handle holds a description of the segment of its
+ * own (by fd: a new one, reopened through /proc/self/fd), which makes it one
+ * of the segment's users for as long as it lives.
+ * @return 0 and *out, or PYQ_ENOSEG (no such name, or being removed by its
+ *         last user), PYQ_EUNTRUSTED (another uid's, or a mode wider than 0600,
+ *         without the flag), PYQ_EBADSEG (not a pyqueue segment, not a regular
+ *         file, truncated, garbage, or another layout version), PYQ_EMFILE (no
+ *         descriptor left), PYQ_EPERM, PYQ_EINVAL. */
+int pyq_queue_attach_flags(const char *name, int fd, int flags, pyq_queue_t **out);
+
+/* pyq_queue_attach_flags() with flags 0. */
 int pyq_queue_attach(const char *name, int fd, pyq_queue_t **out);
 
 /* The child of fork(), once, for each shared queue it inherited mapped.
- * Registers the child as a user of the inherited mapping (it owns no side).
- * @return 0, PYQ_EOWNED (user table full), PYQ_EINVAL (not a shared queue). */
+ * Gives the child a description of the segment of its own (its parent's
+ * carries the parent's locks: until this -- or the child's first take -- the
+ * child keeps them alive, and its exit or exec ends that) and registers it as
+ * a user; it owns no side.
+ * @return 0, PYQ_EMFILE (no descriptor left), PYQ_EINVAL (not a shared queue,
+ *         or no /proc to reopen the segment through). */
 int pyq_queue_adopt(pyq_queue_t *q);
 
 /* Any thread.  1 for a queue in a shared segment, else 0. */
@@ -347,14 +373,18 @@ int pyq_queue_is_shared(const pyq_queue_t *q);
 /* Any thread of the process that will run the side.  Make this process the
  * owner of the side (PYQ_SIDE_WRITER or PYQ_SIDE_READER) of a shared queue and
  * point the side at this process's mapping; a no-op in-process and when this
- * process owns it already.  The owner is recorded as pid + start time, so a
- * reused pid is not taken for the dead owner.  With flags PYQ_TAKE_DEAD a side
- * whose owner died is re-taken: a reader resumes at the next unconsumed
- * message; a dead writer's committed messages are published and the stream
- * ends (its later writes fail with PYQ_ECLOSED).
+ * process owns it already.  The side's state is restored from its mirror in
+ * the segment (a side given up or left by a dead owner goes on where it
+ * stopped), checked against this process's geometry.  The owner holds a lock
+ * on the segment (F_OFD_SETLK) that the kernel drops when its process ends, so
+ * liveness holds across pid namespaces; its pid is recorded for messages.  With
+ * flags PYQ_TAKE_DEAD a side whose owner died is re-taken: a reader resumes
+ * at the next unconsumed message; a dead writer's committed messages are
+ * published and the stream ends (its later writes fail with PYQ_ECLOSED).
  * @return 0, PYQ_EOWNED (a live process owns it), PYQ_EPEER (its owner died;
- *         pass PYQ_TAKE_DEAD), PYQ_EBADSEG (its state is inconsistent),
- *         PYQ_EINVAL (bad side). */
+ *         pass PYQ_TAKE_DEAD), PYQ_ECORRUPT (its mirror describes no state of
+ *         this geometry), PYQ_EMFILE (a fork() child found no descriptor for a
+ *         description of its own), PYQ_EINVAL (bad side). */
 int pyq_queue_take(pyq_queue_t *q, int side, int flags);
 
 /* The owning process.  Give the side up (another process may take it);
@@ -376,14 +406,41 @@ int64_t pyq_queue_dead_peer(const pyq_queue_t *q, int side);
  * timeout is given).  No-op in-process. */
 void pyq_queue_set_sleep_slice(pyq_queue_t *q, int64_t ns);
 
+/* Any thread of a process that is ending while threads may still be inside
+ * calls on the queue (Python's interpreter exit with daemon threads blocked in
+ * a read or a write): remove the name if no other process maps the segment,
+ * as pyq_queue_destroy() would, without unmapping anything.  The memory goes
+ * with the process.
+ * @return 1 removed (this was the last user), 0 others map it, PYQ_EINVAL
+ *         (not a shared queue of this process). */
+int pyq_queue_leave(pyq_queue_t *q);
+
+/* Any thread.  A handle of this shared queue is on its way to another process
+ * (Python pickles one for multiprocessing): until that process attaches and
+ * calls pyq_queue_handoff_done(), or within_ns (at most an hour) passes, the
+ * last user's pyq_queue_destroy() leaves the name in place, so a writer may
+ * close before its reader has attached; after the deadline
+ * pyq_queue_reclaim() removes a segment nobody uses.
+ * @return 0, PYQ_EINVAL (not shared, or within_ns <= 0). */
+int pyq_queue_handoff(pyq_queue_t *q, int64_t within_ns);
+
+/* Any thread of the process a handle was handed to, once it has attached:
+ * one in-flight handle fewer.  @return 0, PYQ_EINVAL (not shared). */
+int pyq_queue_handoff_done(pyq_queue_t *q);
+
 /* Any thread.  Remove the shared queue's name now: handles that map it keep
  * working, later attaches by name fail.  Idempotent.  The last handle's
  * pyq_queue_destroy() does this by itself.  @return 0, PYQ_EINVAL (not
  * named). */
 int pyq_queue_unlink(pyq_queue_t *q);
 
-/* Any thread.  Remove the segment called name if it is a pyqueue segment none
- * of whose users is alive (a crashed run's leftover).
+/* Any thread.  Remove the segment called name if it is a pyqueue segment of
+ * this layout that no process holds (no description holds a lock on it: a
+ * crashed run's leftover), or, under the PYQ_SHM_PREFIX prefix, a creation
+ * whose creator died before its magic was in (only where /dev/shm has no
+ * O_TMPFILE).  Opened read-only, without following a link or waiting on a
+ * FIFO; read, never mapped; removed under the users' write lock, so nobody
+ * attaches meanwhile.
  * @return 1 removed, 0 in use, PYQ_ENOSEG, PYQ_EBADSEG (not ours: untouched). */
 int pyq_queue_reclaim(const char *name);
 

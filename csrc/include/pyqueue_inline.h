@@ -27,9 +27,9 @@
 #include <string.h>
 
 /* Where the views sit in struct pyq_queue (checked in csrc/core/queue_pvt.h). */
-#define PYQ_WRITER_VIEW_OFFSET 320
-#define PYQ_READER_VIEW_OFFSET 768
-#define PYQ_READER_COUNTS_OFFSET 896
+#define PYQ_WRITER_VIEW_OFFSET 256
+#define PYQ_READER_VIEW_OFFSET 448
+#define PYQ_READER_COUNTS_OFFSET 4672
 
 /* The writer's gate word: any bit set sends the inline run path to the library. */
 #define PYQ_GATE_CLOSED 0x1u /* pyq_queue_close() or pyq_writer_detach() */
@@ -269,6 +269,7 @@ static inline int64_t pyq_reader_poll_inline(pyq_queue_t *q, uint64_t max_messag
     struct pyq_reader_view *r = PYQ__VIEW(q, PYQ_READER_VIEW_OFFSET, struct pyq_reader_view);
     uint64_t *counts = PYQ__VIEW(q, PYQ_READER_COUNTS_OFFSET, uint64_t);
     uint64_t n = 0, bytes = 0;
+    int64_t next;
     int rc = 0, scan = 0;
 
     while (n < max_messages) {
@@ -293,18 +294,27 @@ static inline int64_t pyq_reader_poll_inline(pyq_queue_t *q, uint64_t max_messag
             uint64_t hdr;
             uint32_t len;
             memcpy(&hdr, r->blk + r->pos, 8);
-            if ((hdr & PYQ_INLINE_HDR_KIND) != PYQ_INLINE_HDR_COMMIT) {
-                if (pyq_reader_next_len(q) < 0) /* a run, a PAD: the library steps */
+            len = (uint32_t)hdr;
+            /* A record that does not fit below the limit is no writer's: the
+             * library names it (a shared queue's segment, PYQ_ECORRUPT). */
+            if ((hdr & PYQ_INLINE_HDR_KIND) != PYQ_INLINE_HDR_COMMIT ||
+                (uint64_t)len + 8 > (uint64_t)(r->limit - r->pos)) {
+                next = pyq_reader_next_len(q); /* a run, a PAD: the library steps */
+                if (next < 0) {
+                    if (next != PYQ_EAGAIN && !n)
+                        rc = (int)next;
                     break;
+                }
                 continue;
             }
-            len = (uint32_t)hdr;
             rc = fn(ctx, r->blk + r->pos + PYQ_RECORD_HEADER, len);
             r->pos += (PYQ_RECORD_HEADER + len + PYQ_RECORD_ALIGN - 1) &
                       ~(uint32_t)(PYQ_RECORD_ALIGN - 1);
             n++;
             bytes += len;
-        } else if (pyq_reader_next_len(q) < 0) {
+        } else if ((next = pyq_reader_next_len(q)) < 0) {
+            if (next != PYQ_EAGAIN && !n)
+                rc = (int)next; /* an error, returned alone (with messages: by the next call) */
             break; /* nothing visible */
         } else if (!r->run_left && r->pos >= r->limit) {
             scan = 1; /* a scanning reader's record: the library delivers the rest */

@@ -112,6 +112,10 @@ typedef struct pyext_side {
     PyThread_type_lock lock;   /* held exactly while busy: what close() waits on */
     uint32_t max_message;
     int scan;                  /* a scanning reader: the library delivers every record */
+    int shared;                /* a shared queue: the library delivers every record (each
+                                  call ends with the reader's mirror), and an empty poll
+                                  looks at the writer's process */
+    uint32_t empty_polls;      /* shared: polls that found nothing (reader.c) */
     /* Reader only: messages iteration took from the queue and no call has
      * returned yet, pending[pending_at .. pending_n); every reader call serves
      * them first, so they are delivered once and in order. */

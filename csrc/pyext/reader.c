@@ -36,8 +36,8 @@ typedef struct collect {
  * anyway, the library at once (one call instead of a look and a call).  A
  * one-message read calls the library: its loop would gain nothing. */
 #define POLL(s, max, fn, ctx)                                                                 \
-    ((s)->scan ? pyext_core.reader_poll((s)->h, max, fn, ctx)                                 \
-               : pyq_reader_poll_inline((s)->h, max, fn, ctx))
+    ((s)->scan || (s)->shared ? pyext_core.reader_poll((s)->h, max, fn, ctx)                  \
+                              : pyq_reader_poll_inline((s)->h, max, fn, ctx))
 
 /* The next pending message (the reference moves to the caller). */
 static inline PyObject *pending_take(pyext_side_t *s)
@@ -340,6 +340,10 @@ static PyObject *read_wait(pyext_side_t *s, int64_t timeout_ns, PyObject *timeou
             pyext_side_disown(s);
             return pyext_side_end_of_stream(s);
         }
+        if (rc < 0 && rc != PYQ_EAGAIN) { /* a shared segment found corrupt */
+            pyext_side_disown(s);
+            return pyext_raise(rc, "read");
+        }
         if (rc == 1 && fill) { /* iteration: take everything visible */
             int64_t k = fill_pending(s, 1);
             if (k != 0) {
@@ -400,6 +404,8 @@ static PyObject *do_read(pyext_side_t *s, int64_t tns, PyObject *timeout, int no
     rc = pyext_core.reader_wait(s->h, 0);
     if (rc == 0)
         return pyext_side_end_of_stream(s);
+    if (rc < 0 && rc != PYQ_EAGAIN)
+        return pyext_raise(rc, nowait ? "get_nowait" : "read");
     if (rc == 1 && (got = poll_one(s, &c, 0)) != 0)
         return got < 0 ? NULL : deliver(s, c.one, 0);
     if (nowait)
@@ -594,6 +600,34 @@ fail:
     return NULL;
 }
 
+/* poll() found nothing on a shared queue: the core's non-blocking look, which
+ * also looks at the writer's process (rate-limited there): 1 when a dead
+ * writer's last messages became visible (poll again), -1 with EndOfStream when
+ * it died and everything was read (a writer that detached leaves poll() its
+ * empty list), or another error; 0: nothing. */
+static int poll_found_nothing(pyext_side_t *s)
+{
+    int rc;
+
+    /* Every 8th: an empty-poll loop pays an increment (the core looks at the
+     * writer at most every 10 ms anyway). */
+    if (s->empty_polls++ % 8)
+        return 0;
+    rc = pyext_core.reader_wait(s->h, 0);
+
+    if (rc == 1)
+        return 1;
+    if (rc == 0 && pyext_core.queue_dead_peer(s->h, PYQ_SIDE_WRITER)) {
+        pyext_side_end_of_stream(s);
+        return -1;
+    }
+    if (rc < 0 && rc != PYQ_EAGAIN) {
+        pyext_raise(rc, "poll");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
@@ -640,11 +674,23 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (HAS_PENDING(s))
             return deliver(s, pending_take(s), 1);
         got = poll_one(s, &c, 0);
+        if (got == 0 && s->shared && (got = poll_found_nothing(s)) > 0)
+            got = poll_one(s, &c, 0);
         if (got < 0)
             return NULL;
         return got ? deliver(s, c.one, 1) : PyList_New(0);
     }
-    return poll_many(s, max, unlimited);
+    {
+        PyObject *l = poll_many(s, max, unlimited);
+        int more;
+        if (!l || !s->shared || PyList_Size(l) != 0 || (!unlimited && max == 0))
+            return l;
+        more = poll_found_nothing(s);
+        if (more == 0)
+            return l;
+        Py_DECREF(l);
+        return more < 0 ? NULL : poll_many(s, max, unlimited);
+    }
 }
 
 /* A limit of get_many: None (no limit: UINT64_MAX) or an integer >= lo.
@@ -825,7 +871,9 @@ static PyMethodDef reader_methods[] = {
      "Return up to ``max_messages`` visible messages as a list of bytes, FIFO\n"
      "(None: every message there when the call began).  Never waits; keeps\n"
      "the GIL except while copying a message of 16 KiB or more.  Interrupted\n"
-     "(Ctrl-C), the exception's ``messages`` holds what the call consumed."},
+     "(Ctrl-C), the exception's ``messages`` holds what the call consumed.\n"
+     "On a shared queue whose writer's process died, EndOfStream once every\n"
+     "message it committed was read."},
     {"read", (PyCFunction)(void (*)(void))reader_read, METH_FASTCALL | METH_KEYWORDS,
      "read($self, /, timeout=None)\n--\n\n"
      "The next message as bytes, waiting for one for at most ``timeout``\n"

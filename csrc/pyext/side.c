@@ -338,11 +338,16 @@ PyObject *pyext_side_set_serializer(PyObject *self, PyObject *const *args, Py_ss
 
 /* Whether the queue's reader scans (scan_current, publish 'each'): the gate
  * bit the core sets at creation and never changes (pyqueue_inline.h). */
-static int scans(pyq_queue_t *h)
+static int gate_has(pyq_queue_t *h, uint32_t bit)
 {
     const struct pyq_writer_view *w =
         (const struct pyq_writer_view *)(const void *)((const char *)h + PYQ_WRITER_VIEW_OFFSET);
-    return (__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & PYQ_GATE_SCAN) != 0;
+    return (__atomic_load_n(&w->gate, __ATOMIC_RELAXED) & bit) != 0;
+}
+
+static int scans(pyq_queue_t *h)
+{
+    return gate_has(h, PYQ_GATE_SCAN);
 }
 
 PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -377,6 +382,7 @@ PyObject *pyext_side_bind(PyObject *self, PyObject *const *args, Py_ssize_t narg
     s->h = h;
     s->max_message = (uint32_t)max;
     s->scan = scans(h);
+    s->shared = gate_has(h, PYQ_GATE_XPROC);
     Py_RETURN_NONE;
 }
 
@@ -393,6 +399,7 @@ PyObject *pyext_side_rebind(PyObject *self, PyObject *arg)
     }
     s->h = h;
     s->scan = scans(h);
+    s->shared = gate_has(h, PYQ_GATE_XPROC);
     Py_RETURN_NONE;
 }
 

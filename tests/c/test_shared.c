@@ -450,6 +450,84 @@ static void test_reclaim(void)
     CHECK(!shm_exists(name));
 }
 
+/* Where /dev/shm has no O_TMPFILE (forced here): a creation is named at once,
+ * marked "being made" and locked by its creator until complete; reclaim
+ * removes one whose creator died, and leaves a live one and a file of zeros. */
+extern int pyq_shm_no_tmpfile;
+
+static int make_file(const char *n, const void *head, size_t len, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/dev/shm/%s", n);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || (len && write(fd, head, len) != (ssize_t)len) || ftruncate(fd, (off_t)size))
+        return -1;
+    return fd;
+}
+
+static void test_fallback_creation(void)
+{
+    pyq_config_t c;
+    pyq_queue_t *q, *q2;
+    char n2[80];
+    uint64_t mark = UINT64_C(0x3174696e69517950); /* "PyQinit1" */
+    int fd, status, pipefd[2];
+    char ok;
+
+    cfg_small(&c, PYQ_PUBLISH_EACH);
+    pyq_shm_no_tmpfile = 1;
+    snprintf(name, sizeof(name), "pyq-ctest-%d-named", (int)getpid());
+    CHECK_EQ(pyq_queue_create_shared(name, &c, &q, NULL), 0);
+    CHECK(shm_exists(name));
+    CHECK_EQ(pyq_queue_create_shared(name, &c, &q2, NULL), PYQ_EEXIST);
+    CHECK_EQ(pyq_queue_attach(name, -1, &q2), 0);
+    CHECK_EQ(pyq_queue_take(q, PYQ_SIDE_WRITER, 0), 0);
+    CHECK_EQ(pyq_queue_take(q2, PYQ_SIDE_READER, 0), 0);
+    CHECK_EQ(pyq_writer_write(q, "abc", 3, 0), 0);
+    char got[8];
+    CHECK_EQ(pyq_reader_read_one(q2, got, sizeof(got)), 3);
+    pyq_queue_destroy(q2);
+    pyq_queue_destroy(q);
+    CHECK(!shm_exists(name));
+    pyq_shm_no_tmpfile = 0;
+
+    /* A creator that died marked "being made": removed. */
+    snprintf(n2, sizeof(n2), "pyq-ctest-%d-made", (int)getpid());
+    fd = make_file(n2, &mark, sizeof(mark), 65536);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(pyq_queue_reclaim(n2), 1);
+    CHECK(!shm_exists(n2));
+    /* One whose creator lives (its init lock held): left. */
+    fd = make_file(n2, &mark, sizeof(mark), 65536);
+    CHECK(fd >= 0);
+    CHECK_EQ(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+        if (fcntl(fd, F_OFD_SETLK, &fl) != 0 || write(pipefd[1], "x", 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(fd); /* the child's description holds the lock */
+    CHECK_EQ(read(pipefd[0], &ok, 1), 1);
+    CHECK_EQ(pyq_queue_reclaim(n2), 0);
+    CHECK(shm_exists(n2));
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    CHECK_EQ(pyq_queue_reclaim(n2), 1);
+    /* Zeros under the prefix are nobody's creation: left alone. */
+    fd = make_file(n2, NULL, 0, 8192);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(pyq_queue_reclaim(n2), PYQ_EBADSEG);
+    CHECK(shm_exists(n2));
+    shm_unlink(n2);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
@@ -462,5 +540,6 @@ int main(int argc, char **argv)
     RUN("fuzz", test_header_fuzz());
     RUN("wakeup", test_no_lost_wakeup(n / 20));
     RUN("reclaim", test_reclaim());
+    RUN("fallback", test_fallback_creation());
     CHECK_DONE("test_shared");
 }

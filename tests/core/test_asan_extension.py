@@ -22,6 +22,10 @@ TESTS = ["core/test_queue.py", "core/test_properties.py", "python/test_fast_path
          "misuse/test_misuse_crashes.py", "misuse/test_misuse_lifetime.py",
          "misuse/test_misuse_signals.py",
          "runtime/test_threads.py", "core/test_failures.py"]
+# A shared segment rewritten, cut short, cleaned up, handed over and left by a
+# hostile or damaged peer: each case in its own process, every one under ASan.
+HOSTILE = ["hostile/test_segment.py", "hostile/test_cleanup.py", "hostile/test_handoff.py",
+           "hostile/test_lifecycle.py", "hostile/test_trust.py"]
 # ASan intercepts mlock() (a no-op that succeeds), so the mlock refusals cannot be seen.
 DESELECT = "not mlock"
 SANITIZE = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -33,8 +37,10 @@ def _libasan(cc):
     return path if proc.returncode == 0 and os.path.isabs(path) and os.path.exists(path) else None
 
 
-@pytest.mark.slow
-def test_python_suite_under_asan(tmp_path):
+@pytest.fixture(scope="module")
+def asan_env(tmp_path_factory):
+    """The ASan build beside a copy of the package and the tests: (env, cwd)."""
+    tmp_path = tmp_path_factory.mktemp("asan")
     cc = shutil.which("gcc")
     libasan = cc and _libasan(cc)
     if not libasan:
@@ -45,6 +51,8 @@ def test_python_suite_under_asan(tmp_path):
     shutil.copytree(os.path.join(ROOT, "tests"), pkg / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "c", "fuzz"))
     shutil.copy(os.path.join(ROOT, "pyproject.toml"), pkg)   # the pytest markers
+    # The headers: the hostile cases read the segment's layout from the core's own.
+    shutil.copytree(os.path.join(ROOT, "csrc"), pkg / "csrc", ignore=shutil.ignore_patterns("*.o"))
     # No peers: build_ext would compile them too (~15 s), but they are left out
     # of the copy below, and none of TESTS opens one.
     env = dict(os.environ, CC=cc, PYQ_CFLAGS=SANITIZE + " -O1 -g", PYQ_LDFLAGS=SANITIZE,
@@ -54,7 +62,8 @@ def test_python_suite_under_asan(tmp_path):
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     # Every extension: the cffi core, the C-API per-message types that call it, and
-    # the lab's (its runtime runs the threads of runtime/test_threads.py).
+    # the lab's (its C threads run the queue's sides with their own copy of the core,
+    # which must be this build's: an installed one of another layout would not do).
     for name in ("_pyq", "_pyext", "lab/_lab"):
         built = glob.glob(str(tmp_path / "lib" / "pyqueue" / (name + "*.so")))
         assert len(built) == 1, built
@@ -72,9 +81,24 @@ def test_python_suite_under_asan(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
     where, asan = check.stdout.split()
     assert where.startswith(str(pkg)) and asan == "True", check.stdout  # the ASan build, live
+    return env, str(pkg)
+
+
+def _run(asan_env, tests):
+    env, cwd = asan_env
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           "-m", "not slow", "-k", DESELECT] + ["tests/" + t for t in TESTS],
-                          capture_output=True, text=True, env=env, cwd=str(pkg), timeout=900)
+                           "-m", "not slow", "-k", DESELECT] + ["tests/" + t for t in tests],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=1500)
     report = proc.stdout[-3000:] + proc.stderr[-6000:]
     assert "ERROR: AddressSanitizer" not in report and "runtime error:" not in report, report
     assert proc.returncode == 0, report
+
+
+@pytest.mark.slow
+def test_python_suite_under_asan(asan_env):
+    _run(asan_env, TESTS)
+
+
+@pytest.mark.slow
+def test_hostile_cases_under_asan(asan_env):
+    _run(asan_env, HOSTILE)

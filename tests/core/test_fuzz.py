@@ -1,6 +1,8 @@
 """A bounded libFuzzer run of tests/fuzz/fuzz_queue.c (random writer/reader call
 sequences against a reference model, with ASan + UBSan), built into a temporary
-folder.  The kept corpus (tests/fuzz/corpus.tar.xz, unpacked into that folder by
+folder -- both of its targets: fuzz_queue (an in-process queue) and fuzz_segment
+(a shared queue whose segment the input rewrites between calls, the oracle
+being no crash, no hang and no message that was not written).  The kept corpus (tests/fuzz/corpus.tar.xz, unpacked into that folder by
 the Makefile's `seeds` target) is replayed first, then the fuzzer runs for
 PYQ_FUZZ_SECONDS (default 60); new inputs go to the temporary folder, never into
 the repository.  Skipped, saying why, without clang + libFuzzer."""
@@ -38,9 +40,9 @@ def fuzzer(tmp_path_factory):
     out = tmp_path_factory.mktemp("fuzz")
     exe = out / "fuzz_queue"
     # tests/fuzz/Makefile's own rules and source list, into the temporary folder: the
-    # target, and the kept corpus unpacked into out/seeds.
+    # targets, and the kept corpus unpacked into out/seeds.
     proc = subprocess.run(["make", "-s", "-C", FUZZ, "BIN=%s" % out, "CLANG=%s" % clang, str(exe),
-                           "seeds"],
+                           str(out / "fuzz_segment"), "seeds"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         if "libclang_rt.fuzzer" in proc.stderr or "fuzzer" in proc.stderr:
@@ -54,8 +56,13 @@ def _tail(proc):
     return (proc.stdout[-2000:] + proc.stderr[-6000:])
 
 
-def test_corpus_replays_clean(fuzzer):
+TARGETS = ["fuzz_queue", "fuzz_segment"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_corpus_replays_clean(fuzzer, target):
     exe, out = fuzzer
+    exe = out / target
     corpus = str(out / "seeds")
     assert os.listdir(corpus), "tests/fuzz/corpus.tar.xz unpacked to nothing"
     proc = subprocess.run([str(exe), "-runs=0", corpus], capture_output=True, text=True,
@@ -64,18 +71,22 @@ def test_corpus_replays_clean(fuzzer):
 
 
 @pytest.mark.slow
-def test_fuzz_bounded_run(fuzzer):
+@pytest.mark.parametrize("target", TARGETS)
+def test_fuzz_bounded_run(fuzzer, target):
     exe, out = fuzzer
-    work = out / "corpus"
+    exe = out / target
+    work = out / ("corpus-" + target)
     work.mkdir(exist_ok=True)
+    found = out / ("found-" + target)
+    found.mkdir(exist_ok=True)
     proc = subprocess.run([str(exe), "-max_total_time=%d" % SECONDS, "-max_len=4096",
-                           "-print_final_stats=1", "-artifact_prefix=%s/" % out,
+                           "-print_final_stats=1", "-artifact_prefix=%s/" % found,
                            str(work), str(out / "seeds")],
                           capture_output=True, text=True, env=ENV, timeout=SECONDS + 300)
-    crashes = sorted(p.name for p in out.iterdir() if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
+    crashes = sorted(p.name for p in found.iterdir() if p.name.startswith(("crash-", "leak-", "timeout-", "oom-")))
     assert proc.returncode == 0 and not crashes, (
-        "fuzzer found a failing input %s (in %s; reproduce: tests/fuzz/bin/fuzz_queue <file>)\n%s"
-        % (crashes, out, _tail(proc)))
+        "fuzzer found a failing input %s (in %s; reproduce: tests/fuzz/bin/%s <file>)\n%s"
+        % (crashes, found, target, _tail(proc)))
     runs = re.search(r"stat::number_of_executed_units:\s*(\d+)", proc.stderr)
     assert runs and int(runs.group(1)) > 0, _tail(proc)
-    print("fuzz_queue: %s executions in %d s" % (runs.group(1), SECONDS))
+    print("%s: %s executions in %d s" % (target, runs.group(1), SECONDS))

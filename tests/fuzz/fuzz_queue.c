@@ -36,6 +36,26 @@
  *     full_events, backlog equal the model's; returns <= takes.
  *   - no loss: at the end, flush + drain delivers every committed message.
  * Any mismatch aborts (libFuzzer records the input as a crash).
+ *
+ * Built with -DPYQ_FUZZ_SEGMENT (bin/fuzz_segment, the same inputs), the queue
+ * is a shared one (a memfd segment, both sides taken), and an operation may
+ * rewrite its shared state between the writer's and the reader's calls the way
+ * a damaged or hostile peer can (do_mutate): pub_pos, ring_tail, ring and
+ * free-ring slots, free tails, a header no writer stores, the closed flag, the
+ * configuration record, the mirrors, the owners.  The oracle then depends on
+ * what the value could be:
+ *   - one no writer or reader of this geometry stores (a block past the pool, a
+ *     position past the blocks taken, a header of no kind, a free tail past the
+ *     tier, ...): the reader must find out before it delivers anything from it --
+ *     no crash, no hang (libFuzzer's timeout), only documented return codes, and
+ *     no message that was not written (each one delivered is some committed
+ *     message, whole); "tainted";
+ *   - one a writer could have stored (another block of the pool, a position
+ *     within the blocks taken): a forged hand-over, which no check can tell from
+ *     a real one -- no crash, no hang, documented codes, and every message
+ *     delivered lies inside one block of the pool; "forged";
+ *   - a word this process never reads after attach (the configuration record,
+ *     the mirrors, the owners): the exact model must still hold.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +64,11 @@
 
 #include "common/pyq_pattern.h"
 #include "pyqueue.h"
+#ifdef PYQ_FUZZ_SEGMENT
+#include <unistd.h>
+
+#include "core/queue_pvt.h"
+#endif
 
 #define MAX_OPS 3000
 #define MAX_MSGS (MAX_OPS + 8)
@@ -56,6 +81,23 @@
             abort();                                                              \
         }                                                                         \
     } while (0)
+
+/* A check of the exact model: only while no mutation could have changed what
+ * the queue does (m.tainted, do_mutate). */
+#define MODEL(cond)                                                               \
+    do {                                                                          \
+        if (!m.tainted)                                                           \
+            REQUIRE(cond);                                                        \
+    } while (0)
+
+#define TAINTED 1
+#define FORGED 2
+
+/* A code a call may return once the segment was rewritten. */
+#define DOCUMENTED(rc)                                                            \
+    ((rc) == 0 || (rc) == PYQ_EAGAIN || (rc) == PYQ_ETOOBIG || (rc) == PYQ_ECLOSED || \
+     (rc) == PYQ_EBUSY || (rc) == PYQ_ENOCLAIM || (rc) == PYQ_ECORRUPT ||        \
+     (rc) == PYQ_ERANGE || (rc) == PYQ_EBADMSG)
 
 struct input {
     const uint8_t *p;
@@ -98,6 +140,9 @@ struct model {
     /* reader */
     int drained;              /* the last poll found nothing and no write since */
     int closed;
+    int tainted;              /* the segment was rewritten: MODEL checks are off;
+                                 FORGED: by a value a writer could have stored */
+    int fd;                   /* PYQ_FUZZ_SEGMENT: the memfd */
     unsigned op;
 };
 
@@ -153,16 +198,19 @@ static void after_claim(uint32_t len, int rc, int busy_before, int ext)
 {
     int need;
 
+    REQUIRE(DOCUMENTED(rc));
+    if (m.tainted && rc != 0)
+        return;
     if (busy_before) {
-        REQUIRE(rc == PYQ_EBUSY);
+        MODEL(rc == PYQ_EBUSY);
         return;
     }
     if (len > m.max) {
-        REQUIRE(rc == PYQ_ETOOBIG);
+        MODEL(rc == PYQ_ETOOBIG);
         return;
     }
     if (m.closed) {
-        REQUIRE(rc == PYQ_ECLOSED);
+        MODEL(rc == PYQ_ECLOSED);
         return;
     }
     need = needs_block(len, ext);
@@ -174,12 +222,12 @@ static void after_claim(uint32_t len, int rc, int busy_before, int ext)
         m.must_visible = m.committed;
     }
     if (rc == PYQ_EAGAIN) {
-        REQUIRE(need);                 /* full only when a new block is needed... */
-        REQUIRE(!(m.drained && m.nblocks >= 2)); /* ...and none is free */
+        MODEL(need);                   /* full only when a new block is needed... */
+        MODEL(!(m.drained && m.nblocks >= 2)); /* ...and none is free */
         m.full_events++;
         return;
     }
-    REQUIRE(rc == 0);
+    MODEL(rc == 0);
     if (need) {
         m.takes++;
         m.has_block = 1;
@@ -278,11 +326,11 @@ static void do_write_batch(struct input *in)
     for (i = 0; i < n && len <= m.max; i++)
         pyq_pattern_fill(buf + (size_t)i * len, len, m.committed + i);
     k = pyq_writer_write_batch(m.q, buf, n, len, 0, &err);
+    REQUIRE(k >= 0 && (uint64_t)k <= n && DOCUMENTED(err));
     if (len > m.max) {          /* checked first, even before a claim in progress */
-        REQUIRE(k == 0 && err == PYQ_ETOOBIG);
+        MODEL(k == 0 && err == PYQ_ETOOBIG);
         return;
     }
-    REQUIRE(k >= 0 && (uint64_t)k <= n);
     for (i = 0; i < (uint32_t)k; i++) {
         int ext = extends(len);
         int need = needs_block(len, ext);
@@ -296,11 +344,11 @@ static void do_write_batch(struct input *in)
             hot++;                     /* after_commit's early seal took a hot block */
     }
     if ((uint64_t)k < n) {
-        REQUIRE(err != 0);
+        MODEL(err != 0);
         after_claim(len, err, busy, 0); /* the message that stopped the batch: when
                                           it could extend, it stopped for close */
     } else {
-        REQUIRE(err == 0);
+        MODEL(err == 0);
     }
 }
 
@@ -331,11 +379,12 @@ static void do_commit(void)
     if (m.claimed)
         pyq_pattern_fill(m.claim_ptr, m.claim_len, m.committed);
     rc = pyq_writer_commit(m.q);
+    REQUIRE(DOCUMENTED(rc));
     if (!m.claimed) {
-        REQUIRE(rc == PYQ_ENOCLAIM);
+        MODEL(rc == PYQ_ENOCLAIM);
         return;
     }
-    REQUIRE(rc == 0);
+    MODEL(rc == 0);
     m.claimed = 0;
     after_commit(m.claim_len, hot, 0);
 }
@@ -343,7 +392,8 @@ static void do_commit(void)
 static void do_abort(void)
 {
     int rc = pyq_writer_abort(m.q);
-    REQUIRE(rc == (m.claimed ? 0 : PYQ_ENOCLAIM));
+    REQUIRE(DOCUMENTED(rc));
+    MODEL(rc == (m.claimed ? 0 : PYQ_ENOCLAIM));
     m.claimed = 0;
 }
 
@@ -357,6 +407,28 @@ static void do_flush(void)
 /* One delivered message must be the next committed one, byte for byte. */
 static void delivered(const void *msg, uint32_t len)
 {
+    if (m.tainted == FORGED) {
+        REQUIRE(len <= m.max);
+        m.delivered++;
+        m.bytes_r += len;
+        return;
+    }
+    if (m.tainted) {
+        /* Some committed message, whole: a rewritten ring or position may
+         * deliver an old one again, never bytes nobody wrote as a message. */
+        uint64_t k = 0;
+        REQUIRE(len <= m.max);
+        if (len >= 8)
+            memcpy(&k, msg, 8); /* its seq (pyq_pattern.h) */
+        else
+            for (k = 0; k < m.committed && (m.len[k] != len ||
+                                            pyq_pattern_check(msg, len, k) != 0); k++)
+                ;
+        REQUIRE(k < m.committed && m.len[k] == len && pyq_pattern_check(msg, len, k) == 0);
+        m.delivered++;
+        m.bytes_r += len;
+        return;
+    }
     REQUIRE(m.delivered < m.committed);
     if (m.cfg.publish == PYQ_PUBLISH_MAX && !m.cfg.scan_current)
         REQUIRE(m.delivered < m.must_visible); /* max: only sealed or flushed messages */
@@ -375,6 +447,15 @@ struct poll_ctx {
 static int on_message(void *ctx, const void *msg, uint32_t len)
 {
     struct poll_ctx *c = ctx;
+
+#ifdef PYQ_FUZZ_SEGMENT
+    {   /* in place: inside one block of the pool, whatever the segment says */
+        const struct pyq_queue *q = (const struct pyq_queue *)m.q;
+        uintptr_t at = (uintptr_t)msg, base = (uintptr_t)q->w.base, bs = m.cfg.block_size;
+        REQUIRE(at >= base && at + len <= base + (uintptr_t)m.nblocks * bs);
+        REQUIRE(len == 0 || (at - base) / bs == (at + len - 1 - base) / bs);
+    }
+#endif
 
     delivered(msg, len);
     c->seen++;
@@ -397,6 +478,11 @@ static void do_poll(struct input *in)
     rc = (b & 0x80) ? pyq_reader_poll_inline(m.q, max, on_message, &c)
                     : pyq_reader_poll(m.q, max, on_message, &c);
     REQUIRE(m.delivered - before == c.seen);
+    if (m.tainted) {
+        REQUIRE(rc == (int64_t)c.seen || (rc < 0 && DOCUMENTED(rc)) ||
+                (c.stop_after && c.seen == c.stop_after));
+        return;
+    }
     if (c.stop_after && c.seen == c.stop_after) {
         REQUIRE(rc == (c.stop_code < 0 ? c.stop_code : (int64_t)c.seen));
     } else {
@@ -419,6 +505,8 @@ static void do_poll_copy(struct input *in)
     int64_t n = pyq_reader_poll_copy(m.q, buf, cap, lens, max);
     uint64_t off = 0;
 
+    if (m.tainted && n == PYQ_ECORRUPT)
+        return;
     REQUIRE(n >= 0 && (uint64_t)n <= max);
     for (int64_t i = 0; i < n; i++) {
         REQUIRE(off + lens[i] <= cap);
@@ -427,7 +515,7 @@ static void do_poll_copy(struct input *in)
     }
     if ((uint64_t)n < max && m.delivered < m.must_visible) {
         /* Only a message that does not fit may stop it early. */
-        REQUIRE(off + ((m.len[m.delivered] + 7u) & ~7u) > cap);
+        MODEL(off + ((m.len[m.delivered] + 7u) & ~7u) > cap);
     }
 }
 
@@ -437,12 +525,13 @@ static void do_read_one(struct input *in)
     uint64_t cap = u16(in) % sizeof buf;
     int64_t n = pyq_reader_read_one(m.q, buf, cap);
 
-    if (n == PYQ_EAGAIN) {
-        REQUIRE(m.delivered >= m.must_visible);
+    REQUIRE(n >= 0 || DOCUMENTED(n));
+    if (n == PYQ_EAGAIN || (m.tainted && n == PYQ_ECORRUPT)) {
+        MODEL(m.delivered >= m.must_visible);
         return;
     }
     if (n == PYQ_ETOOBIG) {  /* it stays: the next read gets it */
-        REQUIRE(m.delivered < m.committed && m.len[m.delivered] > cap);
+        MODEL(m.delivered < m.committed && m.len[m.delivered] > cap);
         return;
     }
     REQUIRE(n >= 0 && (uint64_t)n <= cap);
@@ -460,6 +549,8 @@ static void do_poll_fixed(struct input *in)
     if (size && n_max * size > sizeof out)
         n_max = sizeof out / size;
     n = pyq_reader_poll_fixed(m.q, out, n_max, size);
+    if (m.tainted && (n == PYQ_ECORRUPT || n == PYQ_ERANGE))
+        return;
     if (n == PYQ_ERANGE) {
         REQUIRE(n_max > 0 && m.delivered < m.committed && m.len[m.delivered] != size);
         REQUIRE(pyq_reader_next_len(m.q) == (int64_t)m.len[m.delivered]);
@@ -469,13 +560,17 @@ static void do_poll_fixed(struct input *in)
     for (int64_t i = 0; i < n; i++)
         delivered(out + i * size, size);
     if ((uint64_t)n < n_max && m.delivered < m.must_visible)
-        REQUIRE(m.len[m.delivered] != size); /* stopped before another size */
+        MODEL(m.len[m.delivered] != size); /* stopped before another size */
 }
 
 static void do_next_len(void)
 {
     int64_t n = pyq_reader_next_len(m.q);
 
+    if (m.tainted) {
+        REQUIRE((n >= 0 && n <= m.max) || DOCUMENTED(n));
+        return;
+    }
     if (n == PYQ_EAGAIN) {
         REQUIRE(m.delivered >= m.must_visible);
         return;
@@ -489,6 +584,10 @@ static void do_wait(void)
 {
     int rc = pyq_reader_wait(m.q, 0);
 
+    if (m.tainted) {
+        REQUIRE(rc == 1 || rc == 0 || DOCUMENTED(rc));
+        return;
+    }
     REQUIRE(rc == 1 || rc == PYQ_EAGAIN);
     if (rc == PYQ_EAGAIN)
         REQUIRE(m.delivered >= m.must_visible);
@@ -501,6 +600,11 @@ static void drain(void)
     struct poll_ctx c = { 0, 0, 0 };
     int64_t rc = pyq_reader_poll(m.q, UINT64_MAX, on_message, &c);
 
+    if (m.tainted) {  /* it ends, and says what it delivered or why it stopped */
+        REQUIRE(rc == (int64_t)c.seen || (rc < 0 && DOCUMENTED(rc)));
+        m.drained = 1;
+        return;
+    }
     REQUIRE(rc == (int64_t)c.seen);
     REQUIRE(m.delivered == m.must_visible || (m.delivered > m.must_visible &&
                                               m.delivered <= m.committed));
@@ -513,6 +617,8 @@ static void check_stats(void)
     pyq_stats_t st;
 
     pyq_queue_stats(m.q, &st);
+    if (m.tainted)
+        return; /* read, whatever the segment holds: no more */
     REQUIRE(st.messages_written == m.committed);
     REQUIRE(st.bytes_written == m.bytes_w);
     REQUIRE(st.messages_read == m.delivered);
@@ -529,6 +635,116 @@ static void check_stats(void)
     REQUIRE(st.peak_backlog <= m.bytes_w);
     REQUIRE(st.hugepages_used == 0 && st.mlocked == 0);
 }
+
+#ifdef PYQ_FUZZ_SEGMENT
+/* The oracle from now on: the weaker of what it was and level. */
+static void taint(int level)
+{
+    if (level > m.tainted)
+        m.tainted = level;
+}
+
+/* A 64-bit value near cur or far from it. */
+static uint64_t pick64(struct input *in, uint64_t cur)
+{
+    uint32_t b = byte(in);
+    switch (b & 7) {
+    case 0: return 0;
+    case 1: return cur + 1 + byte(in);
+    case 2: return cur - 1 - byte(in);
+    case 3: return cur + (uint64_t)m.cfg.block_size * (1 + byte(in) % 8);
+    case 4: return UINT64_MAX - byte(in);
+    case 5: return (uint64_t)1 << (32 + byte(in) % 31);
+    default: return cur ^ ((uint64_t)u16(in) << (byte(in) % 48));
+    }
+}
+
+/* Rewrite the shared state the way a peer that may write the segment can.
+ * Headers get only values no writer stores (one that stores a valid header
+ * forges a message, which no check can tell from a written one). */
+static void do_mutate(struct input *in)
+{
+    struct pyq_queue *q = (struct pyq_queue *)m.q;
+    uint32_t bs = m.cfg.block_size, what = byte(in) % 10;
+    uint32_t v32 = u16(in) | u16(in) << 16;
+
+    switch (what) {
+    case 0: {
+        /* Behind what this reader saw, or far past any block a writer could
+         * take while this input runs: no writer's.  At most what was
+         * published: real records, fewer of them.  Anything else ahead of it
+         * is a forged hand-over -- a position past the blocks taken now is
+         * one the writer's next blocks reach. */
+        uint64_t real = pyq_load_relaxed(&q->pub_pos), v = pick64(in, real);
+        pyq_store_relaxed(&q->pub_pos, v);
+        taint(v < q->r.pub_cache || v <= real || v - real > ((uint64_t)1 << 40) ? TAINTED
+                                                                               : FORGED);
+        break;
+    }
+    case 1: {
+        uint64_t real = pyq_load_relaxed(&q->ring_tail), v = pick64(in, real);
+        pyq_store_relaxed(&q->ring_tail, v);
+        taint(v <= real || v - q->r.seq > m.nblocks ? TAINTED : FORGED);
+        break;
+    }
+    case 2: {
+        int past = byte(in) & 1; /* past the pool, or another block of it */
+        q->w.ring[u16(in) & q->ring_mask] = past ? v32 | 0x80000000u : v32 % m.nblocks;
+        taint(past ? TAINTED : FORGED);
+        break;
+    }
+    case 3: {
+        /* A block past the tier: no reader's.  Another of the tier: the writer
+         * is made to overwrite a block the reader has not read. */
+        int t = byte(in) & 1;
+        uint32_t slot = u16(in) & q->free_mask[t], first = t ? m.cfg.hot_blocks : 0;
+        uint32_t tier_n = t ? m.cfg.spill_blocks : m.cfg.hot_blocks;
+        q->w.free_slots[t][slot] = v32;
+        taint((v32 ^ (first + slot)) - first >= tier_n ? TAINTED : FORGED);
+        break;
+    }
+    case 4: {
+        int t = byte(in) & 1;
+        uint64_t real = pyq_load_relaxed(&q->free_tail[t].v), v = pick64(in, real);
+        uint64_t tier_n = t ? m.cfg.spill_blocks : m.cfg.hot_blocks;
+        pyq_store_relaxed(&q->free_tail[t].v, v);
+        taint(v - q->w.free_head[t] > tier_n || v <= real ? TAINTED : FORGED);
+        break;
+    }
+    case 5: {
+        /* A header position: a block's first, or where the writer's next
+         * record goes (a scanning reader waits on it). */
+        uint8_t *at = byte(in) & 1 && q->w.blk && q->w.pos + 8 <= bs
+                          ? q->w.blk + q->w.pos
+                          : q->w.base + (size_t)(byte(in) % m.nblocks) * bs;
+        uint64_t hdr;
+        switch (byte(in) % 3) {
+        case 0: hdr = PYQ_HDR_COMMIT | (m.max + 1 + (uint64_t)(v32 % (UINT32_MAX - m.max))); break;
+        case 1: hdr = PYQ_HDR_RUN | (uint64_t)0xffff << 48 | (8 + v32 % m.max); break;
+        default: hdr = (uint64_t)(0x6000 + (v32 & 0x0fff)) << 32 | (v32 & 0xff); break;
+        }
+        pyq_store_relaxed(pyq_hdr(at, 0), hdr);
+        taint(TAINTED);
+        break;
+    }
+    case 6: /* the configuration record: never read after attach */
+        ((uint8_t *)&q->rec)[byte(in) % sizeof(q->rec)] = (uint8_t)v32;
+        break;
+    case 7: /* the mirrors: read only by a process taking a side over */
+        ((uint8_t *)&q->wm)[byte(in) % sizeof(q->wm)] = (uint8_t)v32;
+        ((uint8_t *)&q->rm)[byte(in) % sizeof(q->rm)] = (uint8_t)(v32 >> 8);
+        break;
+    case 8:
+        pyq_store_relaxed(&q->closed, 1);
+        taint(TAINTED);
+        break;
+    default: /* the owners' words: messages only, this process holds both locks */
+        pyq_store_relaxed(&q->sh.owner[byte(in) & 1], v32);
+        pyq_store_relaxed(&q->sh.dead[byte(in) & 1], v32);
+        break;
+    }
+}
+#endif
 
 static void configure(struct input *in)
 {
@@ -568,14 +784,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memset(&m, 0, sizeof m);
     configure(&in);
+#ifdef PYQ_FUZZ_SEGMENT
+    rc = pyq_queue_create_shared(NULL, &m.cfg, &m.q, &m.fd);
+    REQUIRE(rc == 0);
+    REQUIRE(pyq_queue_take(m.q, PYQ_SIDE_WRITER, 0) == 0);
+    REQUIRE(pyq_queue_take(m.q, PYQ_SIDE_READER, 0) == 0);
+#else
     rc = pyq_queue_create(&m.cfg, &m.q);
     REQUIRE(rc == 0);
+#endif
     m.max = pyq_queue_max_message(m.q);
     REQUIRE(m.max == m.cfg.block_size - PYQ_RECORD_HEADER);
     m.nblocks = m.cfg.hot_blocks + m.cfg.spill_blocks;
     m.drained = 1;
 
     for (m.op = 0; m.op < MAX_OPS && more(&in); m.op++) {
+        uint32_t b;
         switch (byte(&in) % 16) {
         case 0: case 1: case 2: do_write(&in, 0); break;
         case 3: do_write(&in, 1); break;
@@ -594,10 +818,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         case 14:
-            if ((byte(&in) & 15) == 0) {  /* rarely: close for good */
+            b = byte(&in);
+            if ((b & 15) == 0) {  /* rarely: close for good */
                 pyq_queue_close(m.q);
                 m.closed = 1;
                 REQUIRE(pyq_queue_is_closed(m.q));
+#ifdef PYQ_FUZZ_SEGMENT
+            } else if (b & 1) {
+                do_mutate(&in);
+#endif
             } else {
                 do_flush();
                 drain();
@@ -617,8 +846,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         do_abort();
     do_flush();
     drain();
-    REQUIRE(m.delivered == m.committed);
+    MODEL(m.delivered == m.committed);
     check_stats();
     pyq_queue_destroy(m.q);
+#ifdef PYQ_FUZZ_SEGMENT
+    close(m.fd);
+#endif
     return 0;
 }

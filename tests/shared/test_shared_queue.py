@@ -198,7 +198,9 @@ def test_kill_9_of_the_reader_fails_a_waiting_writer_and_a_new_reader_resumes():
 def _corrupt_copy(q, name, edit):
     data = bytearray(open(_path(q), "rb").read())
     data = edit(data)
-    with open(os.path.join("/dev/shm", name), "wb") as f:
+    # 0600: a segment open to others is refused before its content is read.
+    fd = os.open(os.path.join("/dev/shm", name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "wb") as f:
         f.write(data)
 
 
