@@ -198,6 +198,16 @@ class RoundPercentiles:
             text += "; too few samples in some rounds: %s" % ", ".join(short)
         return text
 
+    @classmethod
+    def from_dict(cls, d):
+        """The RoundPercentiles of its ``to_dict()`` (as summary.json keeps it: null for
+        NaN)."""
+        f = lambda v: np.array(v, dtype=np.float64)
+        return cls(ps=tuple(d["ps"]), per_round=f(d["per_round"]).reshape(len(d["counts"]),
+                                                                          len(d["ps"])),
+                   counts=tuple(d["counts"]), mean=f(d["mean"]), min=f(d["min"]),
+                   max=f(d["max"]), min_beyond=d.get("min_beyond", 0))
+
     def to_dict(self):
         """Plain-Python form for summary.json (NaN stays NaN; the writer maps it to
         null); ``not_reported``: label -> why, for each percentile left out."""

@@ -719,7 +719,7 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
     def record(folder, status, final):
         res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
                       for s in slices.get(kind, [])]
-        res.summary = summarize(slices, peers)
+        res.summary = summarize(slices, peers, trips=p.trips)
         res.summary["groups"] = {
             kind: {place: {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
                    for place, d in pl.medians_by_placement(slices.get(kind, [])).items()}
