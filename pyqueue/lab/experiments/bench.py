@@ -581,8 +581,9 @@ class BenchParams(Params):
     EXPERIMENT, COMMAND, FUNCTION = "bench", "bench", "bench"
     ALIASES = {"config": "queue"}
 
+    # --quick: 3 rounds, the fewest per-round ratios compare judges a change from.
     rounds: int = param(10, "rounds of interleaved slices, every row once a round", lo=1,
-                        quick=2)
+                        quick=3)
     messages: int = param(20_000_000, "messages per streaming throughput slice (fewer for a row "
                           "that would take over %g s at its last rate)" % STREAM_SECONDS, lo=1,
                           quick=100_000)

@@ -1,29 +1,51 @@
-"""Two output folders of one experiment, figure by figure: old -> new and the change.
+"""Two output folders of one experiment, figure by figure, judged from their raw
+samples the way pyperf's ``compare_to`` judges benchmarks (docs/OUTPUT.md).
 
-Each experiment names its figures and which way is better (``figures()``); a
-figure that moved the bad way by more than the threshold is a regression.  What
-is compared is chosen so that the two sides measure the same thing:
+Each figure is recomputed from each folder's samples exactly as its table computes
+it, then redrawn (common/resample.py: the rounds with replacement, the units of a
+round -- a burst-tail window, a message, a round trip -- with replacement within it)
+to see how far it moves by chance.  The change new / old - 1 gets an interval;
+the figure is "slower" or "faster" when the interval leaves out no change, else
+"no significant change".  The intervals of the figures of one comparison share one
+false-alarm budget (``alpha``, Bonferroni): with m figures each interval is at
+1 - alpha/m.  A figure **regresses** when it is significantly slower *and* slower by
+more than the threshold.
 
-- burst-tail: per class and percentile, the mean over rounds of the per-round
-  nearest-rank percentile (ns/query);
-- bench: the ratios of its targets (pyqueue / best peer ...) within one placement
-  only: "far" is never held against "near", and absolute rates not at all, since
-  they follow the placement the run happened to get;
-- pipeline: per variant, latency percentiles (µs) and context switches per message;
-- c2c: the queue ping-pong variants' median and p99 one-way ns, and the matrix
-  median ns per ordered CPU pair;
-- pacing: the drain rate used to pace (msg/s, higher is better) and, per delay
-  target, the median ratio of the measured max delay to the target.
+What is compared, per experiment:
 
-Two folders are comparable when both verify, hold the same experiment, ran on the
-same CPU model, CPU count, allowed CPUs and pinning, and asked for the same
-parameters apart from how long they ran (rounds, windows, slices, ...).
+- burst-tail: per class, p50/p99/p999 ns/query (per-round nearest rank of the
+  group means, mean over rounds; a window and its groups are one unit) and the same
+  over class ``none`` ("x no-burst", what the burst costs);
+- pipeline: per variant, latency p50/p99/p99.9 µs (per slice, mean over slices; a
+  message is a unit); context switches per message (one count: not judged);
+- c2c: the queue ping-pong variants' median and p99 one-way ns (rounds pooled, as
+  the table) and the matrix's median one-way ns per ordered CPU pair;
+- bench: the ratios of its targets within one placement (the median of per-round
+  ratios; "far" is never held against "near");
+- pacing: the typical drain rate D (median over the drain runs, higher is better)
+  and, per delay target, the median over rounds of measured max delay / target.
+
+A figure missing, or not reported (not enough samples), on one side only fails the
+comparison (``Comparison.failures``); on both sides it is listed as not reported.
+Two folders are comparable when both verify, hold the same experiment and ran on
+the same machine and the same parameters: identities compared exactly (CPU model,
+core count, allowed CPUs, pinning, kernel, every parameter but how long the run
+was), measured values within a tolerance (the cycle counter's rate, 0.1 %).
 """
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
 from ..common import output
+from ..common.resample import (FASTER, SAME, SLOWER, RoundsSampler, ValuesSampler,
+                               family_confidence, judge)
+from ..common.stats import NOT_MEASURED, not_enough, percentile_label
 from pyqueue.table import render
 
-__all__ = ["LOWER", "HIGHER", "Change", "figures", "incomparable", "compare", "format_changes",
-           "EXPERIMENTS"]
+__all__ = ["LOWER", "HIGHER", "Figure", "Change", "Comparison", "figures", "incomparable",
+           "compare", "format_comparison", "EXPERIMENTS", "MEASURED_TOLERANCE"]
 
 LOWER, HIGHER = "lower", "higher"        # which way is better
 
@@ -32,76 +54,203 @@ _LENGTH_PARAMS = {"rounds", "windows", "slices", "slice_windows", "messages", "t
                   "py_messages", "round_trips", "warmup", "pmu_windows", "over_time",
                   "interval", "seconds", "drain_reps", "stream_messages", "seed", "out",
                   "queue_round_trips", "over_time_round_trips", "timeout"}
-_ENVIRONMENT_KEYS = ("cpu_model", "cpu_count", "allowed_cpus", "pinning")
+# What says which machine and placement ran: compared exactly.
+_IDENTITY_KEYS = ("cpu_model", "cpu_count", "allowed_cpus", "pinning", "kernel")
+# Measured values of the machine, wherever a folder keeps them (results, or the params
+# of an older folder): compared within a relative tolerance.
+MEASURED_TOLERANCE = {"ticks_per_ns": 0.001}
 
 
-def _mean(values):
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
+@dataclass
+class Figure:
+    """One figure of one folder: ``value`` (None: not reported, ``reason`` says why),
+    which way is ``better``, and where its replicates come from (``draw(b, rng)``
+    -> 1-D array; None: nothing to redraw, ``reason`` says why it is not judged)."""
+    value: Optional[float]
+    better: str
+    draw: Optional[object] = None
+    reason: Optional[str] = None
 
 
-def _round_percentiles(block):
-    """{'p50': mean over rounds, ...} of a stats.RoundPercentiles summary."""
-    rounds = [r for r in block.get("per_round", []) if r]
-    return {label: _mean([r[i] for r in rounds if i < len(r)])
-            for i, label in enumerate(block.get("labels", []))}
+class _Column:
+    """Column ``k`` of a sampler's replicates, drawn once per comparison."""
+
+    def __init__(self, sampler, k, cache):
+        self.sampler, self.k, self.cache = sampler, k, cache
+
+    def __call__(self, b, rng):
+        key = id(self.sampler)
+        if key not in self.cache:
+            self.cache[key] = self.sampler.replicates(b, rng)
+        return self.cache[key][:, self.k]
 
 
-def _burst_tail(results):
+class _Ratio:
+    def __init__(self, num, den):
+        self.num, self.den = num, den
+
+    def __call__(self, b, rng):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.num(b, rng) / self.den(b, rng)
+
+
+def _value(v):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def _rounds_figures(out, prefix, suffix, rounds, ps, cache, better=LOWER, pooled=False,
+                    scale=1.0, labels=None):
+    """Figures '<prefix> <label><suffix>' of a RoundsSampler; returns the sampler."""
+    s = RoundsSampler(rounds, ps, pooled=pooled, scale=scale)
+    sizes = [r.size for r in s.rounds]
+    for i, p in enumerate(ps):
+        value = _value(s.values[i])
+        reason = None
+        if value is None:
+            if not sizes:
+                reason = NOT_MEASURED
+            elif pooled:
+                reason = not_enough(sum(sizes), p)
+            else:
+                reason = not_enough((min(sizes), max(sizes)), p, per_round=True)
+        label = labels[i] if labels else percentile_label(p)
+        out["%s %s%s" % (prefix, label, suffix)] = Figure(
+            value, better, _Column(s, i, cache) if value is not None else None, reason)
+    return s
+
+
+# ---- the figures of each experiment ------------------------------------------------
+
+_BURST_PS, _BURST_LABELS = (50.0, 99.0, 99.9), ("p50", "p99", "p999")
+
+
+def _burst_tail(d, cache):
     out = {}
-    for name, d in results.get("classes", {}).items():
-        for label, value in _round_percentiles(d.get("latency_ns_per_query", {})).items():
-            out["%s %s ns/query" % (name, label)] = (value, LOWER)
-        # The x no-burst ratios (class 'none' in the run): what the burst costs.
-        for label, ratio in zip(("p50", "p99", "p999"), d.get("x_no_burst") or ()):
-            if name != "none" and ratio is not None:
-                out["%s %s x no-burst" % (name, label)] = (float(ratio), LOWER)
+    cols = {}
+    for name, c in (d.results.get("classes") or {}).items():
+        arrays = d.samples.get(name) or {}
+        g = arrays.get("group_ns")
+        if g is None or np.ndim(g) != 3:
+            for label in _BURST_LABELS:
+                out["%s %s ns/query" % (name, label)] = Figure(None, LOWER,
+                                                               reason="no group_ns samples")
+            continue
+        done = arrays.get("windows_done")
+        done = list(done) if done is not None else list(c.get("windows_per_round") or
+                                                        [g.shape[1]] * g.shape[0])
+        rounds = [g[r, :int(done[r])] for r in range(g.shape[0]) if done[r] > 0]
+        _rounds_figures(out, name, " ns/query", rounds, _BURST_PS, cache, labels=_BURST_LABELS)
+        cols[name] = ["%s %s ns/query" % (name, label) for label in _BURST_LABELS]
+    if "none" in cols:
+        for name in cols:
+            if name == "none":
+                continue
+            for label, mine, base in zip(_BURST_LABELS, cols[name], cols["none"]):
+                a, b = out[mine], out[base]
+                key = "%s %s x no-burst" % (name, label)
+                if a.value is None or b.value is None:
+                    out[key] = Figure(None, LOWER, reason=a.reason or b.reason)
+                else:
+                    out[key] = Figure(a.value / b.value, LOWER, _Ratio(a.draw, b.draw))
     return out
 
 
-def _bench(results):
+def _split(flat, lengths):
+    flat = np.asarray(flat)
+    if lengths is None:
+        return [flat]
+    lengths = [int(n) for n in lengths]
+    return [r for r in np.split(flat, np.cumsum(lengths)[:-1]) if r.size]
+
+
+def _pipeline(d, cache):
     out = {}
-    for t in results.get("targets", []):
-        better = HIGHER if t.get("higher_is_better", True) else LOWER
-        for placement, d in t.get("by_placement", {}).items():
-            if d.get("median") is not None:
-                out["[%s] %s" % (placement, t["label"])] = (d["median"], better)
+    for variant, t in (d.results.get("table") or {}).items():
+        arrays = d.samples.get(variant) or {}
+        lat = arrays.get("latency_ns")
+        if lat is None:
+            for p in (50.0, 99.0, 99.9):
+                out["%s latency %s us" % (variant, percentile_label(p))] = Figure(
+                    None, LOWER, reason="no latency_ns samples")
+        else:
+            _rounds_figures(out, "%s latency" % variant, " us",
+                            _split(lat, arrays.get("slice_lengths")), (50.0, 99.0, 99.9), cache,
+                            scale=1e-3)
+        if t.get("messages") and t.get("context_switches") is not None:
+            out["%s context switches/message" % variant] = Figure(
+                t["context_switches"] / t["messages"], LOWER,
+                reason="one count per run: nothing to redraw")
     return out
 
 
-def _pipeline(results):
+def _c2c(d, cache):
     out = {}
-    for variant, d in results.get("table", {}).items():
-        for label, value in _round_percentiles(d.get("latency_us", {})).items():
-            out["%s latency %s us" % (variant, label)] = (value, LOWER)
-        if d.get("messages") and d.get("context_switches") is not None:
-            out["%s context switches/message" % variant] = (
-                d["context_switches"] / d["messages"], LOWER)
-    return out
-
-
-def _c2c(results):
-    out = {}
-    for variant, d in results.get("queue", {}).get("variants", {}).items():
-        for key in ("median_ns", "p99_ns"):
-            if d.get(key) is not None:
-                out["queue %s %s" % (variant, key)] = (d[key], LOWER)
-    cpus = results.get("cpus", [])
-    for mode, m in results.get("matrix", {}).items():
-        for i, row in enumerate(m.get("median_ns", [])):
+    r = d.results
+    tpn = r.get("ticks_per_ns")
+    if not tpn:
+        return out
+    for variant in (r.get("queue") or {}).get("variants", {}):
+        arrays = d.samples.get("pair_%s" % variant) or {}
+        ticks = arrays.get("round_trip_ticks")
+        names = ("median_ns", "p99_ns")
+        if ticks is None:
+            for n in names:
+                out["queue %s %s" % (variant, n)] = Figure(None, LOWER,
+                                                           reason="no round_trip_ticks samples")
+            continue
+        _rounds_figures(out, "queue %s" % variant, "", _split(ticks, arrays.get("round_lengths")),
+                        (50.0, 99.0), cache, pooled=True, scale=0.5 / tpn, labels=names)
+    cpus = r.get("cpus") or []
+    for mode, m in (r.get("matrix") or {}).items():
+        for i, row in enumerate(m.get("median_ns") or []):
             for j, value in enumerate(row):
-                if value is not None:
-                    out["%s %d->%d median_ns" % (mode, cpus[i], cpus[j])] = (value, LOWER)
+                if i == j or i >= len(cpus) or j >= len(cpus):
+                    continue
+                arrays = d.samples.get("%s_%d_%d" % (mode, cpus[i], cpus[j])) or {}
+                ticks = arrays.get("round_trip_ticks")
+                if ticks is None:
+                    if value is not None:
+                        out["%s %d->%d median_ns" % (mode, cpus[i], cpus[j])] = Figure(
+                            None, LOWER, reason="no round_trip_ticks samples")
+                    continue
+                _rounds_figures(out, "%s %d->%d" % (mode, cpus[i], cpus[j]), "",
+                                _split(ticks, arrays.get("round_lengths")), (50.0,), cache,
+                                scale=0.5 / tpn, labels=("median_ns",))
     return out
 
 
-def _pacing(results):
+def _values_figure(values, value, better, cache):
+    s = ValuesSampler(values or [])
+    if value is None:
+        return Figure(None, better, reason=NOT_MEASURED)
+    if not s.judgeable:
+        return Figure(float(value), better, reason="%d value%s per run: at least %d needed"
+                      % (s.data.size, "" if s.data.size == 1 else "s", s.min_values))
+    return Figure(float(value), better, _Column(s, 0, cache))
+
+
+def _bench(d, cache):
     out = {}
-    if results.get("d_pace") is not None:
-        out["drain rate used to pace (msg/s)"] = (results["d_pace"], HIGHER)
-    for t in results.get("targets", []):
-        if t.get("ratio_median") is not None:
-            out["target %gms max delay / target" % (1e3 * t["t"])] = (t["ratio_median"], LOWER)
+    for t in d.results.get("targets", []):
+        better = HIGHER if t.get("higher_is_better", True) else LOWER
+        for placement, e in (t.get("by_placement") or {}).items():
+            out["[%s] %s" % (placement, t["label"])] = _values_figure(
+                e.get("ratios"), e.get("median"), better, cache)
+    return out
+
+
+def _pacing(d, cache):
+    out = {}
+    r = d.results
+    drain = r.get("drain") or {}
+    by = drain.get("by_size") or {}
+    if by:
+        big = max(by, key=int)
+        out["typical drain rate D (msg/s)"] = _values_figure(
+            by[big].get("d_max"), drain.get("d_typical"), HIGHER, cache)
+    for t in r.get("targets", []):
+        out["target %gms max delay / target" % (1e3 * t["t"])] = _values_figure(
+            t.get("ratio"), t.get("ratio_median"), LOWER, cache)
     return out
 
 
@@ -109,53 +258,163 @@ EXPERIMENTS = {"burst_tail": _burst_tail, "bench": _bench, "pipeline": _pipeline
                "core_to_core": _c2c, "pacing": _pacing}
 
 
-def figures(loaded):
-    """{figure name: (value, LOWER|HIGHER)} of a LoadedOutput."""
+def figures(loaded, cache=None):
+    """{figure name: Figure} of a LoadedOutput (loaded with its samples)."""
     experiment = loaded.summary.get("experiment")
     if experiment not in EXPERIMENTS:
         raise ValueError("%s: compare knows %s, not %r" % (
             loaded.path, ", ".join(sorted(EXPERIMENTS)), experiment))
-    return EXPERIMENTS[experiment](loaded.results)
+    return EXPERIMENTS[experiment](loaded, {} if cache is None else cache)
+
+
+# ---- are the two runs comparable -----------------------------------------------------
+
+def _measured(loaded):
+    out = {}
+    for where in (loaded.params, loaded.results):
+        for key in MEASURED_TOLERANCE:
+            if isinstance(where, dict) and isinstance(where.get(key), (int, float)):
+                out[key] = float(where[key])
+    return out
 
 
 def incomparable(old, new):
     """The reasons two LoadedOutputs cannot be compared ([] = they can)."""
     why = []
-    for key in _ENVIRONMENT_KEYS:
+    for key in _IDENTITY_KEYS:
         a, b = old.environment.get(key), new.environment.get(key)
         if a != b:
             why.append("environment %s: %r vs %r" % (key, a, b))
+    ma, mb = _measured(old), _measured(new)
+    for key, tol in MEASURED_TOLERANCE.items():
+        a, b = ma.get(key), mb.get(key)
+        if a and b and abs(b / a - 1) > tol:
+            why.append("measured %s: %.6g vs %.6g (%+.2f %%, tolerance %g %%)"
+                       % (key, a, b, 100 * (b / a - 1), 100 * tol))
     for key in sorted(set(old.params) | set(new.params)):
-        if key in _LENGTH_PARAMS:
+        if key in _LENGTH_PARAMS or key in MEASURED_TOLERANCE:
             continue
         a, b = old.params.get(key), new.params.get(key)
         if a != b:
-            why.append("parameter %s: %r vs %r" % (key, a, b))
+            if isinstance(a, dict) and isinstance(b, dict):
+                diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+                why.append("parameter %s: %s" % (key, ", ".join(
+                    "%s %r vs %r" % (k, a.get(k), b.get(k)) for k in diff)))
+            else:
+                why.append("parameter %s: %r vs %r" % (key, a, b))
     return why
 
 
+def _notes(old, new):
+    """Differences that do not make two runs incomparable but a reader should know."""
+    out = []
+    for key in ("governor",):
+        a, b = old.environment.get(key), new.environment.get(key)
+        if a != b:
+            out.append("environment %s differs: %r vs %r" % (key, a, b))
+    return out
+
+
+# ---- the comparison ----------------------------------------------------------------
+
+@dataclass
 class Change:
-    """One figure old -> new; ``change`` is (new - old) / old, ``regression`` whether
-    it moved the bad way by more than the threshold."""
+    """One figure old -> new.  ``change`` = new / old - 1; ``low``/``high`` its
+    interval (None when not judged: ``reason``); ``verdict`` "slower", "faster",
+    "no significant change" or "not judged"; ``regression``: significantly slower
+    and slower by more than the threshold."""
+    name: str
+    old: float
+    new: float
+    better: str
+    change: Optional[float]
+    low: Optional[float] = None
+    high: Optional[float] = None
+    p_value: Optional[float] = None
+    verdict: str = "not judged"
+    reason: Optional[str] = None
+    regression: bool = False
 
-    def __init__(self, name, old, new, better, threshold):
-        self.name, self.old, self.new, self.better = name, old, new, better
-        self.change = None if old in (None, 0) or new is None else (new - old) / abs(old)
-        worse = self.change is not None and (self.change if better == LOWER else -self.change)
-        self.regression = bool(worse is not None and worse is not False and worse > threshold)
-
-    def __repr__(self):
-        return "<Change %s %r -> %r%s>" % (self.name, self.old, self.new,
-                                           " REGRESSION" if self.regression else "")
+    def to_dict(self):
+        return {"figure": self.name, "old": self.old, "new": self.new, "change": self.change,
+                "interval": None if self.low is None else [self.low, self.high],
+                "p_value": self.p_value, "verdict": self.verdict, "reason": self.reason,
+                "higher_is_better": self.better == HIGHER, "regression": self.regression}
 
 
-def compare(old_path, new_path, threshold=0.15, force=False):
-    """[Change] for every figure in both folders, and the figures found on one side only.
+@dataclass
+class Comparison:
+    """What ``compare`` found.  ``failures``: figures missing or not reported on one
+    side only (the comparison fails: exit 2); ``unreported``: {figure: why} not
+    reported on either side; ``refused``: why the runs are not comparable (compared
+    anyway with force)."""
+    old: str
+    new: str
+    experiment: str
+    threshold: float
+    alpha: float
+    bootstrap: int
+    confidence: Optional[float]
+    changes: List[Change] = field(default_factory=list)
+    failures: List[str] = field(default_factory=list)
+    unreported: Dict[str, str] = field(default_factory=dict)
+    refused: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def judged(self):
+        return [c for c in self.changes if c.low is not None]
+
+    @property
+    def regressions(self):
+        return [c for c in self.changes if c.regression]
+
+    def count(self, verdict):
+        return sum(1 for c in self.changes if c.verdict == verdict)
+
+    def exit_code(self):
+        """0 nothing regressed, 1 a regression, 2 a figure missing or not reported on
+        one side, or no figure that could be judged: the gate cannot vouch for the
+        new run."""
+        if self.failures or not self.judged:
+            return 2
+        return 1 if self.regressions else 0
+
+    def why_failed(self):
+        """The reasons of exit code 2, one line."""
+        if self.failures:
+            return "; ".join(self.failures)
+        if not self.changes:
+            return "no figure in both folders to compare"
+        reasons = sorted({c.reason for c in self.changes if c.reason})
+        return "no figure could be judged (%s)" % "; ".join(reasons)
+
+    def to_dict(self):
+        return {"old": self.old, "new": self.new, "experiment": self.experiment,
+                "threshold": self.threshold, "alpha": self.alpha, "bootstrap": self.bootstrap,
+                "confidence": self.confidence, "figures_judged": len(self.judged),
+                "regressions": len(self.regressions), "slower": self.count(SLOWER),
+                "faster": self.count(FASTER), "no_significant_change": self.count(SAME),
+                "failures": self.failures, "not_reported": self.unreported,
+                "refused": self.refused, "notes": self.notes, "exit_code": self.exit_code(),
+                "changes": [c.to_dict() for c in self.changes]}
+
+
+def compare(old_path, new_path, threshold=0.15, force=False, alpha=0.05, bootstrap=2000,
+            seed=0):
+    """The Comparison of two output folders of one experiment (see the module doc).
 
     Raises ValueError when a folder does not verify, when the experiments differ,
-    or (unless ``force``) when the runs are incomparable, naming why.
+    or (unless ``force``) when the runs are not comparable, naming why.  ``alpha``:
+    the chance that two runs of the same code show a significant change in any
+    figure (Bonferroni over the judged figures); ``bootstrap``: replicates per run;
+    ``seed``: of the redraws (the same folders and seed give the same answer).
     """
-    old, new = (output.load(p, samples=False, check=True) for p in (old_path, new_path))
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be in (0, 1), got %r" % (alpha,))
+    if bootstrap < 100:
+        raise ValueError("bootstrap must be at least 100 replicates, got %r" % (bootstrap,))
+    old, new = (output.load(p, samples=True, check=True) for p in (old_path, new_path))
     eo, en = old.summary.get("experiment"), new.summary.get("experiment")
     if eo != en:
         raise ValueError("%s is %r, %s is %r: not the same experiment" % (old_path, eo, new_path, en))
@@ -163,27 +422,88 @@ def compare(old_path, new_path, threshold=0.15, force=False):
     if why and not force:
         raise ValueError("the runs are not comparable (--force to compare anyway): "
                          + "; ".join(why))
-    a, b = figures(old), figures(new)
-    changes = [Change(name, a[name][0], b[name][0], a[name][1], threshold)
-               for name in a if name in b]
-    only = sorted(set(a) ^ set(b))
-    return changes, only
+    a, b = figures(old, {}), figures(new, {})
+    res = Comparison(str(old_path), str(new_path), eo, threshold, alpha, bootstrap, None,
+                     refused=why, notes=_notes(old, new))
+    names = [n for n in a] + [n for n in b if n not in a]
+    pairs = []
+    for name in names:
+        fa, fb = a.get(name), b.get(name)
+        if fa is None or fb is None:
+            res.failures.append("%s: only in %s" % (name, "OLD" if fb is None else "NEW"))
+        elif fa.value is None and fb.value is None:
+            res.unreported[name] = fa.reason or fb.reason or NOT_MEASURED
+        elif fa.value is None or fb.value is None:
+            side, f = ("OLD", fa) if fa.value is None else ("NEW", fb)
+            res.failures.append("%s: not reported in %s (%s)" % (name, side, f.reason))
+        else:
+            pairs.append((name, fa, fb))
+    judged = {n for n, fa, fb in pairs if fa.draw is not None and fb.draw is not None
+              and fa.value > 0 and fb.value > 0}
+    res.confidence = family_confidence(alpha, len(judged)) if judged else None
+    rng = np.random.default_rng(seed)
+    for name, fa, fb in pairs:
+        change = fb.value / fa.value - 1.0 if fa.value else None
+        c = Change(name, fa.value, fb.value, fa.better, change)
+        if name in judged:
+            j = judge(fa.value, fb.value, fa.draw(bootstrap, rng), fb.draw(bootstrap, rng),
+                      res.confidence, lower_is_better=fa.better == LOWER)
+            c.low, c.high, c.p_value, c.verdict = j.low, j.high, j.p_value, j.verdict
+            worse = change if fa.better == LOWER else -change
+            c.regression = j.verdict == SLOWER and worse > threshold
+        else:
+            c.reason = fa.reason or fb.reason or "nothing to redraw"
+        res.changes.append(c)
+    return res
 
+
+# ---- the printed table ---------------------------------------------------------------
 
 def _num(v):
-    if v is None:
-        return "n/a"
-    return "%.4g" % v
+    return "n/a" if v is None else "%.4g" % v
 
 
-def format_changes(changes, only=(), threshold=0.15, markdown=False):
-    """The table of a compare(): figure, old, new, change, and REGRESSION flags."""
-    rows = [[c.name, _num(c.old), _num(c.new),
-             "n/a" if c.change is None else "%+.1f%%" % (100 * c.change),
-             ("REGRESSION" if c.regression else "") + ("" if c.better == LOWER else " (higher is better)")]
-            for c in changes]
-    regressions = sum(c.regression for c in changes)
-    notes = ["only in one folder: %s" % name for name in only]
-    notes.append("%d of %d figures regressed by more than %.0f%%"
-                 % (regressions, len(changes), 100 * threshold))
-    return render(["figure", "old", "new", "change", ""], rows, markdown=markdown, notes=notes)
+def _pct(x):
+    return "%+.1f%%" % (100 * x)
+
+
+def format_comparison(res, markdown=False):
+    """The table of a Comparison: figure, old, new, change, its interval, the verdict;
+    then what could not be compared and how the verdicts were reached."""
+    rows = []
+    for c in res.changes:
+        verdict = c.verdict + (": REGRESSION" if c.regression else "")
+        if c.low is None:
+            verdict = "not judged: %s" % c.reason
+        rows.append([c.name + ("" if c.better == LOWER else " (higher is better)"),
+                     _num(c.old), _num(c.new), "n/a" if c.change is None else _pct(c.change),
+                     "" if c.low is None else "[%s, %s]" % (_pct(c.low), _pct(c.high)),
+                     verdict])
+    notes = ["NOT COMPARABLE, compared with --force: %s" % r for r in res.refused]
+    notes += ["FAILED: %s" % f for f in res.failures]
+    notes += ["not reported on either side: %s (%s)" % kv for kv in res.unreported.items()]
+    notes += res.notes
+    n = len(res.judged)
+    if n:
+        notes.append(
+            "Each figure is recomputed from the raw samples of each run and redrawn %s times "
+            "(rounds with replacement, then the units of each round); interval: the change's "
+            "%s %% interval, so that %d figures of two runs of the same code give a false "
+            "alarm with probability at most %g %% (Bonferroni); significant when the interval "
+            "leaves out 0." % ("{:,}".format(res.bootstrap), _conf(res.confidence), n,
+                               100 * res.alpha))
+    notes.append("%d of %d figures judged: %d slower, %d faster, %d no significant change; "
+                 "%d regression%s (significantly slower and slower by more than %g %%)"
+                 % (n, len(res.changes), res.count(SLOWER), res.count(FASTER), res.count(SAME),
+                    len(res.regressions), "" if len(res.regressions) == 1 else "s",
+                    100 * res.threshold))
+    if not res.failures and not res.judged:
+        notes.append("FAILED: %s" % res.why_failed())
+    return render(["figure", "old", "new", "change", "interval", "verdict"], rows,
+                  markdown=markdown, notes=notes)
+
+
+def _conf(c):
+    text = "%.4f" % (100 * c)
+    return text.rstrip("0").rstrip(".")
+
