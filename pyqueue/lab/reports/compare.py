@@ -481,7 +481,13 @@ def format_comparison(res, markdown=False):
                      verdict])
     notes = ["NOT COMPARABLE, compared with --force: %s" % r for r in res.refused]
     notes += ["FAILED: %s" % f for f in res.failures]
-    notes += ["not reported on either side: %s (%s)" % kv for kv in res.unreported.items()]
+    by_reason = {}
+    for name, why in res.unreported.items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():
+        shown = ", ".join(names[:4]) + (", ... (%d in all; --json lists them)" % len(names)
+                                         if len(names) > 4 else "")
+        notes.append("not reported on either side, %s: %s" % (why, shown))
     notes += res.notes
     n = len(res.judged)
     if n:
