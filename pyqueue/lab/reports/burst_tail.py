@@ -163,8 +163,12 @@ def _targets(classes, peers):
         r = _ratio(_p(classes[DEFAULT_CLASS], i), _p(classes[ref], i)) if ref else None
         row = {"what": what, "of": ref, "ratio": r, "goal": goal,
                "met": None if r is None else r <= goal}
-        if r is None and ref and any(LABELS[i] in (classes[n]["latency_ns_per_query"].get(
-                "not_reported") or {}) for n in (DEFAULT_CLASS, ref)):
+        # Not reported (too few samples) rather than not measured: the class's own
+        # percentile, its reference's, or (no best peer) every peer's.
+        refs = (DEFAULT_CLASS, ref) if ref else (DEFAULT_CLASS,) + tuple(
+            d["used"] for d in peers.values()) if of == "peer" else ()
+        if r is None and any(LABELS[i] in (classes[n]["latency_ns_per_query"].get(
+                "not_reported") or {}) for n in refs):
             row["not_reported"] = "not reported (%s)" % NOT_ENOUGH
         out["rows"].append(row)
     return out
@@ -352,8 +356,10 @@ def _driver_lines(summary):
     for peer, d in (summary.get("peers") or {}).items():
         if "twin_over_adapter" not in d:
             continue
-        out.append("  %s: twin / adapter p50/p99/p999 = %s; used: %s (the lower p99)"
-                   % (peer, _x(d["twin_over_adapter"]), d["used"]))
+        lower = "the lower p99" if (d["twin_over_adapter"] or [None] * 2)[1] is not None else \
+            "p99 not reported: the adapter's"
+        out.append("  %s: twin / adapter p50/p99/p999 = %s; used: %s (%s)"
+                   % (peer, _x(d["twin_over_adapter"]), d["used"], lower))
     if out:
         out = ["", "Drivers: <peer> runs through the adapter's table (an indirect call per "
                "message and a callback per message read), <peer>-twin the same loops with the "
@@ -366,7 +372,8 @@ def _target_lines(summary):
     if not t:
         return []
     out = ["", "Targets for %s (best peer: %s, through its faster driver):"
-           % (t["class"], t["best_peer"] or "none measured")]
+           % (t["class"], t["best_peer"] or ("none with p99 reported" if any(
+               r.get("not_reported") for r in t["rows"]) else "none measured"))]
     for row in t["rows"]:
         gone = row.get("not_reported") or NOT_MEASURED
         out.append("  %-26s %s (goal <= %.1f): %s" % (

@@ -7,15 +7,16 @@ import numpy as np
 
 from ..runtime.topology import RELATION_LABELS as RELATION_NAMES
 from ..common import placement
-from ..common.stats import NOT_ENOUGH, honest_rank, nearest_rank, per_round_then_mean
+from ..common.stats import NOT_ENOUGH, honest_rank, per_round_then_mean
 from pyqueue.table import render
 
 __all__ = ["one_way", "matrix_tables", "queue_summary", "summary_text"]
 
 
 def one_way(ticks, tpn, ps=(50.0, 99.0)):
-    """Nearest-rank one-way percentiles (ticks, ns) of round-trip tick samples."""
-    t = nearest_rank(ticks, ps) / 2.0
+    """Nearest-rank one-way percentiles (ticks, ns) of round-trip tick samples; NaN
+    for a percentile with fewer than 10 samples beyond it (stats.reported)."""
+    t = honest_rank(ticks, ps)[0] / 2.0
     return t, t / tpn
 
 
