@@ -163,3 +163,17 @@ def test_environment_identities_exact_measured_within_tolerance(tmp_path):
         "measured ticks_per_ns: 2 vs 2.004 (+0.20 %, tolerance 0.1 %)"]
     new.environment["kernel"] = dict(new.environment["kernel"], release="0.0-other")
     assert any(w.startswith("environment kernel") for w in cmp.incomparable(old, new))
+
+
+def test_few_rounds_widen_the_interval_students_t():
+    assert rs.t_of(0.95, 4) == pytest.approx(2.7764, abs=1e-4)
+    assert rs.t_of(0.99, 10) == pytest.approx(3.1693, abs=1e-4)
+    assert rs.t_of(0.95, float("inf")) == pytest.approx(1.95996, abs=1e-5)
+    assert rs.t_two_sided_p(2.7764, 4) == pytest.approx(0.05, abs=1e-4)
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(0, 0.1, 500), rng.normal(0.3, 0.1, 500)
+    z = rs.judge(1.0, 1.35, np.exp(a), 1.35 * np.exp(b - 0.3), 0.99)
+    t = rs.judge(1.0, 1.35, np.exp(a), 1.35 * np.exp(b - 0.3), 0.99, rounds=(3, 3))
+    assert t.low < z.low < z.high < t.high
+    one = rs.judge(1.0, 1.35, np.exp(a), 1.35 * np.exp(b - 0.3), 0.99, rounds=(1, 1))
+    assert (one.low, one.high) == pytest.approx((z.low, z.high))   # no rounds to scale

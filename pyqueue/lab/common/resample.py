@@ -28,7 +28,8 @@ import numpy as np
 
 from .stats import nearest_rank_index, reported
 
-__all__ = ["Sampler", "RoundsSampler", "ValuesSampler", "Judgement", "judge", "z_of",
+__all__ = ["Sampler", "RoundsSampler", "ValuesSampler", "Judgement", "judge", "z_of", "t_of",
+           "t_two_sided_p",
            "family_confidence", "SLOWER", "FASTER", "SAME"]
 
 # Replicates drawn in one block of a vectorised percentile (memory: block × samples).
@@ -186,25 +187,95 @@ class Judgement:
 SLOWER, FASTER, SAME = "slower", "faster", "no significant change"
 
 
-def judge(old, new, old_reps, new_reps, confidence, lower_is_better=True):
+def _betacf(a, b, x):
+    """The continued fraction of the regularized incomplete beta (Lentz's method)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _ibeta(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) +
+                     a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t, df):
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom (inf: normal)."""
+    if math.isinf(df):
+        return 2.0 * (1.0 - NormalDist().cdf(abs(t)))
+    return _ibeta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_of(confidence, df):
+    """The two-sided Student-t quantile of ``confidence`` with ``df`` degrees of
+    freedom (z_of when df is infinite): bisection on t_two_sided_p."""
+    if math.isinf(df):
+        return z_of(confidence)
+    alpha = 1.0 - confidence
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) > alpha:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if t_two_sided_p(mid, df) > alpha else (lo, mid)
+    return hi
+
+
+def judge(old, new, old_reps, new_reps, confidence, lower_is_better=True, rounds=(None, None)):
     """The Judgement of a figure ``old`` -> ``new`` from the replicates of each run
     (1-D, independent draws).  The change is significant when its interval at
-    ``confidence`` leaves out 0 (no change); the interval is exp(d ± z·sd) - 1 of
-    d = log(new / old), sd the standard deviation of log(new* / old*)."""
+    ``confidence`` leaves out 0 (no change); the interval is exp(d ± t·sd) - 1 of
+    d = log(new / old), sd from the replicates' variances of log(figure).
+
+    ``rounds`` (old, new): how many rounds each run's figure rests on.  The redraw of
+    R rounds understates their spread by (R-1)/R and R values estimate it poorly, so
+    each side's variance is scaled by R/(R-1) and t has Welch's degrees of freedom
+    (R-1 per side; a side of one round, or None, adds none: z where neither has any)."""
     change = new / old - 1.0
     a, b = np.asarray(old_reps, dtype=np.float64), np.asarray(new_reps, dtype=np.float64)
-    good = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-    if good.sum() < 20 or old <= 0 or new <= 0:
+    good_a = a[np.isfinite(a) & (a > 0)]
+    good_b = b[np.isfinite(b) & (b > 0)]
+    if min(good_a.size, good_b.size) < 20 or old <= 0 or new <= 0:
         return Judgement(old, new, change, None, None, None, confidence, SAME)
     d = math.log(new / old)
-    sd = float(np.std(np.log(b[good]) - np.log(a[good]), ddof=1))
-    z = z_of(confidence)
+    var, dfs = [], []
+    for reps, r in ((good_a, rounds[0]), (good_b, rounds[1])):
+        v = float(np.var(np.log(reps), ddof=1))
+        if r is not None and r >= 2:
+            v *= r / (r - 1.0)
+            dfs.append((v, r - 1))
+        var.append(v)
+    total = sum(var)
+    df = total * total / sum(v * v / k for v, k in dfs) if dfs and total > 0 else math.inf
+    sd = math.sqrt(total)
     if sd == 0.0:
         low = high = change
         p = 0.0 if d else 1.0
     else:
-        low, high = math.expm1(d - z * sd), math.expm1(d + z * sd)
-        p = 2.0 * (1.0 - NormalDist().cdf(abs(d) / sd))
+        t = t_of(confidence, df)
+        low, high = math.expm1(d - t * sd), math.expm1(d + t * sd)
+        p = t_two_sided_p(d / sd, df)
     if low > 0 or high < 0:
         worse = (change > 0) == lower_is_better
         verdict = SLOWER if worse else FASTER

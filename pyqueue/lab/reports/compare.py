@@ -6,7 +6,10 @@ it, then redrawn (common/resample.py: the rounds with replacement, the units of 
 round -- a burst-tail window, a message, a round trip -- with replacement within it)
 to see how far it moves by chance.  The change new / old - 1 gets an interval;
 the figure is "slower" or "faster" when the interval leaves out no change, else
-"no significant change".  The intervals of the figures of one comparison share one
+"no significant change".  The redraws of R rounds understate their spread, and R
+values estimate it poorly: each run's variance is scaled by R/(R-1) and the interval
+uses Student's t with Welch's degrees of freedom (R-1 per run), so rounds that
+disagree widen it.  The intervals of the figures of one comparison share one
 false-alarm budget (``alpha``, Bonferroni): with m figures each interval is at
 1 - alpha/m.  A figure **regresses** when it is significantly slower *and* slower by
 more than the threshold.
@@ -77,6 +80,9 @@ class _Column:
 
     def __init__(self, sampler, k, cache):
         self.sampler, self.k, self.cache = sampler, k, cache
+        # What the figure rests on: its rounds (or per-round values), for judge().
+        self.rounds = (len(sampler.rounds) if hasattr(sampler, "rounds") else
+                       int(sampler.data.size))
 
     def __call__(self, b, rng):
         key = id(self.sampler)
@@ -88,6 +94,7 @@ class _Column:
 class _Ratio:
     def __init__(self, num, den):
         self.num, self.den = num, den
+        self.rounds = min(num.rounds, den.rounds)
 
     def __call__(self, b, rng):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -334,12 +341,14 @@ class Change:
     verdict: str = "not judged"
     reason: Optional[str] = None
     regression: bool = False
+    rounds: Optional[int] = None      # the fewer rounds of the two sides
 
     def to_dict(self):
         return {"figure": self.name, "old": self.old, "new": self.new, "change": self.change,
                 "interval": None if self.low is None else [self.low, self.high],
                 "p_value": self.p_value, "verdict": self.verdict, "reason": self.reason,
-                "higher_is_better": self.better == HIGHER, "regression": self.regression}
+                "higher_is_better": self.better == HIGHER, "regression": self.regression,
+                "rounds": self.rounds}
 
 
 @dataclass
@@ -447,8 +456,10 @@ def compare(old_path, new_path, threshold=0.15, force=False, alpha=0.05, bootstr
         c = Change(name, fa.value, fb.value, fa.better, change)
         if name in judged:
             j = judge(fa.value, fb.value, fa.draw(bootstrap, rng), fb.draw(bootstrap, rng),
-                      res.confidence, lower_is_better=fa.better == LOWER)
+                      res.confidence, lower_is_better=fa.better == LOWER,
+                      rounds=(fa.draw.rounds, fb.draw.rounds))
             c.low, c.high, c.p_value, c.verdict = j.low, j.high, j.p_value, j.verdict
+            c.rounds = min(fa.draw.rounds, fb.draw.rounds)
             worse = change if fa.better == LOWER else -change
             c.regression = j.verdict == SLOWER and worse > threshold
         else:
@@ -464,7 +475,8 @@ def _num(v):
 
 
 def _pct(x):
-    return "%+.1f%%" % (100 * x)
+    # an interval of a few rounds that disagree can span orders of magnitude
+    return "%+.1f%%" % (100 * x) if abs(x) < 10 else "%+.2g%%" % (100 * x)
 
 
 def format_comparison(res, markdown=False):
@@ -494,10 +506,15 @@ def format_comparison(res, markdown=False):
         notes.append(
             "Each figure is recomputed from the raw samples of each run and redrawn %s times "
             "(rounds with replacement, then the units of each round); interval: the change's "
-            "%s %% interval, so that %d figures of two runs of the same code give a false "
-            "alarm with probability at most %g %% (Bonferroni); significant when the interval "
-            "leaves out 0." % ("{:,}".format(res.bootstrap), _conf(res.confidence), n,
-                               100 * res.alpha))
+            "%s %% interval (Student's t, Welch's degrees of freedom from the rounds), so that "
+            "%d figures of two runs of the same code give a false alarm with probability at "
+            "most %g %% (Bonferroni); significant when the interval leaves out 0; rounds that "
+            "disagree widen it." % ("{:,}".format(res.bootstrap), _conf(res.confidence), n,
+                                   100 * res.alpha))
+        if any(c.rounds == 1 for c in res.judged):
+            notes.append("A figure of a single round (on either side) has an interval of its "
+                         "sampling noise only: the drift between rounds is not in it; run "
+                         "--rounds 3 or more.")
     notes.append("%d of %d figures judged: %d slower, %d faster, %d no significant change; "
                  "%d regression%s (significantly slower and slower by more than %g %%)"
                  % (n, len(res.changes), res.count(SLOWER), res.count(FASTER), res.count(SAME),
