@@ -48,22 +48,47 @@ def scale_samples(folder, names, factor):
     reindex(folder)
 
 
-def worsen_summary(summary):
-    """bench and pacing: every per-round ratio 10x worse (a target that is higher-is-
-    better 10x lower), and the drain rate 10x lower."""
+def _per_round_lists(summary):
+    """The per-round value lists bench and pacing are judged from, each with its
+    median's key: (container, list key, median key or None, higher is better)."""
     r = summary["results"]
     for t in r.get("targets", []):
         if "by_placement" in t:                                    # bench
-            k = 0.1 if t.get("higher_is_better", True) else 10.0
             for e in t["by_placement"].values():
-                e["ratios"] = [x * k for x in e.get("ratios", [])]
-                e["median"] = e["median"] * k
-        elif "ratio" in t:                                         # pacing
-            t["ratio"] = [x * 10 for x in t["ratio"]]
-            t["ratio_median"] = t["ratio_median"] * 10
+                if e.get("ratios"):
+                    yield e, "ratios", "median", t.get("higher_is_better", True)
+        elif t.get("ratio"):                                       # pacing
+            yield t, "ratio", "ratio_median", False
     drain = r.get("drain") or {}
     for e in (drain.get("by_size") or {}).values():
-        e["d_max"] = [x / 10 for x in e["d_max"]]
+        yield e, "d_max", None, True
+
+
+def steady(summary):
+    """bench and pacing: each per-round list made three values 1 % apart around its
+    median (a quick run's rounds on a busy machine differ by up to 10x, and three of
+    them prove no change; this tests what compare does with the values, not them)."""
+    import statistics
+    for e, key, med, _ in _per_round_lists(summary):
+        m = statistics.median(e[key])
+        e[key] = [m * 0.99, m, m * 1.01]
+        if med:
+            e[med] = m
+    drain = summary["results"].get("drain") or {}
+    if drain.get("by_size"):
+        big = max(drain["by_size"], key=int)
+        drain["d_typical"] = drain["by_size"][big]["d_max"][1]
+
+
+def worsen_summary(summary):
+    """bench and pacing: every per-round value 10x worse (10x lower where higher is
+    better), medians too."""
+    for e, key, med, higher in _per_round_lists(summary):
+        k = 0.1 if higher else 10.0
+        e[key] = [x * k for x in e[key]]
+        if med:
+            e[med] = e[med] * k
+    drain = summary["results"].get("drain") or {}
     if drain.get("d_typical"):
         drain["d_typical"] /= 10
 
@@ -79,6 +104,11 @@ def edit_summary(folder, fn):
 def test_compare_copy_doctored_and_tampered(quick_runs, tmp_path, command):
     p, old = quick_runs[command]
     assert p.returncode == 0, p.stderr
+    if command not in SAMPLES:
+        steady_copy = tmp_path / "steady"
+        shutil.copytree(old, steady_copy)
+        edit_summary(steady_copy, steady)
+        old = steady_copy
     same = tmp_path / "same"
     shutil.copytree(old, same)
     r = pyqueue("compare", str(old), str(same))
@@ -99,7 +129,9 @@ def test_compare_copy_doctored_and_tampered(quick_runs, tmp_path, command):
     body = json.loads(r.stdout)
     assert r.returncode == 1 and body["exit_code"] == 1
     assert body["regressions"] == sum(c["regression"] for c in body["changes"]) > 0
-    assert all(c["verdict"] == "slower" and c["interval"][0] > 0
+    # slower: the whole interval on the bad side of no change
+    assert all(c["verdict"] == "slower" and (c["interval"][1] < 0 if c["higher_is_better"]
+                                             else c["interval"][0] > 0)
                for c in body["changes"] if c["regression"])
 
     tampered = tmp_path / "tampered"
