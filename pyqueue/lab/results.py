@@ -224,7 +224,9 @@ def load(path: Union[str, "os.PathLike[str]"], check: bool = True) -> Any:
         raise ValueError("%s: %s: an output folder of %r, which load() does not know (it knows "
                          "%s)" % (output.INVALID, path, experiment, ", ".join(sorted(_LOADERS))))
     try:
-        return _with_to_pandas(_LOADERS[experiment](d))
+        res = _with_to_pandas(_LOADERS[experiment](d))
+        res.output_folder = str(d.path)    # where it came from (its environment.json too)
+        return res
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         # A summary or runs.json edited by hand: one error, whatever field is off.
         raise ValueError("%s: %s: %s %s" % (output.INVALID, path, type(e).__name__, e)) from e

@@ -312,7 +312,8 @@ def run_header(result, environment=None):
     environment.json, or this machine for a fresh result); its parameters."""
     params = dict(getattr(result, "params", None) or {})
     if environment is None:
-        folder = getattr(result, "out", None) or getattr(result, "folder", None)
+        folder = (getattr(result, "output_folder", None) or getattr(result, "out", None) or
+                  getattr(result, "folder", None))
         if folder and os.path.isfile(os.path.join(str(folder), "environment.json")):
             from ..common.output import load
             environment = load(folder, samples=False, check=False).environment
