@@ -177,3 +177,22 @@ def test_few_rounds_widen_the_interval_students_t():
     assert t.low < z.low < z.high < t.high
     one = rs.judge(1.0, 1.35, np.exp(a), 1.35 * np.exp(b - 0.3), 0.99, rounds=(1, 1))
     assert (one.low, one.high) == pytest.approx((z.low, z.high))   # no rounds to scale
+
+
+def test_runs_pooled_on_each_side_carry_the_drift_between_runs(tmp_path):
+    """Two runs of one code whose rounds agree within each run but not across them (the
+    machine moved between runs): one run per side calls it a change; both runs of
+    that side pooled, against the next pair, do not."""
+    rng = np.random.default_rng(10)
+    a = _folder(tmp_path / "a", _rounds(rng, drift=0.01))
+    a2 = _folder(tmp_path / "a2", _rounds(rng, drift=0.01) * 1.6)
+    b = _folder(tmp_path / "b", _rounds(rng, drift=0.01))
+    b2 = _folder(tmp_path / "b2", _rounds(rng, drift=0.01) * 1.6)
+    assert cmp.compare(a, a2).exit_code() == 1
+    res = cmp.compare(a, b, old_more=[a2], new_more=[b2])
+    assert res.exit_code() == 0 and any("rounds pooled: 2 runs OLD" in n for n in res.notes)
+    by = {c.name: c for c in res.changes}
+    assert by["yield0 p50 ns/query"].rounds == 6
+    slow = _folder(tmp_path / "slow", _rounds(rng, drift=0.01) * 8)
+    slow2 = _folder(tmp_path / "slow2", _rounds(rng, drift=0.01) * 8)
+    assert cmp.compare(a, slow, old_more=[a2], new_more=[slow2]).exit_code() == 1

@@ -37,6 +37,12 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the redraws: the same folders and seed give the same "
                         "answer (default: 0)")
+    p.add_argument("--old-run", action="append", default=[], metavar="DIR",
+                   help="another run of the OLD code: its rounds are pooled with OLD's, so "
+                        "that the machine's drift from run to run is in the interval "
+                        "(repeatable)")
+    p.add_argument("--new-run", action="append", default=[], metavar="DIR",
+                   help="another run of the NEW code, pooled with NEW's (repeatable)")
     p.add_argument("--force", action="store_true",
                    help="compare even when machine, pinning or parameters differ")
     add_output_options(p, what="the table")
@@ -46,7 +52,8 @@ def run(args):
     import sys
     from ..reports.compare import compare, format_comparison
     res = compare(args.old, args.new, threshold=args.threshold, force=args.force,
-                  alpha=args.alpha, bootstrap=args.bootstrap, seed=args.seed)
+                  alpha=args.alpha, bootstrap=args.bootstrap, seed=args.seed,
+                  old_more=args.old_run, new_more=args.new_run)
     if not emit_json(args, res.to_dict()):
         print(format_comparison(res, markdown=args.markdown))
     code = res.exit_code()

@@ -23,6 +23,7 @@ the same machine and the same parameters: identities compared exactly (CPU model
 core count, allowed CPUs, pinning, kernel, every parameter but how long the run
 was), measured values within a tolerance (the cycle counter's rate, 0.1 %).
 """
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -184,8 +185,66 @@ class Comparison:
                 "changes": [c.to_dict() for c in self.changes]}
 
 
+# ---- several runs on one side: their rounds pooled -----------------------------------
+
+# Sample arrays split into rounds by a lengths array beside them (concatenated as is).
+_SPLIT_BY = {"latency_ns": "slice_lengths", "round_trip_ticks": "round_lengths"}
+# Per-round value lists in the results (bench, pacing): concatenated.
+_VALUE_LISTS = ("ratios", "ratio", "d_max")
+
+
+def _pool_samples(runs):
+    out = {}
+    for group in runs[0].samples:
+        arrays = [r.samples.get(group) or {} for r in runs]
+        merged = dict(arrays[0])
+        g = [a.get("group_ns") for a in arrays]
+        if all(x is not None and np.ndim(x) == 3 for x in g):
+            w = max(x.shape[1] for x in g)
+            merged["group_ns"] = np.concatenate([np.pad(x, ((0, 0), (0, w - x.shape[1]), (0, 0)))
+                                                 for x in g])
+            merged["windows_done"] = np.concatenate([
+                a["windows_done"] if a.get("windows_done") is not None else
+                np.full(x.shape[0], x.shape[1], np.int64) for a, x in zip(arrays, g)])
+        for name, lengths in _SPLIT_BY.items():
+            xs = [a.get(name) for a in arrays]
+            if all(x is not None for x in xs):
+                merged[name] = np.concatenate(xs)
+                merged[lengths] = np.concatenate([
+                    a[lengths] if a.get(lengths) is not None else np.array([len(x)])
+                    for a, x in zip(arrays, xs)])
+        out[group] = merged
+    return out
+
+
+def _pool_lists(first, others):
+    """``first`` (JSON) with every per-round value list lengthened by the same list at
+    the same place in ``others``."""
+    if isinstance(first, dict):
+        return {k: (first[k] + [x for o in others if isinstance(o, dict)
+                                for x in (o.get(k) or [])]
+                    if k in _VALUE_LISTS and isinstance(first[k], list) else
+                    _pool_lists(first[k], [o.get(k) if isinstance(o, dict) else None
+                                           for o in others]))
+                for k in first}
+    if isinstance(first, list):
+        return [_pool_lists(x, [o[i] if isinstance(o, list) and i < len(o) else None
+                                for o in others]) for i, x in enumerate(first)]
+    return first
+
+
+def _pooled(runs):
+    """One LoadedOutput of several runs of one side: their rounds (and per-round
+    values) pooled, the first run's summary and environment otherwise."""
+    if len(runs) == 1:
+        return runs[0]
+    summary = dict(runs[0].summary, results=_pool_lists(runs[0].results,
+                                                        [r.results for r in runs[1:]]))
+    return dataclasses.replace(runs[0], summary=summary, samples=_pool_samples(runs))
+
+
 def compare(old_path, new_path, threshold=0.15, force=False, alpha=0.05, bootstrap=2000,
-            seed=0):
+            seed=0, old_more=(), new_more=()):
     """The Comparison of two output folders of one experiment (see the module doc).
 
     Raises ValueError when a folder does not verify, when the experiments differ,
@@ -193,22 +252,35 @@ def compare(old_path, new_path, threshold=0.15, force=False, alpha=0.05, bootstr
     the chance that two runs of the same code show a significant change in any
     figure (Bonferroni over the judged figures); ``bootstrap``: replicates per run;
     ``seed``: of the redraws (the same folders and seed give the same answer).
+    ``old_more``, ``new_more``: more runs of each side, their rounds pooled with its
+    first's -- the drift of the machine from run to run is then in the interval.
     """
     if not 0 < alpha < 1:
         raise ValueError("alpha must be in (0, 1), got %r" % (alpha,))
     if bootstrap < 100:
         raise ValueError("bootstrap must be at least 100 replicates, got %r" % (bootstrap,))
-    old, new = (output.load(p, samples=True, check=True) for p in (old_path, new_path))
-    eo, en = old.summary.get("experiment"), new.summary.get("experiment")
-    if eo != en:
-        raise ValueError("%s is %r, %s is %r: not the same experiment" % (old_path, eo, new_path, en))
-    why = incomparable(old, new)
+    olds = [output.load(p, samples=True, check=True) for p in (old_path,) + tuple(old_more)]
+    news = [output.load(p, samples=True, check=True) for p in (new_path,) + tuple(new_more)]
+    kinds = {r.summary.get("experiment") for r in olds + news}
+    eo, en = olds[0].summary.get("experiment"), news[0].summary.get("experiment")
+    if len(kinds) > 1:
+        raise ValueError("%s is %r, %s is %r: not the same experiment" % (
+            old_path, eo, new_path, en) if eo != en else
+            "the runs are not all of one experiment: %s" % ", ".join(sorted(map(str, kinds))))
+    why = []
+    for r in olds[1:] + news:
+        why += [w for w in incomparable(olds[0], r) if w not in why]
+    old, new = _pooled(olds), _pooled(news)
     if why and not force:
         raise ValueError("the runs are not comparable (--force to compare anyway): "
                          + "; ".join(why))
     a, b = figures(old, {}), figures(new, {})
     res = Comparison(str(old_path), str(new_path), eo, threshold, alpha, bootstrap, None,
                      refused=why, notes=_notes(old, new))
+    if len(olds) > 1 or len(news) > 1:
+        res.notes.append("rounds pooled: %d run%s OLD (%s), %d NEW (%s)" % (
+            len(olds), "" if len(olds) == 1 else "s", ", ".join(str(r.path) for r in olds),
+            len(news), ", ".join(str(r.path) for r in news)))
     names = [n for n in a] + [n for n in b if n not in a]
     pairs = []
     for name in names:

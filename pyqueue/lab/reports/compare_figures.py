@@ -194,6 +194,7 @@ def _values_figure(values, value, better, cache):
     s = ValuesSampler(values or [])
     if value is None:
         return Figure(None, better, reason=NOT_MEASURED)
+    value = s.values[0] if s.data.size else value     # the median of the values, as reported
     if not s.judgeable:
         return Figure(float(value), better, reason="%d value%s per run: at least %d needed"
                       % (s.data.size, "" if s.data.size == 1 else "s", s.min_values))
