@@ -38,9 +38,9 @@ def add_arguments(p):
                    help="seed of the redraws: the same folders and seed give the same "
                         "answer (default: 0)")
     p.add_argument("--old-run", action="append", default=[], metavar="DIR",
-                   help="another run of the OLD code: its rounds are pooled with OLD's, so "
-                        "that the machine's drift from run to run is in the interval "
-                        "(repeatable)")
+                   help="another run of the OLD code, pooled with OLD: runs are redrawn "
+                        "first, so that the machine's drift from run to run is in the "
+                        "interval (repeatable)")
     p.add_argument("--new-run", action="append", default=[], metavar="DIR",
                    help="another run of the NEW code, pooled with NEW's (repeatable)")
     p.add_argument("--force", action="store_true",

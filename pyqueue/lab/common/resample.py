@@ -57,14 +57,28 @@ class RoundsSampler(Sampler):
     the percentile of every round's samples together; else (the lab's usual figure)
     each round's percentile, then the mean over the rounds where it is reported
     (MIN_BEYOND samples beyond it), exactly as stats.per_round_then_mean.
-    ``scale`` multiplies every value (ticks -> ns, ns -> µs)."""
+    ``scale`` multiplies every value (ticks -> ns, ns -> µs).
 
-    def __init__(self, rounds, ps, pooled=False, scale=1.0):
-        self.rounds = [np.asarray(r, dtype=np.float64).reshape(len(r), -1) for r in rounds]
-        self.rounds = [r for r in self.rounds if r.size]
+    ``run_of`` (one id per round): the rounds come from several runs of one side.
+    The redraw then draws the runs with replacement first, then the rounds of each
+    drawn run, then their units, and ``replicates_of`` (what the variance rests on,
+    for judge()) is the number of runs: the drift between runs is then the top level
+    of the noise, and a few runs prove little."""
+
+    def __init__(self, rounds, ps, pooled=False, scale=1.0, run_of=None):
+        rounds = [np.asarray(r, dtype=np.float64).reshape(len(r), -1) for r in rounds]
+        run_of = list(run_of) if run_of is not None else [0] * len(rounds)
+        keep = [k for k, r in enumerate(rounds) if r.size]
+        self.rounds = [rounds[k] for k in keep]
+        self.run_of = [run_of[k] for k in keep]
+        self.runs = sorted(set(self.run_of))
         self.ps = tuple(float(p) for p in ps)
         self.pooled, self.scale = pooled, float(scale)
         self.values = self._figure([r.ravel() for r in self.rounds])
+
+    @property
+    def replicates_of(self):
+        return len(self.runs) if len(self.runs) > 1 else len(self.rounds)
 
     def _usable(self, sizes, i):
         return [k for k, n in enumerate(sizes) if reported(n, self.ps[i])]
@@ -114,6 +128,8 @@ class RoundsSampler(Sampler):
         if self.pooled:
             return self._pooled_replicates(pick, b, rng)
         per = [self._round_replicates(r, b, rng) for r in range(nr)]
+        if len(self.runs) > 1:
+            return self._nested(per, b, rng) * self.scale
         out = np.zeros((b, len(self.ps)))
         count = np.zeros((b, len(self.ps)))
         for slot in range(nr):
@@ -128,6 +144,24 @@ class RoundsSampler(Sampler):
             out = np.where(count > 0, out / np.maximum(count, 1), np.nan)
         out[:, ~np.isfinite(self.values)] = np.nan
         return out * self.scale
+
+    def _nested(self, per, b, rng):
+        """Runs, then rounds of each drawn run, then their units (per[r]: round r's
+        redraws): the mean over the drawn rounds where each percentile is reported."""
+        members = [np.array([k for k, u in enumerate(self.run_of) if u == run])
+                   for run in self.runs]
+        out = np.full((b, len(self.ps)), np.nan)
+        for k in range(b):
+            rows = [per[r][rng.integers(0, b)]
+                    for j in rng.integers(0, len(members), len(members))
+                    for r in members[j][rng.integers(0, members[j].size, members[j].size)]]
+            v = np.array(rows)
+            good = np.isfinite(v)
+            n = good.sum(axis=0)
+            out[k] = np.where(n > 0, np.where(good, v, 0.0).sum(axis=0) / np.maximum(n, 1),
+                              np.nan)
+        out[:, ~np.isfinite(self.values)] = np.nan
+        return out
 
     def _pooled_replicates(self, pick, b, rng):
         out = np.full((b, len(self.ps)), np.nan)

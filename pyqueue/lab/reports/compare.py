@@ -32,7 +32,8 @@ import numpy as np
 from ..common import output
 from ..common.resample import FASTER, SAME, SLOWER, family_confidence, judge
 from ..common.stats import NOT_MEASURED
-from .compare_figures import EXPERIMENTS, HIGHER, LOWER, Figure, figures  # noqa: F401
+from .compare_figures import (EXPERIMENTS, HIGHER, LOWER, RUN_OF, Figure,  # noqa: F401
+                              figures)
 from pyqueue.table import render
 
 __all__ = ["LOWER", "HIGHER", "Figure", "Change", "Comparison", "figures", "incomparable",
@@ -206,13 +207,15 @@ def _pool_samples(runs):
             merged["windows_done"] = np.concatenate([
                 a["windows_done"] if a.get("windows_done") is not None else
                 np.full(x.shape[0], x.shape[1], np.int64) for a, x in zip(arrays, g)])
+            merged[RUN_OF] = np.concatenate([np.full(x.shape[0], k) for k, x in enumerate(g)])
         for name, lengths in _SPLIT_BY.items():
             xs = [a.get(name) for a in arrays]
             if all(x is not None for x in xs):
                 merged[name] = np.concatenate(xs)
-                merged[lengths] = np.concatenate([
-                    a[lengths] if a.get(lengths) is not None else np.array([len(x)])
-                    for a, x in zip(arrays, xs)])
+                per = [a[lengths] if a.get(lengths) is not None else np.array([len(x)])
+                       for a, x in zip(arrays, xs)]
+                merged[lengths] = np.concatenate(per)
+                merged[RUN_OF] = np.concatenate([np.full(len(n), k) for k, n in enumerate(per)])
         out[group] = merged
     return out
 
@@ -252,8 +255,9 @@ def compare(old_path, new_path, threshold=0.15, force=False, alpha=0.05, bootstr
     the chance that two runs of the same code show a significant change in any
     figure (Bonferroni over the judged figures); ``bootstrap``: replicates per run;
     ``seed``: of the redraws (the same folders and seed give the same answer).
-    ``old_more``, ``new_more``: more runs of each side, their rounds pooled with its
-    first's -- the drift of the machine from run to run is then in the interval.
+    ``old_more``, ``new_more``: more runs of each side, pooled with its first: the
+    redraws draw runs, then rounds, then units, and the degrees of freedom come from
+    the runs -- the drift of the machine from run to run is then in the interval.
     """
     if not 0 < alpha < 1:
         raise ValueError("alpha must be in (0, 1), got %r" % (alpha,))
@@ -353,7 +357,8 @@ def format_comparison(res, markdown=False):
         notes.append(
             "Each figure is recomputed from the raw samples of each run and redrawn %s times "
             "(rounds with replacement, then the units of each round); interval: the change's "
-            "%s %% interval (Student's t, Welch's degrees of freedom from the rounds), so that "
+            "%s %% interval (Student's t, Welch's degrees of freedom from the rounds, or the "
+            "runs where several are pooled), so that "
             "%d figures of two runs of the same code give a false alarm with probability at "
             "most %g %% (Bonferroni); significant when the interval leaves out 0; rounds that "
             "disagree widen it." % ("{:,}".format(res.bootstrap), _conf(res.confidence), n,

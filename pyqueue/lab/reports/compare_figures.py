@@ -23,9 +23,11 @@ import numpy as np
 from ..common.resample import RoundsSampler, ValuesSampler
 from ..common.stats import NOT_MEASURED, not_enough, percentile_label
 
-__all__ = ["LOWER", "HIGHER", "Figure", "figures", "EXPERIMENTS"]
+__all__ = ["LOWER", "HIGHER", "Figure", "figures", "EXPERIMENTS", "RUN_OF"]
 
 LOWER, HIGHER = "lower", "higher"        # which way is better
+# The array compare adds where several runs of a side are pooled: each round's run.
+RUN_OF = "_run_of"
 
 
 @dataclass
@@ -45,7 +47,7 @@ class _Column:
     def __init__(self, sampler, k, cache):
         self.sampler, self.k, self.cache = sampler, k, cache
         # What the figure rests on: its rounds (or per-round values), for judge().
-        self.rounds = (len(sampler.rounds) if hasattr(sampler, "rounds") else
+        self.rounds = (sampler.replicates_of if hasattr(sampler, "replicates_of") else
                        int(sampler.data.size))
 
     def __call__(self, b, rng):
@@ -70,9 +72,10 @@ def _value(v):
 
 
 def _rounds_figures(out, prefix, suffix, rounds, ps, cache, better=LOWER, pooled=False,
-                    scale=1.0, labels=None):
-    """Figures '<prefix> <label><suffix>' of a RoundsSampler; returns the sampler."""
-    s = RoundsSampler(rounds, ps, pooled=pooled, scale=scale)
+                    scale=1.0, labels=None, run_of=None):
+    """Figures '<prefix> <label><suffix>' of a RoundsSampler; returns the sampler.
+    ``run_of``: the run of each round, where several runs of a side are pooled."""
+    s = RoundsSampler(rounds, ps, pooled=pooled, scale=scale, run_of=run_of)
     sizes = [r.size for r in s.rounds]
     for i, p in enumerate(ps):
         value = _value(s.values[i])
@@ -109,8 +112,11 @@ def _burst_tail(d, cache):
         done = arrays.get("windows_done")
         done = list(done) if done is not None else list(c.get("windows_per_round") or
                                                         [g.shape[1]] * g.shape[0])
-        rounds = [g[r, :int(done[r])] for r in range(g.shape[0]) if done[r] > 0]
-        _rounds_figures(out, name, " ns/query", rounds, _BURST_PS, cache, labels=_BURST_LABELS)
+        run_of = arrays.get(RUN_OF)
+        run_of = list(run_of) if run_of is not None else [0] * g.shape[0]
+        keep = [r for r in range(g.shape[0]) if done[r] > 0]
+        _rounds_figures(out, name, " ns/query", [g[r, :int(done[r])] for r in keep], _BURST_PS,
+                        cache, labels=_BURST_LABELS, run_of=[run_of[r] for r in keep])
         cols[name] = ["%s %s ns/query" % (name, label) for label in _BURST_LABELS]
     if "none" in cols:
         for name in cols:
@@ -127,11 +133,20 @@ def _burst_tail(d, cache):
 
 
 def _split(flat, lengths):
+    """The rounds of a concatenated array (empty ones kept: _runs lines up with them)."""
     flat = np.asarray(flat)
     if lengths is None:
         return [flat]
     lengths = [int(n) for n in lengths]
-    return [r for r in np.split(flat, np.cumsum(lengths)[:-1]) if r.size]
+    return list(np.split(flat, np.cumsum(lengths)[:-1]))
+
+
+def _runs(arrays, lengths):
+    """The run of each round where several runs were pooled (RUN_OF), else None."""
+    run_of = arrays.get(RUN_OF)
+    if run_of is None or arrays.get(lengths) is None:
+        return None
+    return list(run_of)
 
 
 def _pipeline(d, cache):
@@ -146,7 +161,7 @@ def _pipeline(d, cache):
         else:
             _rounds_figures(out, "%s latency" % variant, " us",
                             _split(lat, arrays.get("slice_lengths")), (50.0, 99.0, 99.9), cache,
-                            scale=1e-3)
+                            scale=1e-3, run_of=_runs(arrays, "slice_lengths"))
         if t.get("messages") and t.get("context_switches") is not None:
             out["%s context switches/message" % variant] = Figure(
                 t["context_switches"] / t["messages"], LOWER,
@@ -186,7 +201,8 @@ def _c2c(d, cache):
                     continue
                 _rounds_figures(out, "%s %d->%d" % (mode, cpus[i], cpus[j]), "",
                                 _split(ticks, arrays.get("round_lengths")), (50.0,), cache,
-                                scale=0.5 / tpn, labels=("median_ns",))
+                                scale=0.5 / tpn, labels=("median_ns",),
+                                run_of=_runs(arrays, "round_lengths"))
     return out
 
 
