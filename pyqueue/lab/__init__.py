@@ -2,7 +2,8 @@
 
 Each returns a result object with ``summary`` (a table), numpy sample arrays and
 ``to_json(path)``; ``load(path)`` reads any output folder back as that result object
-(``to_pandas(result)`` turns its arrays into a DataFrame; ``load_output(path)`` gives the
+(``to_pandas(result)`` turns its arrays into a DataFrame, ``summary_frame(result)`` its
+table's numbers; ``load_output(path)`` gives the
 folder's raw summary, environment and arrays).  The modules are
 imported on first use so that ``import pyqueue.lab`` stays cheap.
 
@@ -42,6 +43,7 @@ _EXPORTS = {
     "SoakParams": ("experiments.soak", "SoakParams"),
     "load": ("results", "load"),
     "to_pandas": ("results", "to_pandas"),
+    "summary_frame": ("results", "summary_frame"),
     "load_array": ("results", "load_array"),
     "load_output": ("common.output", "load"),
 }
@@ -66,7 +68,7 @@ if TYPE_CHECKING:                   # what a type checker sees; at run time, imp
     from .experiments.pipeline import PipelineParams  # noqa: F401
     from .experiments.soak import soak  # noqa: F401
     from .experiments.soak import SoakParams  # noqa: F401
-    from .results import load, load_array, to_pandas  # noqa: F401
+    from .results import load, load_array, summary_frame, to_pandas  # noqa: F401
 
 
 def __getattr__(name):

@@ -1,6 +1,7 @@
 """pyqueue.lab.load(path): any experiment's output folder back as the result object the
-experiment returned (its index verified first), and ``result.to_pandas()`` for its
-sample arrays, one row per sample with its axes named.  docs/OUTPUT.md names every
+experiment returned (its index verified first), ``result.to_pandas()`` for its
+sample arrays, one row per sample with its axes named, and ``result.summary_frame()``
+for the numbers its table prints, one row per group x round x statistic.  docs/OUTPUT.md names every
 file, field, unit and array axis.
 
 A loaded result carries what the folder holds: the parameters, the figures, the
@@ -17,16 +18,20 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .common import output
-from .common.frames import AXES, ToPandas, axes_of, load_array, to_pandas  # noqa: F401
+from .common.frames import (AXES, ToPandas, axes_of, load_array, summary_frame,  # noqa: F401
+                            to_pandas)
 
-__all__ = ["load", "to_pandas", "load_array", "axes_of", "ToPandas", "SavedThread"]
+__all__ = ["load", "to_pandas", "summary_frame", "load_array", "axes_of", "ToPandas",
+           "SavedThread"]
 
 
 def _with_to_pandas(res):
     # A result class defined outside this package's ownership of the mixin still
-    # answers .to_pandas() when it comes from load().
+    # answers .to_pandas() and .summary_frame() when it comes from load().
     if not hasattr(res, "to_pandas"):
         res.to_pandas = types.MethodType(to_pandas, res)
+    if not hasattr(res, "summary_frame"):
+        res.summary_frame = types.MethodType(summary_frame, res)
     return res
 
 
@@ -219,7 +224,9 @@ def load(path: Union[str, "os.PathLike[str]"], check: bool = True) -> Any:
         raise ValueError("%s: %s: an output folder of %r, which load() does not know (it knows "
                          "%s)" % (output.INVALID, path, experiment, ", ".join(sorted(_LOADERS))))
     try:
-        return _with_to_pandas(_LOADERS[experiment](d))
+        res = _with_to_pandas(_LOADERS[experiment](d))
+        res.output_folder = str(d.path)    # where it came from (its environment.json too)
+        return res
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         # A summary or runs.json edited by hand: one error, whatever field is off.
         raise ValueError("%s: %s: %s %s" % (output.INVALID, path, type(e).__name__, e)) from e

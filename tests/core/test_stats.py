@@ -101,7 +101,7 @@ def test_labels():
 
 def test_per_round_then_mean():
     rounds = [np.arange(1, 1001), np.arange(1, 1001) * 2, np.arange(1, 1001) * 3]
-    r = st.per_round_then_mean(rounds)
+    r = st.per_round_then_mean(rounds, min_beyond=0)
     assert r.ps == (50.0, 99.0, 99.9)
     assert r.per_round.tolist() == [[500, 990, 999], [1000, 1980, 1998], [1500, 2970, 2997]]
     assert r.mean.tolist() == [1000, 1980, 1998]
@@ -114,7 +114,7 @@ def test_per_round_then_mean():
 
 
 def test_per_round_accepts_2d_and_uneven_rounds():
-    r = st.per_round_then_mean(np.array([[1, 2, 3, 4], [5, 6, 7, 8]]), [50])
+    r = st.per_round_then_mean(np.array([[1, 2, 3, 4], [5, 6, 7, 8]]), [50], min_beyond=0)
     assert r.per_round.tolist() == [[2], [6]] and r.mean.tolist() == [4]
     r = st.per_round_then_mean([[1], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]], [100])
     assert r.mean.tolist() == [5.5]
@@ -131,8 +131,9 @@ def test_empty_rounds_are_left_out_and_said():
 
 def test_table_states_its_method_and_never_fabricates():
     results = {
-        "yield1024": st.per_round_then_mean([[10, 20, 30], [30, 40, 50], [20, 30, 40]], [50, 99]),
-        "ck_ring": st.per_round_then_mean([[], [], []], [50, 99]),
+        "yield1024": st.per_round_then_mean([[10, 20, 30], [30, 40, 50], [20, 30, 40]], [50, 99],
+                                            min_beyond=0),
+        "ck_ring": st.per_round_then_mean([[], [], []], [50, 99], min_beyond=0),
     }
     text = st.format_table(results, unit="ns/query")
     lines = text.splitlines()
@@ -151,3 +152,62 @@ def test_table_with_nothing_measured():
     assert "not measured" in text and text.endswith("Nothing was measured.")
     with pytest.raises(ValueError):
         st.format_table({})
+
+
+# ---- the reporting rule: a percentile rests on at least 10 samples beyond it -------------
+
+def test_samples_needed_by_hand():
+    assert [st.samples_needed(p) for p in (0, 50, 90, 99, 99.9, 99.99)] == \
+        [10, 20, 100, 1000, 10000, 100000]
+    assert st.samples_needed(100) == 1           # the maximum: an observation
+    assert st.samples_needed(99, min_beyond=0) == 1
+    assert st.reported(1000, 99) and not st.reported(999, 99)
+    assert st.reported(10_000, 99.9) and not st.reported(9_999, 99.9)
+    assert not st.reported(0, 50) and st.reported(20, 50) and not st.reported(19, 50)
+
+
+def test_samples_needed_matches_exact_arithmetic():
+    from fractions import Fraction
+    for p in (1, 12.5, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99):
+        need = st.samples_needed(p)
+        exact = lambda n: n * (1 - Fraction(str(p)) / 100) >= 10
+        assert exact(need) and not exact(need - 1), p
+
+
+def test_honest_rank_on_synthetic_arrays():
+    x = np.arange(1, 401)                         # a --quick burst-tail round of old
+    values, why = st.honest_rank(x, (50, 99, 99.9))
+    assert values[0] == 200 and np.isnan(values[1:]).all()
+    assert why["p99"] == "not enough samples (n=400; p99 needs 1,000: 10 beyond it)"
+    assert set(why) == {"p99", "p999"}
+    values, why = st.honest_rank(np.arange(1, 1001), (50, 99, 99.9))
+    assert values[:2].tolist() == [500, 990] and np.isnan(values[2]) and list(why) == ["p999"]
+    values, why = st.honest_rank([], (50,))
+    assert np.isnan(values).all() and why == {"p50": "not measured"}
+    values, why = st.honest_rank([3, 1, 2], (100,))
+    assert values.tolist() == [3] and why == {}
+
+
+def test_per_round_rule_and_reasons():
+    rng = np.random.default_rng(1)
+    rounds = [rng.random(400) for _ in range(3)]
+    r = st.per_round_then_mean(rounds)
+    assert r.reported(0) and not r.reported(1) and not r.reported(2)
+    assert np.isnan(r.per_round[:, 1:]).all() and np.isfinite(r.per_round[:, 0]).all()
+    assert r.reason(1) == "not enough samples (n=400 per round; p99 needs 1,000: 10 beyond it)"
+    assert r.reason(2, short=True) == "not enough samples (n=400)"
+    d = r.to_dict()
+    assert d["min_beyond"] == 10 and set(d["not_reported"]) == {"p99", "p999"}
+    text = st.format_table({"yield0": r}, unit="ns")
+    assert text.count("not enough samples (n=400)") == 2
+    assert "n·(1−p) ≥ 10" in text.splitlines()[-1]
+
+
+def test_a_short_round_is_left_out_of_a_percentile_and_said():
+    rounds = [np.arange(1, 1001), np.arange(1, 1001) * 2, np.arange(1, 501)]
+    r = st.per_round_then_mean(rounds, (50, 99))
+    assert r.per_round[:, 1].tolist()[:2] == [990, 1980] and np.isnan(r.per_round[2, 1])
+    assert r.mean[1] == 1485 and r.rounds_used(1) == 2 and r.rounds_used(0) == 3
+    assert "too few samples in some rounds: p99 in 2" in r.method()
+    few = st.per_round_then_mean([np.arange(1, 501), np.arange(1, 401)], (99,))
+    assert few.reason(0, short=True) == "not enough samples (n=400–500)"

@@ -41,12 +41,13 @@ def test_small_study_end_to_end(tmp_path):
     checksums = {d["business_checksum"] for d in s["classes"].values()}
     assert len(checksums) == 1, "every class must run the same business work"
     assert s["protocol_not_met"] == {}
-    assert s["classes"]["none"]["x_no_burst"] == [1.0, 1.0, 1.0]
+    # 24 groups a round: p50 rests on 12 beyond it; p99 and p999 are not reported.
+    assert s["classes"]["none"]["x_no_burst"] == [1.0, None, None]
     assert s["classes"]["none"]["messages_sent_total"] == 0
     for name, d in s["classes"].items():
         assert d["all_verified"], name
         assert d["protocol_problems"] == [], name
-        assert d["x_no_burst"] is not None and all(r > 0 for r in d["x_no_burst"]), name
+        assert d["x_no_burst"][0] > 0 and d["x_no_burst"][1:] == [None, None], name
         if name == "none":
             assert d["messages_sent_per_round"] == [0, 0] and d["backlog_fraction"]["mean"] == 0
             continue
@@ -57,7 +58,8 @@ def test_small_study_end_to_end(tmp_path):
         assert d["windows_per_round"] == [6, 6]
         lat = d["latency_ns_per_query"]
         assert lat["counts"] == [6 * 4, 6 * 4]
-        assert all(v > 0 for v in lat["mean"])
+        assert lat["mean"][0] > 0 and np.isnan(lat["mean"][1:]).all()
+        assert lat["not_reported"]["p99"].startswith("not enough samples (n=24 per round")
         g = res.samples[name]["group_ns"]
         assert g.shape == (2, 6, 4) and (g > 0).all()
         assert 0 <= d["backlog_fraction"]["mean"] <= 1

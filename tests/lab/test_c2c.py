@@ -86,9 +86,11 @@ def test_machine_matrix_shape_and_labels(tmp_path):
             assert a.shape == (n, n)
             assert np.isnan(np.diag(a)).all()
             off = a[~np.eye(n, dtype=bool)]
-            assert np.isfinite(off).all() and (off > 0).all()
-        assert (np.asarray(r.matrix[mode]["p99_ns"]) >= np.asarray(r.matrix[mode]["median_ns"]))[
-            ~np.eye(n, dtype=bool)].all()
+            if key.startswith("p99"):
+                # 300 round trips a round: p99 would rest on 3 beyond it, not reported.
+                assert np.isnan(off).all()
+            else:
+                assert np.isfinite(off).all() and (off > 0).all()
     # queue beside the floor, as ratios
     assert set(r.queue["variants"]) == {"two_lines", "queue_each", "queue_each_scan"}
     assert len(r.queue["variants"]["queue_each"]["ratios"]) == 2

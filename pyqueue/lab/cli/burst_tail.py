@@ -13,8 +13,9 @@ def add_arguments(p):
     from ..experiments.burst_tail import BurstTailParams
     BurstTailParams.add_arguments(p)
     quick = BurstTailParams.quick()
-    add_run_options(p, quick="%d windows per class per round and at most %d spill blocks: well "
-                             "under a minute" % (quick.windows, quick.queue.spill_blocks))
+    add_run_options(p, quick="%d windows per class per round (enough groups for p50 and p99, "
+                             "not p999) and at most %d spill blocks: a few minutes"
+                             % (quick.windows, quick.queue.spill_blocks))
 
 
 def run(args):

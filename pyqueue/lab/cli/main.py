@@ -84,7 +84,10 @@ def main(argv=None):
     try:
         folders = getattr(found[args.command], "output_folders", None)
         options.check_out(args, folders(args) if folders else None)
-        return found[args.command].run(args) or common.EXIT_OK
+        code = found[args.command].run(args) or common.EXIT_OK
+        # --json could not be written at the end (emit_json kept it elsewhere and said
+        # where): the tables were printed, the output is not where it was asked for.
+        return common.EXIT_USAGE if getattr(args, "json_failed", None) else code
     except common.USAGE_ERRORS as e:
         print("%s: %s" % (where, options.flag_for(str(e), parsers[args.command])),
               file=sys.stderr)

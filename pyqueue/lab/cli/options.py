@@ -5,9 +5,12 @@ A command calls ``add_run_options(parser, quick=...)`` in its ``add_arguments``;
 spellings of an option (``--quiet``, ``--pair``, ...) stay accepted as hidden aliases so
 that no script that used them breaks, but ``--help`` shows only the one spelling.
 
-``check_out(args)`` runs in ``__main__`` before the command: a non-empty ``--out``
-without ``--overwrite`` is refused before anything is measured, and the folder is
-created so that a path that cannot be written to fails now, not after the run.
+``check_out(args)`` runs in ``__main__`` before the command: every path the command
+will write is checked before anything is measured (a non-empty ``--out`` without
+``--overwrite``, a folder or a ``--json`` file inside an output folder, a ``--json``
+file that cannot be written), and the folder is created so that a path that cannot
+be written to fails now, not after the run.  ``emit_json`` writes --json at the end;
+if that fails all the same, the tables are still printed and the JSON kept elsewhere.
 """
 import argparse
 import os
@@ -64,14 +67,18 @@ class CpuPairAction(argparse.Action):
 
 
 def check_out(args, folders=None):
-    """Refuse a non-empty output folder without --overwrite, and create it, before
-    the command measures anything (ValueError / FileExistsError -> exit 2).
-    ``folders``: every folder the command will write (default: --out alone)."""
+    """Refuse, before the command measures anything, every path it would write that
+    cannot be written: a non-empty output folder without --overwrite, a folder inside
+    another run's output folder, a --json file in a folder that does not exist or
+    cannot be written, or inside an output folder (this run's or another's: the
+    folder would no longer verify).  Creates the output folders, so that a path that
+    cannot be written fails now, not after the run (ValueError / FileExistsError /
+    PermissionError -> exit 2).  ``folders``: every folder the command will write
+    (default: --out alone)."""
     if folders is None:
         folders = [getattr(args, "out", None)]
+    folders = [out for out in folders if out]
     for out in folders:
-        if not out:
-            continue
         flag = "--out %s" % out if out == getattr(args, "out", None) else out
         from ..common.output import enclosing_output
         outer = enclosing_output(out)
@@ -83,11 +90,45 @@ def check_out(args, folders=None):
         if os.path.isdir(out) and os.listdir(out) and not getattr(args, "overwrite", False):
             raise FileExistsError("%s: the folder is not empty; choose a new one or pass "
                                   "--overwrite" % flag)
+    _check_json(getattr(args, "json", None), folders)
+    for out in folders:
+        flag = "--out %s" % out if out == getattr(args, "out", None) else out
         try:
             os.makedirs(out, exist_ok=True)
         except OSError as e:
             raise PermissionError("%s: cannot create the folder: %s"
                                   % (flag, e.strerror or e)) from None
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError("%s: the folder cannot be written" % flag)
+
+
+def _check_json(target, folders):
+    """--json PATH: a file the run can write, outside every output folder."""
+    if not target or target == "-":
+        return
+    from ..common.output import enclosing_output
+    flag = "--json %s" % target
+    if os.path.isdir(target):
+        raise FileExistsError("%s: a folder; give a file name" % flag)
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise FileExistsError("%s: exists and is not a regular file" % flag)
+    here = os.path.abspath(target)
+    for out in folders:
+        if os.path.commonpath([here, os.path.abspath(out)]) == os.path.abspath(out):
+            raise FileExistsError("%s: inside the output folder --out %s, which would then not "
+                                  "verify (every file of it is in its index); write it beside"
+                                  % (flag, out))
+    outer = enclosing_output(target)
+    if outer is not None:
+        raise FileExistsError("%s: inside the output folder %s, which would then not verify; "
+                              "write it elsewhere" % (flag, outer))
+    parent = os.path.dirname(here)
+    if not os.path.isdir(parent):
+        raise ValueError("%s: the folder %s does not exist" % (flag, parent))
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(target) and
+                                                     not os.access(target, os.W_OK)):
+        raise PermissionError("%s: cannot be written (permission denied or a read-only file "
+                              "system)" % flag)
 
 
 def flag_for(message, parser):
@@ -106,23 +147,42 @@ def emit_json(args, result):
     """Write ``result`` where --json asked: the file, or stdout for a bare --json.
     ``result``: an object with ``to_json(path)`` (an experiment's result) or plain
     data (dicts, lists, dataclasses; NaN and inf become null).  Returns True when
-    the tables should not be printed (stdout is JSON)."""
+    the tables should not be printed (stdout is JSON).
+
+    A file that cannot be written after all (check_out vetted it before the run;
+    a full disk still can) loses nothing: the JSON goes to a file in the temporary
+    folder instead, stderr says where, the tables are printed as without --json
+    and ``args.json_failed`` holds the message (the command then exits 2)."""
     target = getattr(args, "json", None)
     if target is None:
         return False
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "result.json") if target == "-" else target
-        if hasattr(result, "to_json"):
-            result.to_json(path)
-        else:
-            import json
-            from ..common.output import to_jsonable
-            with open(path, "w") as f:
-                json.dump(to_jsonable(result), f, indent=1)
-                f.write("\n")
-        if target != "-":
-            return False
-        with open(path) as f:
-            sys.stdout.write(f.read())
-    return True
+        path = os.path.join(tmp, "result.json")
+        _write_json(result, path)
+        if target == "-":
+            with open(path) as f:
+                sys.stdout.write(f.read())
+            return True
+        import shutil
+        try:
+            shutil.copyfile(path, target)
+        except OSError as e:
+            fd, kept = tempfile.mkstemp(prefix="pyqueue-", suffix=".json")
+            os.close(fd)
+            shutil.copyfile(path, kept)
+            args.json_failed = ("cannot write --json %s: %s; the result is kept in %s"
+                                % (target, e.strerror or e, kept))
+            print("pyqueue: %s" % args.json_failed, file=sys.stderr)
+    return False
+
+
+def _write_json(result, path):
+    if hasattr(result, "to_json"):
+        result.to_json(path)
+    else:
+        import json
+        from ..common.output import to_jsonable
+        with open(path, "w") as f:
+            json.dump(to_jsonable(result), f, indent=1)
+            f.write("\n")

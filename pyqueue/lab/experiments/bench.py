@@ -580,8 +580,9 @@ class BenchParams(Params):
     EXPERIMENT, COMMAND, FUNCTION = "bench", "bench", "bench"
     ALIASES = {"config": "queue"}
 
+    # --quick: 3 rounds, the fewest per-round ratios compare judges a change from.
     rounds: int = param(10, "rounds of interleaved slices, every row once a round", lo=1,
-                        quick=2)
+                        quick=3)
     messages: int = param(20_000_000, "messages per streaming throughput slice (fewer for a row "
                           "that would take over %g s at its last rate)" % STREAM_SECONDS, lo=1,
                           quick=100_000)
@@ -718,7 +719,7 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
     def record(folder, status, final):
         res.slices = [s for kind in KINDS + tuple(_EXTRA_GROUPS)
                       for s in slices.get(kind, [])]
-        res.summary = summarize(slices, peers)
+        res.summary = summarize(slices, peers, trips=p.trips)
         res.summary["groups"] = {
             kind: {place: {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
                    for place, d in pl.medians_by_placement(slices.get(kind, [])).items()}

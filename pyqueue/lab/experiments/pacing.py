@@ -212,7 +212,7 @@ class DrainRateParams(Params):
     drain_sizes: Optional[Tuple[int, ...]] = param(
         None, "burst sizes of the drain measurement, comma-separated (default: N and N/4)",
         kind="ints", lo=2, hi=MAX_MESSAGES, none_ok=True, metavar="N,N,...", group=_DRAIN)
-    drain_reps: int = param(5, "unpaced bursts per drain size", lo=1, hi=10**6, quick=2,
+    drain_reps: int = param(5, "unpaced bursts per drain size", lo=1, hi=10**6, quick=3,
                             group=_DRAIN)
     work_ns: int = param(500, "the consumer's cost per message, ns of spin on the cycle "
                          "counter (default: 500, D ~ 1.6 M msg/s)", lo=0, hi=10**9,
@@ -270,7 +270,7 @@ class PacingParams(DrainRateParams):
         kind="durations", lo=0.0, lo_open=True, hi=math.inf, hi_open=True, group=_PACED)
     rounds: int = param(3, "rounds, each an unpaced check burst (D drift), a paced burst per "
                         "target (order rotated) and a stream per factor", lo=1, hi=10**6,
-                        quick=1, group=_PACED)
+                        quick=3, group=_PACED)   # --quick: 3, the fewest compare judges
     pace_with: str = param("conservative", "the D that P_max uses: the lowest N/max-delay of "
                            "the largest drain bursts (conservative: the pacing article's advice "
                            "for hard bounds) or their median (typical)", choices=PACE_WITH,

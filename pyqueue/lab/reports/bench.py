@@ -10,6 +10,7 @@ from .. import peers as _peers
 from ..common import placement as pl
 from ..common import regime as _regime
 from ..common import twins as _twins
+from ..common.stats import not_enough, reported
 from pyqueue.table import render
 
 # An adapter row and its inline twin, same slice and placement, must agree
@@ -319,7 +320,7 @@ def _defects(summ, kind, tag, place, rows):
                    if cells.get(r, {}).get("flag", "").startswith(DRIVER_DEFECT)})
 
 
-def summarize(slices, status):
+def summarize(slices, status, trips=None):
     """Spreads per regime and placement, medians per placement, the per-round ratios."""
     tput_all = slices.get("throughput", []) + slices.get("chasing", [])
     summ = {"peers": status, "throughput": regime_cells(tput_all), "roundtrip_ns": {},
@@ -332,11 +333,19 @@ def summarize(slices, status):
     for place, d in pl.medians_by_placement(py).items():
         summ["python_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     summ["python_ratios"] = python_ratios(py)
+    # A slice's percentile rests on ``trips`` round trips: null, and why, where fewer than
+    # 10 lie beyond it (stats.reported).
+    unreported = {name: not_enough(trips, q) for name, q in (("p50", 50.0), ("p99", 99.0),
+                                                              ("p999", 99.9))
+                  if trips is not None and not reported(trips, q)}
+    if unreported:
+        summ["roundtrip_not_reported"] = unreported
     for key, name in ((None, "p50"), ("p99_ns", "p99"), ("p999_ns", "p999")):
         med = pl.medians_by_placement(lat, key=_p(key))
         for place, d in med.items():
             for k, (v, n) in d.items():
-                summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = v
+                summ["roundtrip_ns"].setdefault(place, {}).setdefault(k, {"slices": n})[name] = \
+                    None if name in unreported else v
     # Throughput ratios: within one pass, and only between slices measured in
     # the regime that pass is for.
     by_kind = {"roundtrip": [("", lat)], "python": [("", py)],
@@ -350,6 +359,12 @@ def summarize(slices, status):
     for label0, kind, num, den, key, best, target, higher in TARGETS:
         for tag, sl in by_kind[kind]:
             label = label0 + tag
+            gone = {"p99_ns": "p99", "p999_ns": "p999"}.get(key) if kind == "roundtrip" else None
+            if gone in unreported:
+                summ["targets"].append({"label": label, "target": target,
+                                        "higher_is_better": higher, "by_placement": {},
+                                        "not_reported": unreported[gone]})
+                continue
             r = _ratios(sl, kind, num, den, key, best)
             # A paced row that kept up with the pace and still reads below its
             # goal was held by the pace, not beaten: no verdict (met None).
@@ -358,7 +373,8 @@ def summarize(slices, status):
             for place, e in r.items():
                 if e["median"] is not None:
                     met = e["median"] >= target if higher else e["median"] <= target
-                    per[place] = {"median": e["median"], "rounds": len(e["ratios"]), "met": met,
+                    per[place] = {"median": e["median"], "rounds": len(e["ratios"]),
+                                  "ratios": list(e["ratios"]), "met": met,
                                   "against": collections.Counter(e["against"]).most_common(),
                                   "driver_defects": _defects(summ, kind, tag, place,
                                                              [num] + e["against"])}
@@ -521,7 +537,8 @@ def _contender_table(summary, section, cell, label=lambda n: n):
 def _roundtrip_table(summary):
     return _contender_table(
         summary, "roundtrip_ns",
-        lambda e: "%.0f / %.0f / %.0f (n=%d)" % (e["p50"], e["p99"], e["p999"], e["slices"]),
+        lambda e: "%s / %s / %s (n=%d)" % (tuple("–" if e.get(k) is None else "%.0f" % e[k]
+                                                 for k in ("p50", "p99", "p999")) + (e["slices"],)),
         label=lambda n: n + (" (yardstick)" if n == "ring_floor" else ""))
 
 
@@ -541,7 +558,8 @@ def _targets_table(summary, missed):
             verdict = None if not e else ("pace-bound" if e.get("pace_bound")
                                           else "met" if e["met"] else missed)
             cells.append("%.2fx %s (%d rounds%s)" % (e["median"], verdict, e["rounds"],
-                                                    _defect_text(e)) if e else "-")
+                                                    _defect_text(e)) if e else
+                         "not reported" if t.get("not_reported") else "-")
         rows.append([t["label"], "%s %.2fx" % ("≥" if t["higher_is_better"] else "≤",
                                                t["target"])] + cells)
     return ["target", "goal"] + places, rows
@@ -611,6 +629,8 @@ def format_summary(summary, params):
               render(*_throughput_table(summary), notes=missing), settle_note(summary)]
     lines += ["", "Round trip, ns (per-slice nearest-rank p50 / p99 / p99.9, median over slices);",
               "ring_floor is %s:" % _ring_floor_note(summary), render(*_roundtrip_table(summary))]
+    lines += ["'–' %s: %s" % (k, why) for k, why in
+              sorted((summary.get("roundtrip_not_reported") or {}).items())]
     lines += ["", "Round trip against the twins, p50 ns, min / p50 / max over slices:",
               render(*_roundtrip_twin_table(summary))]
     lines += ["", "Python API, one thread, M msg/s (median over slices):",

@@ -12,6 +12,7 @@ import statistics
 import numpy as np
 
 from ..common import placement as pl
+from ..common.stats import honest_rank, short_reason
 from pyqueue import table
 
 # (what, numerator row, denominator row, size, sense, goal): ratios of the two
@@ -69,7 +70,10 @@ def _key(row_id, size):
 
 
 def _pct(arr, q):
-    return float(np.percentile(arr, q)) if len(arr) else None
+    """Nearest-rank percentile q of every sample, None where fewer than 10 lie beyond
+    it (stats.reported) or there are none."""
+    v = honest_rank(arr, (q,))[0][0]
+    return float(v) if np.isfinite(v) else None
 
 
 def ratio(slices, num, den):
@@ -105,6 +109,9 @@ def summarize(slices, samples, reasons, rows, sizes):
             else:
                 arr = np.concatenate(samples[k]) if samples.get(k) else np.zeros(0)
                 entry.update(samples=int(arr.size), p50_ns=_pct(arr, 50), p99_ns=_pct(arr, 99))
+                why = honest_rank(arr, (50.0, 99.0))[1]
+                if why:
+                    entry["not_reported"] = why
             if kind == "wakeup":
                 entry["slept"] = sum(s.extra.get("slept", 0) for s in ss)
                 entry["tries"] = sum(s.extra.get("samples", 0) for s in ss)
@@ -132,6 +139,12 @@ def _m(v, scale, fmt="%.3f"):
     return fmt % (v / scale) if v is not None else "not measured"
 
 
+def _q(e, key, scale, fmt):
+    """Percentile ``key`` ("p50_ns") of a latency row, or why it is not reported."""
+    why = (e.get("not_reported") or {}).get(key.split("_")[0])
+    return short_reason(why) if e.get(key) is None and why else _m(e.get(key), scale, fmt)
+
+
 def text(params, summary, status, markdown=False):
     """The tables the command prints (``markdown``: as Markdown)."""
     if not summary:
@@ -152,13 +165,13 @@ def text(params, summary, status, markdown=False):
                                   markdown=markdown))
     for size, rows in summary["roundtrip"].items():
         body = [[e["label"], e["reason"], "", ""] if "reason" in e else
-                [e["label"], _m(e["p50_ns"], 1e3, "%.2f"), _m(e["p99_ns"], 1e3, "%.2f"),
+                [e["label"], _q(e, "p50_ns", 1e3, "%.2f"), _q(e, "p99_ns", 1e3, "%.2f"),
                  e["samples"]] for e in rows.values()]
         parts.append(table.render(["round trip, %s B" % size, "p50 us", "p99 us", "samples"],
                                   body, markdown=markdown))
     for size, rows in summary["wakeup"].items():
         body = [[e["label"], e["reason"], "", ""] if "reason" in e else
-                [e["label"], _m(e["p50_ns"], 1e3, "%.2f"), _m(e["p99_ns"], 1e3, "%.2f"),
+                [e["label"], _q(e, "p50_ns", 1e3, "%.2f"), _q(e, "p99_ns", 1e3, "%.2f"),
                  "%d of %d" % (e["slept"], e["tries"])] for e in rows.values()]
         parts.append(table.render(["futex wake-up (hand-over to return)", "p50 us", "p99 us",
                                    "samples that slept"], body, markdown=markdown))

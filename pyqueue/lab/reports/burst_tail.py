@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..common.stats import NOT_MEASURED, per_round_then_mean
+from ..common.stats import NOT_ENOUGH, NOT_MEASURED, per_round_then_mean, short_reason
 from pyqueue.table import render
 
 PS = (50.0, 99.0, 99.9)
@@ -161,8 +161,16 @@ def _targets(classes, peers):
     for what, i, of, goal in TARGETS:
         ref = best if of == "peer" else (NONE if NONE in classes else None)
         r = _ratio(_p(classes[DEFAULT_CLASS], i), _p(classes[ref], i)) if ref else None
-        out["rows"].append({"what": what, "of": ref, "ratio": r, "goal": goal,
-                            "met": None if r is None else r <= goal})
+        row = {"what": what, "of": ref, "ratio": r, "goal": goal,
+               "met": None if r is None else r <= goal}
+        # Not reported (too few samples) rather than not measured: the class's own
+        # percentile, its reference's, or (no best peer) every peer's.
+        refs = (DEFAULT_CLASS, ref) if ref else (DEFAULT_CLASS,) + tuple(
+            d["used"] for d in peers.values()) if of == "peer" else ()
+        if r is None and any(LABELS[i] in (classes[n]["latency_ns_per_query"].get(
+                "not_reported") or {}) for n in refs):
+            row["not_reported"] = "not reported (%s)" % NOT_ENOUGH
+        out["rows"].append(row)
     return out
 
 
@@ -212,13 +220,24 @@ def _stat(arr, fn):
     return float(fn(arr)) if arr.size else None
 
 
-def _cell(d, i, digits=1):
+def _missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _why(d, i):
+    """Why percentile i of a RoundPercentiles dict is not reported (table-cell form)."""
+    label = d["labels"][i] if d.get("labels") else LABELS[i]
+    return short_reason((d.get("not_reported") or {}).get(label)) or NOT_MEASURED
+
+
+def _cell(d, i, digits=1, show_range=True):
     mean = d["mean"][i]
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-        return NOT_MEASURED
+    if _missing(mean):
+        return _why(d, i)
     text = "%.*f" % (digits, mean)
     lo, hi = d["min"][i], d["max"][i]
-    if d.get("counts") and sum(1 for n in d["counts"] if n) > 1:
+    used = sum(1 for r in d.get("per_round") or () if i < len(r) and not _missing(r[i]))
+    if show_range and used > 1:
         text += " [%.*f–%.*f]" % (digits, lo, digits, hi)
     return text
 
@@ -226,7 +245,7 @@ def _cell(d, i, digits=1):
 def _x(ratios):
     if not ratios:
         return NOT_MEASURED
-    return "/".join(NOT_MEASURED if r is None else "%.1f" % r for r in ratios)
+    return "/".join("–" if r is None else "%.1f" % r for r in ratios)
 
 
 def _pct(x):
@@ -277,6 +296,7 @@ def table(summary, params, markdown=False):
               "Writer CPU %s, consumer CPU %s; %d windows per class per round in slices of %d, "
               "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["reader_cpu"]),
                                          params["windows"], params["slice_windows"])]
+    lines += _unreported_line(summary)
     lines += _driver_lines(summary) + _target_lines(summary)
     bad = summary.get("protocol_not_met") or {}
     if bad:
@@ -297,7 +317,27 @@ def _rounds_run(summary):
 def _triple(d):
     if not d:
         return NOT_MEASURED
-    return "/".join(_cell(dict(d, counts=None), i, 0) for i in range(3))
+    return "/".join("–" if _missing(d["mean"][i]) else _cell(d, i, 0, show_range=False)
+                    for i in range(3))
+
+
+def _unreported_line(summary):
+    """What '–' and 'not enough samples' stand for, with the counts of this run."""
+    notes = {}
+    for d in summary["classes"].values():
+        for key in ("latency_ns_per_query", "first_group_latency_ns_per_query"):
+            for label, why in ((d.get(key) or {}).get("not_reported") or {}).items():
+                if why and why.startswith(NOT_ENOUGH):
+                    notes.setdefault((key, label), why)
+    if not notes:
+        return []
+    what = {"latency_ns_per_query": "all groups", "first_group_latency_ns_per_query":
+            "first groups"}
+    return ["Not reported (a percentile needs at least 10 samples beyond it in each round; "
+            "'–' in the ratio columns): " + "; ".join(
+                "%s of %s: %s" % (label, what[key], why[len(NOT_ENOUGH) + 2:-1])
+                for (key, label), why in sorted(notes.items()))
+            + "."]
 
 
 def _waits(d):
@@ -316,8 +356,10 @@ def _driver_lines(summary):
     for peer, d in (summary.get("peers") or {}).items():
         if "twin_over_adapter" not in d:
             continue
-        out.append("  %s: twin / adapter p50/p99/p999 = %s; used: %s (the lower p99)"
-                   % (peer, _x(d["twin_over_adapter"]), d["used"]))
+        lower = "the lower p99" if (d["twin_over_adapter"] or [None] * 2)[1] is not None else \
+            "p99 not reported: the adapter's"
+        out.append("  %s: twin / adapter p50/p99/p999 = %s; used: %s (%s)"
+                   % (peer, _x(d["twin_over_adapter"]), d["used"], lower))
     if out:
         out = ["", "Drivers: <peer> runs through the adapter's table (an indirect call per "
                "message and a callback per message read), <peer>-twin the same loops with the "
@@ -330,11 +372,13 @@ def _target_lines(summary):
     if not t:
         return []
     out = ["", "Targets for %s (best peer: %s, through its faster driver):"
-           % (t["class"], t["best_peer"] or "none measured")]
+           % (t["class"], t["best_peer"] or ("none with p99 reported" if any(
+               r.get("not_reported") for r in t["rows"]) else "none measured"))]
     for row in t["rows"]:
+        gone = row.get("not_reported") or NOT_MEASURED
         out.append("  %-26s %s (goal <= %.1f): %s" % (
-            row["what"], NOT_MEASURED if row["ratio"] is None else "%.2f" % row["ratio"],
-            row["goal"], NOT_MEASURED if row["met"] is None else ("met" if row["met"] else "missed")))
+            row["what"], gone if row["ratio"] is None else "%.2f" % row["ratio"],
+            row["goal"], gone if row["met"] is None else ("met" if row["met"] else "missed")))
     return out
 
 

@@ -7,15 +7,16 @@ import numpy as np
 
 from ..runtime.topology import RELATION_LABELS as RELATION_NAMES
 from ..common import placement
-from ..common.stats import nearest_rank, per_round_then_mean
+from ..common.stats import NOT_ENOUGH, honest_rank, per_round_then_mean
 from pyqueue.table import render
 
 __all__ = ["one_way", "matrix_tables", "queue_summary", "summary_text"]
 
 
 def one_way(ticks, tpn, ps=(50.0, 99.0)):
-    """Nearest-rank one-way percentiles (ticks, ns) of round-trip tick samples."""
-    t = nearest_rank(ticks, ps) / 2.0
+    """Nearest-rank one-way percentiles (ticks, ns) of round-trip tick samples; NaN
+    for a percentile with fewer than 10 samples beyond it (stats.reported)."""
+    t = honest_rank(ticks, ps)[0] / 2.0
     return t, t / tpn
 
 
@@ -44,6 +45,13 @@ def matrix_tables(cpus, relations, mode_cells, tpn):
     return out
 
 
+def _f(x, digits=1):
+    """A figure, or what stands in for one that is not reported (NaN / null)."""
+    if x is None or not np.isfinite(x):
+        return NOT_ENOUGH
+    return "%.*f" % (digits, x)
+
+
 def summary_text(res, markdown=False):
     lines = ["Core-to-core one-way latency (ping-pong round trip / 2), cycle counter at "
              "%.3f GHz; nearest-rank per round, mean over rounds" % res.ticks_per_ns]
@@ -59,7 +67,7 @@ def summary_text(res, markdown=False):
         # The diagonal is NaN in memory, null once loaded from summary.json.
         rows = [["cpu%d" % a] + ["-" if m["median_ns"][i][j] is None
                                  or not np.isfinite(m["median_ns"][i][j]) else
-                                 "%.1f [%.1f]" % (m["median_ns"][i][j], m["p99_ns"][i][j])
+                                 "%s [%s]" % (_f(m["median_ns"][i][j]), _f(m["p99_ns"][i][j]))
                                  for j, _ in enumerate(cpus)] for i, a in enumerate(cpus)]
         lines.append(render(["from\\to"] + ["cpu%d" % c for c in cpus], rows, markdown=markdown))
     lines.append("")
@@ -71,8 +79,8 @@ def summary_text(res, markdown=False):
         lines.append("")
         lines.append("pyqueue round trip vs the two-line floor on CPUs %d->%d "
                      "(same rounds, interleaved):" % tuple(q["pair"]))
-        rows = [[name, "%.1f" % v["median_ns"], "%.1f" % v["p99_ns"],
-                 "%.0f / %.0f" % (v["median_cycles"], v["p99_cycles"])]
+        rows = [[name, _f(v["median_ns"]), _f(v["p99_ns"]),
+                 "%s / %s" % (_f(v["median_cycles"], 0), _f(v["p99_cycles"], 0))]
                 + (["", "", ""] if name == "two_lines" else
                    ["%.2fx" % v["ratio_median"], _fmt_ratio(v["ratio_by_placement"].get("near")),
                     _fmt_ratio(v["ratio_by_placement"].get("far"))])
@@ -111,10 +119,16 @@ def queue_summary(pair, qslices, qmeta, tpn, split_ns):
     floor_round = [float(one_way(s, tpn)[1][0]) for s in qslices["two_lines"]]
     for name, rounds in qslices.items():
         allr = np.concatenate(rounds)
-        t, ns = one_way(allr, tpn)
+        # Rounds pooled; a percentile with fewer than 10 round trips beyond it: NaN.
+        t, why = honest_rank(allr, (50.0, 99.0))
+        t = t / 2.0
+        ns = t / tpn
         per_round = [float(one_way(s, tpn)[1][0]) for s in rounds]
         v = {"median_ns": float(ns[0]), "p99_ns": float(ns[1]), "median_cycles": float(t[0]),
              "p99_cycles": float(t[1]), "round_median_ns": per_round}
+        if why:
+            v["not_reported"] = {{"p50": "median_ns", "p99": "p99_ns"}[k]: w
+                                 for k, w in why.items()}
         if name != "two_lines":
             ratios = [x / f for x, f in zip(per_round, floor_round)]
             v["ratios"] = ratios

@@ -8,8 +8,8 @@ import numpy as np
 
 from .._lab import ffi, lib
 from ..common import placement as _placement
-from ..common.stats import (NOT_MEASURED, format_table, nearest_rank, per_round_then_mean,
-                            percentile_label)
+from ..common.stats import (NOT_ENOUGH, NOT_MEASURED, format_table, honest_rank,
+                            per_round_then_mean, percentile_label)
 
 ARMS = ("self", "other")
 PS = (50.0, 99.0, 99.9)
@@ -139,7 +139,8 @@ def _by_placement(params, data, slices):
         if tag not in rows:
             continue
         e = rows[tag]
-        pct = {arm: nearest_rank(np.concatenate(e[arm]), PS) for arm in ARMS}
+        # Pooled over the slices of a tag; NaN where fewer than 10 windows lie beyond.
+        pct = {arm: honest_rank(np.concatenate(e[arm]), PS)[0] for arm in ARMS}
         out[tag] = {"slice_pairs": e["pairs"], "windows_per_arm": int(sum(map(len, e["self"]))),
                     "probe_one_way_ns_median": float(np.median(e["probe"])),
                     **{arm: {percentile_label(q): float(pct[arm][i]) for i, q in enumerate(PS)}
@@ -195,14 +196,17 @@ def _fmt(x, digits=1):
     return NOT_MEASURED if x is None or not np.isfinite(x) else "%.*f" % (digits, x)
 
 
+def _q(x, digits=1):
+    """A percentile (or ratio of two) that may not be reported: too few samples beyond it."""
+    return NOT_ENOUGH if x is None or not np.isfinite(x) else "%.*f" % (digits, x)
+
+
 def table(params, summary, status, markdown=False):
     from ..common.stats import RoundPercentiles
     rows = {}
     for arm in ARMS:
         d = summary["arms"][arm]["window_ns"]
-        rows[arm] = RoundPercentiles(ps=tuple(d["ps"]), per_round=np.array(d["per_round"]),
-                                     counts=tuple(d["counts"]), mean=np.array(d["mean"]),
-                                     min=np.array(d["min"]), max=np.array(d["max"]))
+        rows[arm] = RoundPercentiles.from_dict(d)
     q = params["queries"]
     lines = ["Ownership control: worker on CPU %d runs pyq_business_query on %d KiB "
              "(%d nodes), %d queries per timed window; data warmed and modified by the worker "
@@ -212,7 +216,7 @@ def table(params, summary, status, markdown=False):
              "", format_table(rows, unit="ns/window", label="arm", markdown=markdown), ""]
     ratio = summary["ratio_other_over_self"]
     lines.append("other/self: " + ", ".join(
-        "%s %s×" % (k, _fmt(v["of_means"], 2)) for k, v in ratio.items()) +
+        "%s %s×" % (k, _q(v["of_means"], 2)) for k, v in ratio.items()) +
         " (ratio of the round-mean percentiles)")
     lines.append("per query at p50: self %s ns, other %s ns" % tuple(
         _fmt(summary["arms"][a]["per_query_ns"]["p50"]) for a in ARMS))
@@ -228,11 +232,12 @@ def table(params, summary, status, markdown=False):
     pl = summary["placement"]
     for tag, e in pl["tags"].items():
         lines.append("placement %-5s (%d slice pairs, probe one-way ~%.0f ns): self p50 %s / p99 %s, "
-                     "other p50 %s / p99 %s ns; other/self p50 %.2f×, p99 %.2f×" % (
+                     "other p50 %s / p99 %s ns; other/self p50 %s×, p99 %s×" % (
                          tag, e["slice_pairs"], e["probe_one_way_ns_median"],
-                         _fmt(e["self"]["p50"], 0), _fmt(e["self"]["p99"], 0),
-                         _fmt(e["other"]["p50"], 0), _fmt(e["other"]["p99"], 0),
-                         e["ratio_other_over_self"]["p50"], e["ratio_other_over_self"]["p99"]))
+                         _q(e["self"]["p50"], 0), _q(e["self"]["p99"], 0),
+                         _q(e["other"]["p50"], 0), _q(e["other"]["p99"], 0),
+                         _q(e["ratio_other_over_self"]["p50"], 2),
+                         _q(e["ratio_other_over_self"]["p99"], 2)))
     if pl["tags"]:
         lines.append("  (placement rows: pooled nearest-rank over the windows of slice pairs "
                      "whose hand-over probes agree; split at %.0f ns one-way)"

@@ -3,7 +3,7 @@ latency and lateness percentiles per variant, context switches, CPU shares,
 rests.  Nothing here measures."""
 import numpy as np
 
-from ..common.stats import format_table, per_round_then_mean
+from ..common.stats import NOT_ENOUGH, format_table, per_round_then_mean
 from pyqueue.table import render
 
 __all__ = ["figures", "summary", "THREADS", "PERCENTILES"]
@@ -35,6 +35,11 @@ def figures(lat_slices, late_slices, infos):
                                        for t in ("stage", "consumer")) / wall)
 
 
+def _us(rp, i):
+    """Percentile i of a RoundPercentiles, or why it is not reported."""
+    return "%.1f" % rp.mean[i] if rp.reported(i) else rp.reason(i, short=True)
+
+
 def summary(res, markdown=False):
     """The text the command prints of a PipelineResult ``res``."""
     rows = {n: f["latency_us"] for n, f in res.table.items()}
@@ -52,13 +57,15 @@ def summary(res, markdown=False):
          for n, f in res.table.items()], markdown=markdown))
     lines.append("")
     lines.append("producer lateness p99.9 (send - scheduled, µs): " + ", ".join(
-        "%s %.1f" % (n, f["producer_lateness_us"].mean[2]) for n, f in res.table.items()))
+        "%s %s" % (n, _us(f["producer_lateness_us"], 2)) for n, f in res.table.items()))
     base = res.table.get("mutex_condvar")
     if base:
         for n in ("pinned_spin", "pinned_backoff"):
             if n in res.table:
-                lines.append("p99.9 mutex_condvar / %s: %.1fx" % (
-                    n, base["latency_us"].mean[2] / res.table[n]["latency_us"].mean[2]))
+                a, b = base["latency_us"].mean[2], res.table[n]["latency_us"].mean[2]
+                lines.append("p99.9 mutex_condvar / %s: %s" % (
+                    n, "%.1fx" % (a / b) if np.isfinite(a) and np.isfinite(b) and b else
+                    "not reported (%s)" % NOT_ENOUGH))
     lines.append("receiver rests (CPU budget; count, share of wall time): " + ", ".join(
         "%s %d %.1f%%" % (n, f["rests"], 100 * f["rest_share_of_wall"])
         for n, f in res.table.items()))
