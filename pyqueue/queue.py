@@ -526,7 +526,7 @@ class Queue:
         self._use_serializer(serializer)
 
     @classmethod
-    def attach(cls, name, trust_other_users=False):
+    def attach(cls, name, trust_other_users=False, serializer=None):
         """The shared queue called ``name``, made by ``Queue(shared=True)`` in
         this or another process.  In the process that has it open already, the
         same Queue object.  Raises FileNotFoundError when there is no such
@@ -539,11 +539,22 @@ class Queue:
         than 0600, raises PermissionError unless ``trust_other_users=True`` --
         an explicit opt-in for a queue shared across users on purpose.  Either
         way no value in the segment can make this process crash, hang or read
-        outside the queue (QueueCorrupted instead)."""
+        outside the queue (QueueCorrupted instead).
+
+        ``serializer`` is Queue()'s: what put/get of this process's queue
+        object carry (a serializer is not stored in the segment; a pickled
+        queue brings its own).  Attaching a queue this process has open
+        already with another serializer raises ValueError."""
         name = _check_name(name)
         trust = validate.flag("trust_other_users", trust_other_users)
+        if serializer is not None:
+            _serializer.resolve(serializer)     # refused before anything is mapped
         for q in list(_LIVE):
             if q.name == name and q._pid == os.getpid() and not q.closed:
+                if serializer is not None and serializer != q._serializer:
+                    raise ValueError("shared queue %r is open in this process with serializer "
+                                     "%r; attach(serializer=%r) would change it for its other "
+                                     "users" % (name, q._serializer, serializer))
                 return q
         self = cls.__new__(cls)
         self._ptr = None
@@ -563,6 +574,7 @@ class Queue:
                              "needs a descriptor for its segment; ulimit -n)" % name)})
         self._setup(out[0], name)
         self._trust = trust
+        self._use_serializer(serializer)
         return self
 
     def _setup(self, ptr, name):

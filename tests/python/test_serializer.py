@@ -157,3 +157,31 @@ def test_a_serializer_holding_the_queue_is_collected():
     del q, h
     gc.collect()
     assert ref() is None
+
+
+def test_attach_takes_a_serializer_and_refuses_changing_an_open_ones():
+    import subprocess
+    import sys
+    q = pq.Queue(shared=True, serializer="pickle", spill_blocks=1)
+    try:
+        assert pq.Queue.attach(q.name) is q                      # None: keep what it has
+        assert pq.Queue.attach(q.name, serializer="pickle") is q
+        with pytest.raises(ValueError, match="open in this process with serializer"):
+            pq.Queue.attach(q.name, serializer=marshal)
+        with pytest.raises(ValueError, match="serializer must be"):
+            pq.Queue.attach(q.name, serializer="json")
+        q.put({"a": (1, 2)})
+        q.put([3])
+        # Another process attaches by name (no pickled handle, so no serializer
+        # travels): attach(serializer=) makes its get() carry objects.
+        code = ("import sys, pyqueue as pq\n"
+                "r = pq.Queue.attach(sys.argv[1], serializer='pickle')\n"
+                "print(r.get(timeout=10), r.reader.get(timeout=10))\n"
+                "b = pq.Queue.attach(sys.argv[1])\n"
+                "assert b is r\n")
+        out = subprocess.run([sys.executable, "-c", code, q.name], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "{'a': (1, 2)} [3]"
+    finally:
+        q.close()
