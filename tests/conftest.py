@@ -12,6 +12,9 @@ def pytest_configure(config):
 
 
 def pytest_runtest_setup(item):
+    if item.get_closest_marker("long") is not None and \
+            "long" not in (item.config.getoption("markexpr") or ""):
+        pytest.skip("a statistical run of many minutes: pytest -m long")
     mark = item.get_closest_marker("two_cpus")
     if mark is not None and not support.TWO_CPUS:
         pytest.skip(mark.kwargs.get("reason") or "needs two allowed CPUs")

@@ -238,7 +238,7 @@ def test_two_runs_of_the_same_code_pass_and_doubled_samples_fail(tmp_path):
     assert r.returncode == 2 and "yield0 p50 ns/query: only in OLD" in r.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.two_cpus(reason="burst-tail needs two CPUs")
 def test_twenty_pairs_of_the_same_code(tmp_path):
     """20 disjoint pairs of runs of the same code: compare passes at least 19.  At a
