@@ -112,6 +112,8 @@ def summarize(slices, samples, reasons, rows, sizes):
                 why = honest_rank(arr, (50.0, 99.0))[1]
                 if why:
                     entry["not_reported"] = why
+                if entry["p50_ns"] is None:   # the median of slices' medians is a p50 too
+                    entry["median"] = None
             if kind == "wakeup":
                 entry["slept"] = sum(s.extra.get("slept", 0) for s in ss)
                 entry["tries"] = sum(s.extra.get("samples", 0) for s in ss)
