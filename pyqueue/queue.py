@@ -751,20 +751,9 @@ class Queue:
         while this thread is inside a call on the queue (a signal handler that
         interrupted it), close() wakes that call, which ends with QueueClosed,
         and the memory is unmapped once it has returned."""
-        # The handle is read and the flag set under the state lock, which the
-        # unmapping also holds: a second close() can never reach freed memory.
-        # The sides lose their handle first: from here on a call raises
-        # QueueClosed, and only calls already in flight (busy) hold one.
-        with self._state_lock:
-            ptr = self._ptr
-            if ptr is None:
-                return
-            self._closing = True
-            for side in self._sides():
-                side._close_side()
-            # Shared: only the writer's process ends the stream for everyone.
-            if not self._shared or self._owns("writer"):
-                lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+        ptr = self._begin_close()
+        if ptr is None:
+            return
         if sys.is_finalizing():
             # Daemon threads are frozen now, possibly owning a side: never
             # wait for them.  The process is ending; its memory goes with it,
@@ -778,6 +767,24 @@ class Queue:
         else:
             self._finish()
 
+    def _begin_close(self):
+        """The first step of closing: the queue's handle, or None when it was
+        closed already.  The handle is read and the flag set under the state
+        lock, which the unmapping also holds: a second close() can never reach
+        freed memory.  The sides lose their handle first: from here on a call
+        raises QueueClosed, and only calls already in flight (busy) hold one."""
+        with self._state_lock:
+            ptr = self._ptr
+            if ptr is None:
+                return None
+            self._closing = True
+            for side in self._sides():
+                side._close_side()
+            # Shared: only the writer's process ends the stream for everyone.
+            if not self._shared or self._owns("writer"):
+                lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
+        return ptr
+
     def _sides(self):
         return [s for s in (getattr(self, "writer", None), getattr(self, "reader", None)) if s]
 
@@ -788,15 +795,9 @@ class Queue:
         is still held then (a C thread), the segment's name goes anyway when
         no other process maps it (pyq_queue_leave), and the memory with the
         process."""
-        with self._state_lock:
-            ptr = self._ptr
-            if ptr is None:
-                return
-            self._closing = True
-            for side in self._sides():
-                side._close_side()
-            if not self._shared or self._owns("writer"):
-                lib.pyq_queue_close(ptr)
+        ptr = self._begin_close()
+        if ptr is None:
+            return
         if not self._finish(wait=_EXIT_WAIT_S) and self._shared:
             lib.pyq_queue_leave(ptr)
 

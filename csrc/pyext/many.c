@@ -212,11 +212,7 @@ PyObject *pyext_writer_put_many(PyObject *self, PyObject *const *args, Py_ssize_
         msg[i] = m;
         len[i] = Py_SIZE(m);
         if (len[i] > (Py_ssize_t)s->max_message) {
-            PyObject *e = PyObject_CallMethod(self, "_too_large", "n", len[i]);
-            if (e) {
-                PyErr_SetObject((PyObject *)Py_TYPE(e), e);
-                Py_DECREF(e);
-            }
+            pyext_too_large(s, len[i]);
             goto out;
         }
     }

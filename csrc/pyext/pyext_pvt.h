@@ -154,6 +154,7 @@ PyObject *pyext_side_end_of_stream(pyext_side_t *s);
 PyObject *pyext_side_rebind(PyObject *self, PyObject *arg);
 /* Raise "<side> side is in use by another thread"; return NULL. */
 PyObject *pyext_side_in_use(pyext_side_t *s);
+PyObject *pyext_too_large(pyext_side_t *s, Py_ssize_t n);
 /* Raise error_for(code, what); return NULL. */
 PyObject *pyext_raise(int code, const char *what);
 /* Raise cls(message, code) (a QueueError subclass); return NULL. */

@@ -57,7 +57,9 @@ static inline __attribute__((always_inline)) int fast_write(pyext_side_t *s, PyO
     return TRY_WRITE(s, pyext_bytes_ptr(data), (uint32_t)n) == 0;
 }
 
-static PyObject *too_large(pyext_side_t *s, Py_ssize_t n)
+/* MessageTooLarge for an n-byte message, raised through the side's Python
+ * _too_large() (which words it); returns NULL. */
+PyObject *pyext_too_large(pyext_side_t *s, Py_ssize_t n)
 {
     PyObject *e = PyObject_CallMethod((PyObject *)s, "_too_large", "n", n);
     if (e) {
@@ -117,7 +119,7 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, int64_t tns, int bloc
     if (message(data, &view, &viewed, &p, &n) < 0)
         return NULL;
     if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->max_message)) {
-        too_large(s, n);
+        pyext_too_large(s, n);
         goto out;
     }
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
@@ -195,7 +197,7 @@ static PyObject *writer_try_write(PyObject *self, PyObject *data)
     if (message(data, &view, &viewed, &p, &n) < 0)
         return NULL;
     if (n > (Py_ssize_t)s->max_message)
-        too_large(s, n);
+        pyext_too_large(s, n);
     else if (!s->h && pyext_side_need(s) < 0)
         ;
     else if (s->busy)
