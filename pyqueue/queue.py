@@ -27,6 +27,7 @@ import time
 import weakref
 
 from . import _pyext, cstruct, serializer as _serializer, validate
+from . import aio as _aio
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                      QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
@@ -280,7 +281,7 @@ class _Side:
         return _refuse_private("a queue's %s" % self._name)
 
 
-class Writer(_Side, _pyext.WriterCore):
+class Writer(_Side, _aio.AsyncWriter, _pyext.WriterCore):
     """The producing side: ``q.writer``, the queue's one writer; ``with
     q.writer as w:`` ends the stream (detach()) when the block is left.
 
@@ -362,7 +363,7 @@ class Writer(_Side, _pyext.WriterCore):
             lib.pyq_writer_detach(ptr)
 
 
-class Reader(_Side, _pyext.ReaderCore):
+class Reader(_Side, _aio.AsyncReader, _pyext.ReaderCore):
     """The consuming side: ``q.reader``, the queue's one reader (also a context
     manager: leaving ``with q.reader:`` consumes and drops nothing).
 
@@ -701,6 +702,14 @@ class Queue:
         """``q.reader.get_many_nowait``."""
         return self.reader.get_many_nowait(max_messages_to_get, max_bytes_to_get)
 
+    def put_async(self, item, timeout=None):
+        """``await q.put_async(item)``: ``q.writer.put_async`` (pyqueue.aio)."""
+        return self.writer.put_async(item, timeout)
+
+    def get_async(self, timeout=None):
+        """``await q.get_async()``: ``q.reader.get_async`` (pyqueue.aio)."""
+        return self.reader.get_async(timeout)
+
     @property
     def closed(self):
         """True once close() has begun (or in a fork() child): calls raise."""
@@ -762,6 +771,7 @@ class Queue:
             self._closing = True
             for side in self._sides():
                 side._close_side()
+            _aio.closing(self)   # an await's waiting thread gives its side back
             # Shared: only the writer's process ends the stream for everyone.
             if not self._shared or self._owns("writer"):
                 lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
@@ -795,6 +805,7 @@ class Queue:
             self._closing = True
             for side in self._sides():
                 side._close_side()
+            _aio.closing(self)   # an await's waiting thread gives its side back
             if not self._shared or self._owns("writer"):
                 lib.pyq_queue_close(ptr)
         if not self._finish(wait=_EXIT_WAIT_S) and self._shared:
