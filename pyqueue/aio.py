@@ -1,5 +1,5 @@
 """asyncio on the queue: ``await reader.get_async()``, ``async for msg in
-reader``, ``await writer.put_async(item)`` (DESIGN §5.4).
+reader``, ``await writer.put_async(item)`` (DESIGN §5.5).
 
 No await polls.  A message (or room) already there is taken by the task
 itself, with no thread involved.  Otherwise the side's waiter -- one daemon
@@ -245,7 +245,9 @@ class AsyncReader:
         without blocking the event loop and without polling.  Raises QueueEmpty
         (a queue.Empty) when the time runs out, EndOfStream once the writer has
         detached (or its process died) and every message was read, QueueClosed
-        after close().  Cancelling the awaiting task takes no message."""
+        after close().  Cancelling the awaiting task takes no message.
+        ``async for msg in reader`` gets every message this way until the end
+        of the stream."""
         tns = _timeout_ns(timeout)
         queue = self._queue
         waiter = _waiters(queue).reader
