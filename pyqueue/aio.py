@@ -25,18 +25,14 @@ import time
 import weakref
 
 from . import serializer as _serializer
+from .validate import timeout_ns as _timeout_ns
 from ._pyq import ffi, lib
-from .errors import EndOfStream, QueueClosed, QueueEmpty, QueueError, QueueFull, check
+from .errors import EndOfStream, QueueEmpty, QueueError, QueueFull, check
 
 _SIDES = {"reader": lib.PYQ_SIDE_READER, "writer": lib.PYQ_SIDE_WRITER}
 # A waiter thread with nothing to wait for ends after this long.
 _IDLE_S = 5.0
 _NOTHING = object()
-
-
-def _timeout_ns(timeout):
-    from .queue import _timeout_ns as parse   # pyqueue.queue imports this module
-    return parse(timeout)
 
 
 class _Waiter:

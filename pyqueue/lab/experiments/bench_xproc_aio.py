@@ -11,6 +11,7 @@ does not come for ``n`` ms; value = the CPU it used meanwhile, in % of one CPU
 (time.process_time: every thread of the process, the waiting one included).
 """
 import asyncio
+import itertools
 import os
 import time
 
@@ -20,6 +21,7 @@ from pyqueue import Queue
 from . import bench_xproc_rows as R
 
 FORK = R.FORK
+_names = itertools.count()
 
 
 def _trips(out, send, receive, msg):
@@ -102,7 +104,7 @@ def _zmq_echo(there, back, n, pin_cpu, ready):
 
 
 def _ipc_paths():
-    base = "/tmp/pyq-bench-aio-%d-%d" % (os.getpid(), next(R._names))
+    base = "/tmp/pyq-bench-aio-%d-%d" % (os.getpid(), next(_names))
     return base + "-there.ipc", base + "-back.ipc"
 
 
