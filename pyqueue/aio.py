@@ -199,10 +199,8 @@ async def _slow(waiter, take, tns, length, expired):
     lock = waiter.turn(loop)
     waiter.queued += 1
     try:
-        if not lock.locked():
+        if deadline is None:
             await lock.acquire()   # free: no suspension
-        elif deadline is None:
-            await lock.acquire()
         else:
             try:
                 async with asyncio.timeout(tns / 1e9):

@@ -19,6 +19,7 @@ segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
 import atexit
+import math
 import os
 import sys
 import threading
@@ -39,12 +40,20 @@ from .config import to_c as _config_to_c
 _WAIT_SLICE_NS = _pyext.SLICE_NS
 _SIDES = {"writer": lib.PYQ_SIDE_WRITER, "reader": lib.PYQ_SIDE_READER}
 
+_FOREVER_NS = 2**62
+
 
 def _timeout_ns(timeout):
-    """ns to wait, rounded up, or None for no limit (validate.timeout_ns).  The
-    C methods parse a float or an int themselves by the same rules
-    (csrc/pyext/side.c, pyext_timeout) and call this for any other type."""
-    return validate.timeout_ns(timeout)
+    """ns to wait, rounded up, or None for no limit (None, inf, or beyond 2**62
+    ns = 146 years, where C's int64 would overflow).  The C methods parse a
+    float or an int themselves by the same rules (csrc/pyext/side.c,
+    pyext_timeout) and call this for any other type."""
+    seconds = validate.timeout(timeout)
+    if seconds is None or seconds * 1e9 >= _FOREVER_NS:
+        return None
+    if isinstance(seconds, int):
+        return seconds * 10**9
+    return math.ceil(seconds * 1e9)
 
 
 def _max_messages(value):
