@@ -13,7 +13,7 @@
 PYQ_COMMON   := common/pattern.c
 # The queue core: what include/pyqueue.h declares.
 PYQ_CORE     := core/pool.c core/queue.c core/writer.c core/writer_batch.c core/writer_block.c \
-                core/reader.c core/reader_wait.c \
+                core/reader.c core/reader_wait.c core/bell_wait.c \
                 core/shared.c core/shared_owner.c core/shared_mirror.c core/shared_wait.c \
                 core/shared_fault.c
 # Threads, pinning, clocks, perf counters, idle strategies, the pacer.

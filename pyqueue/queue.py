@@ -19,7 +19,6 @@ segment of /dev/shm: it pickles to its name, ``Queue.attach(name)`` maps it in
 another process, and each side is taken by the first process that uses it.
 """
 import atexit
-import math
 import os
 import sys
 import threading
@@ -27,6 +26,7 @@ import time
 import weakref
 
 from . import _pyext, cstruct, serializer as _serializer, validate
+from . import aio as _aio
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                      QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
@@ -39,20 +39,13 @@ from .config import to_c as _config_to_c
 _WAIT_SLICE_NS = _pyext.SLICE_NS
 _SIDES = {"writer": lib.PYQ_SIDE_WRITER, "reader": lib.PYQ_SIDE_READER}
 
-_FOREVER_NS = 2**62
 
 
 def _timeout_ns(timeout):
-    """ns to wait, rounded up, or None for no limit (None, inf, or beyond 2**62
-    ns = 146 years, where C's int64 would overflow).  The C methods parse a
-    float or an int themselves by the same rules (csrc/pyext/side.c,
-    pyext_timeout) and call this for any other type."""
-    seconds = validate.timeout(timeout)
-    if seconds is None or seconds * 1e9 >= _FOREVER_NS:
-        return None
-    if isinstance(seconds, int):
-        return seconds * 10**9
-    return math.ceil(seconds * 1e9)
+    """ns to wait, rounded up, or None for no limit (validate.timeout_ns).  The
+    C methods parse a float or an int themselves by the same rules
+    (csrc/pyext/side.c, pyext_timeout) and call this for any other type."""
+    return validate.timeout_ns(timeout)
 
 
 def _max_messages(value):
@@ -280,7 +273,7 @@ class _Side:
         return _refuse_private("a queue's %s" % self._name)
 
 
-class Writer(_Side, _pyext.WriterCore):
+class Writer(_Side, _aio.AsyncWriter, _pyext.WriterCore):
     """The producing side: ``q.writer``, the queue's one writer; ``with
     q.writer as w:`` ends the stream (detach()) when the block is left.
 
@@ -362,7 +355,7 @@ class Writer(_Side, _pyext.WriterCore):
             lib.pyq_writer_detach(ptr)
 
 
-class Reader(_Side, _pyext.ReaderCore):
+class Reader(_Side, _aio.AsyncReader, _pyext.ReaderCore):
     """The consuming side: ``q.reader``, the queue's one reader (also a context
     manager: leaving ``with q.reader:`` consumes and drops nothing).
 
@@ -701,6 +694,14 @@ class Queue:
         """``q.reader.get_many_nowait``."""
         return self.reader.get_many_nowait(max_messages_to_get, max_bytes_to_get)
 
+    def put_async(self, item, timeout=None):
+        """``await q.put_async(item)``: ``q.writer.put_async`` (pyqueue.aio)."""
+        return self.writer.put_async(item, timeout)
+
+    def get_async(self, timeout=None):
+        """``await q.get_async()``: ``q.reader.get_async`` (pyqueue.aio)."""
+        return self.reader.get_async(timeout)
+
     @property
     def closed(self):
         """True once close() has begun (or in a fork() child): calls raise."""
@@ -780,6 +781,7 @@ class Queue:
             self._closing = True
             for side in self._sides():
                 side._close_side()
+            _aio.closing(self)   # an await's waiting thread gives its side back
             # Shared: only the writer's process ends the stream for everyone.
             if not self._shared or self._owns("writer"):
                 lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED

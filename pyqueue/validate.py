@@ -124,6 +124,20 @@ def timeout(value):
     return seconds
 
 
+# Beyond this many ns (146 years) a timeout is no limit: C's int64 would overflow.
+FOREVER_NS = 2**62
+
+
+def timeout_ns(value):
+    """A ``timeout=`` (as timeout() takes it) in ns to wait, rounded up, or
+    None for no limit (None, inf, or beyond FOREVER_NS)."""
+    seconds = timeout(value)
+    if seconds is None or seconds * 1e9 >= FOREVER_NS:
+        return None
+    if isinstance(seconds, int):
+        return seconds * 10**9
+    return math.ceil(seconds * 1e9)
+
 def cpu(name, value, allow_unpinned=True):
     """``value`` as a CPU id the calling thread may run on (its affinity set, the
     one a thread it starts inherits), or -1 (not pinned) when ``allow_unpinned``."""

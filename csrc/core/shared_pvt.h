@@ -11,6 +11,8 @@
  *      (or the free block) and does not sleep, or the waker sees the flag and
  *      bumps the futex word the sleeper read before raising it -- so the
  *      futex wait returns at once or is woken.
+ *   A bell's ring (core/bell_wait.c, BELL-R1) is a waker too: SHM-S2 pairs
+ *   with it the same way.
  * Only shared queues (q->xproc) pay SHM-S1, and only on a hand-over; the flag's
  * line is written only by a sleeper, so it stays Shared in the waker's cache.
  */

@@ -79,6 +79,7 @@
 #define PYQ_WAIT_FOREVER (-1)
 #define PYQ_READER_WAIT_SPINS 1024         /* pyq_reader_wait: relaxed looks before sleeping */
 #define PYQ_READER_WAIT_SLEEP_CAP_NS 50000 /* ... and its longest sleep */
+#define PYQ_BELL_SLEEP_CAP_NS 5000000     /* bell waits in-process: longest sleep */
 
 /* Shared queues (pyq_queue_create_shared() and below). */
 #define PYQ_SIDE_WRITER 0
@@ -322,6 +323,40 @@ int64_t pyq_reader_next_len(pyq_queue_t *q);
  *         died) and every message was read (none will come), PYQ_EAGAIN on
  *         timeout. */
 int pyq_reader_wait(pyq_queue_t *q, int64_t timeout_ns);
+
+/* Waits a bell also ends (core/bell_wait.c): a thread that waits on a side
+ * for an event loop (Python's asyncio, pyqueue/aio.py) consumes and writes
+ * nothing, and gives the side back as soon as another thread rings.  The bell
+ * is a 32-bit word the caller owns, zero before the wait, touched only by
+ * these functions while one runs. */
+
+/* Reader thread only.  pyq_reader_wait() that also returns when the bell
+ * rings (pyq_queue_ring).  Across processes it sleeps on the futex the
+ * writer's publish wakes, as pyq_reader_wait does; in-process it sleeps on the
+ * bell in steps growing from 1 us to PYQ_BELL_SLEEP_CAP_NS (an in-process
+ * writer wakes nobody): a message is seen when a step ends, a ring at once.
+ * bell may be NULL (no ring: nanosleep steps).  Consumes nothing.
+ * Blocking (by design), bounded by the timeout.
+ * @return 1 when a message is visible, 0 when the stream has ended (detached,
+ *         or the writer's process died, after its messages), PYQ_EAGAIN on
+ *         timeout, PYQ_EINTR when the bell rang, PYQ_ECORRUPT. */
+int pyq_reader_wait_bell(pyq_queue_t *q, int64_t timeout_ns, uint32_t *bell);
+
+/* Writer thread only.  Wait until a len-byte message can be written without
+ * waiting (a claim of len would take no time), the timeout passes or the bell
+ * rings; writes nothing (a look is a claim given back at once, so each look
+ * at a full queue counts a full event).  Sleeps as pyq_reader_wait_bell does,
+ * across processes on the futex the reader's block returns wake.
+ * @return 1 room, PYQ_EAGAIN (timeout), PYQ_EINTR (rang), PYQ_ECLOSED,
+ *         PYQ_ETOOBIG, PYQ_EBUSY (a claim is outstanding), PYQ_EPEER (shared:
+ *         the reader's process died while the queue was full), PYQ_ECORRUPT. */
+int pyq_writer_wait_room(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, uint32_t *bell);
+
+/* Any thread of the process whose thread waits.  Ring the bell of the wait of
+ * side (PYQ_SIDE_READER or PYQ_SIDE_WRITER): it returns PYQ_EINTR at once (or
+ * its result, if it had one).  A bell stays rung until its owner zeroes it.
+ * Wait-free but for one or two futex wake-ups.  @return 0, PYQ_EINVAL. */
+int pyq_queue_ring(pyq_queue_t *q, int side, uint32_t *bell);
 
 /* Any thread.  Create a queue in a shared-memory segment that other processes
  * attach to: the name "/name" in /dev/shm (name: 1 to

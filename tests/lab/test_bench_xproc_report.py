@@ -84,3 +84,20 @@ def test_bad_arguments_name_the_parameter():
         X.bench_xproc(messages=(1, 2, 3))
     with pytest.raises(ValueError, match="only="):
         X.bench_xproc(only=["no-such-row"])
+
+
+def test_idle_rows_report_cpu_against_the_goal_and_the_asyncio_target_is_a_ratio():
+    rows = _rows("idle-aio-shared", "idle-zmq-aio", "rt-aio-shared", "rt-zmq-aio")
+    slices = [_slice(0, "idle-aio-shared", 0.3), _slice(1, "idle-aio-shared", 1.5),
+              _slice(0, "idle-zmq-aio", 0.1),
+              _slice(0, "rt-aio-shared", 30e3), _slice(0, "rt-zmq-aio", 80e3)]
+    samples = {X.key("rt-aio-shared", 32): [np.full(100, 30e3)],
+               X.key("rt-zmq-aio", 32): [np.full(100, 80e3)]}
+    s = report.summarize(slices, samples, {}, rows, (32,))
+    e = s["idle"]["32"]["idle-aio-shared"]
+    assert e["median"] == pytest.approx(0.9) and e["max"] == 1.5 and e["met"] is False
+    assert "goal_pct" not in s["idle"]["32"]["idle-zmq-aio"]   # a peer has no goal
+    (t,) = [t for t in s["targets"] if t["numerator"] == "rt-aio-shared"]
+    assert t["ratio"] == pytest.approx(30 / 80) and t["met"] is True
+    text = report.text({"writer_cpu": 0, "reader_cpu": 1, "rounds": 2}, s, "complete")
+    assert "an idle await" in text and "MISSES" in text

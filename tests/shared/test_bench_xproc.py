@@ -139,3 +139,22 @@ def test_the_put_get_rows_their_users_write(tmp_path):
     mine = [t for t in s["targets"] if t["numerator"] in ("py-shared-many", "py-shared-obj")]
     assert {t["denominator"] for t in mine} >= {"mp-queue-obj"} | (
         {"faster-fifo", "faster-fifo-obj"} if ff else set())
+
+
+def test_the_asyncio_rows(tmp_path):
+    p = _run("--quick", *_cpus(), "--only", "aio", "--round-trips", "100",
+             "--idle-ms", "200", "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = json.loads(p.stdout)["summary"]
+    for size in ("32", "1024"):
+        assert s["roundtrip"][size]["rt-aio-shared"]["samples"] == 100
+    idle = s["idle"]["32"]
+    assert set(idle) == {"idle-aio-shared", "idle-aio-local", "idle-zmq-aio"}
+    for row in ("idle-aio-shared", "idle-aio-local"):
+        assert idle[row]["median"] >= 0 and "met" in idle[row]
+    zmq = "zmq" in sys.modules or __import__("importlib").util.find_spec("zmq")
+    mine = [t for t in s["targets"] if t["numerator"] == "rt-aio-shared"]
+    assert len(mine) == 2
+    for t in mine:
+        assert "ratio" in t or t["not_measured"] == "no round with both in one placement" \
+            or (not zmq and t["not_measured"].startswith("not installed")), t

@@ -13,7 +13,10 @@ Rows, each with 32-byte and 1 KiB messages:
 * round trips, one message there and back: pyqueue shared and in-process,
   through the Python calls and in C, and iceoryx2 (p50 / p99 over every sample);
 * the futex wake-up (C, 32 B only): a reader asleep on an empty queue, a writer
-  asleep on a full one, from the other process's hand-over to the sleeper's return.
+  asleep on a full one, from the other process's hand-over to the sleeper's return;
+* asyncio (bench_xproc_aio): a round trip between two processes that each
+  await, pyqueue's get_async / put_async vs pyzmq's zmq.asyncio over ipc, and
+  the CPU an idle await costs (32 B only).
 
 Every row runs once a round, in rotating order, each slice bracketed by a
 placement probe (DESIGN §8.2); ratios are taken within a round and a placement
@@ -46,13 +49,14 @@ from ..common.output import to_jsonable
 from ..common.params import READER_CPU, WRITER_CPU, Params, param
 from ..common.session import Session
 from ..reports import bench_xproc as report
+from . import bench_xproc_aio as A
 from . import bench_xproc_c as C
 from . import bench_xproc_rows as R
 
 __all__ = ["bench_xproc", "BenchXprocParams", "BenchXprocResult", "SIZES", "QUICK"]
 
 SIZES = (32, 1024)
-KINDS = ("throughput", "roundtrip", "wakeup")
+KINDS = ("throughput", "roundtrip", "wakeup", "idle")
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,15 @@ ROWS = (
         lambda: C.round_trip_row(False)),
     Row("rt-c-shm-threads", "pyqueue shared segment, two threads of one process, C",
         "roundtrip", "round_trips", lambda: C.round_trip_row(True, process=False)),
+    Row("rt-aio-shared", "pyqueue shared (two processes), asyncio get_async / put_async",
+        "roundtrip", "round_trips", A.pyq_round_trip),
+    Row("rt-zmq-aio", "pyzmq zmq.asyncio ipc PUSH / PULL (two processes)", "roundtrip",
+        "round_trips", A.zmq_round_trip),
+    Row("idle-aio-shared", "pyqueue shared, an idle get_async (writer process alive)", "idle",
+        "idle_ms", lambda: A.pyq_idle(True)),
+    Row("idle-aio-local", "pyqueue in-process, an idle get_async", "idle", "idle_ms",
+        lambda: A.pyq_idle(False)),
+    Row("idle-zmq-aio", "pyzmq zmq.asyncio, an idle recv", "idle", "idle_ms", A.zmq_idle),
     Row("wake-reader", "reader asleep on an empty queue, woken by a publish", "wakeup",
         "wakeups", lambda: C.wakeup_row("reader")),
     Row("wake-writer", "writer asleep on a full queue, woken by a returned block", "wakeup",
@@ -123,7 +136,8 @@ BY_ID = {r.id: r for r in ROWS}
 # --quick: 1,000 round trips per row, the fewest whose p99 has 10 samples beyond it
 # (stats.reported); 20 wake-ups (1 ms apart) report p50 only, as they say.
 QUICK = {"rounds": 1, "messages": (2000, 1000), "c_messages": (50_000, 20_000),
-         "batch_messages": (100_000, 20_000), "round_trips": (1000, 1000), "wakeups": (20, 20)}
+         "batch_messages": (100_000, 20_000), "round_trips": (1000, 1000), "wakeups": (20, 20),
+         "idle_ms": (500, 500)}
 
 
 def key(row_id, size):
@@ -176,14 +190,15 @@ def _order(k):
 
 
 def _selected(only, sizes):
-    """(contenders, reasons): the rows to run, each at each size (wake-ups at 32 B
-    only), and the "not installed: ..." of the rows whose library is missing."""
+    """(contenders, reasons): the rows to run, each at each size (wake-ups and
+    idle awaits at 32 B only), and the "not installed: ..." of the rows whose
+    library is missing."""
     runs, reasons = {}, {}
     for row in ROWS:
         if only and not any(o in row.id or o in row.label for o in only):
             continue
         made = row.make()
-        for size in (sizes if row.kind != "wakeup" else sizes[:1]):
+        for size in (sizes if row.kind not in ("wakeup", "idle") else sizes[:1]):
             if isinstance(made, str):
                 reasons[key(row.id, size)] = made
             else:
@@ -191,7 +206,7 @@ def _selected(only, sizes):
     return runs, reasons
 
 
-COUNTS = ("messages", "c_messages", "batch_messages", "round_trips", "wakeups")
+COUNTS = ("messages", "c_messages", "batch_messages", "round_trips", "wakeups", "idle_ms")
 _SLICES = "slices (one count, or one per size: 32-byte,1-KiB)"
 
 
@@ -230,6 +245,8 @@ class BenchXprocParams(Params):
     wakeups: Tuple[int, ...] = _count((200, 200), "wakeups", "futex wake-ups a slice, each "
                                       "after a %g ms gap (32-byte messages only)"
                                       % (C.WAKE_GAP_NS / 1e6))
+    idle_ms: Tuple[int, ...] = _count((5000, 5000), "idle_ms", "ms an idle await is measured "
+                                      "a slice, its process's CPU (32-byte messages only)")
     msg_sizes: Tuple[int, ...] = param(SIZES, "the message sizes to run, bytes, some of %s"
                                        % ",".join(map(str, SIZES)), kind="ints",
                                        lo=min(SIZES), hi=max(SIZES), metavar="SIZE[,SIZE]")
@@ -264,10 +281,10 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
 
     ``params``: a BenchXprocParams (None: the defaults), and/or its fields as
     keywords; ``BenchXprocParams.quick()`` is what --quick runs.
-    messages, c_messages, batch_messages, round_trips, wakeups: per slice, one
-    count or one per size of SIZES (the Python-level per-message rows and the
-    peers, the C per-message rows, the batch rows -- numpy and C --, the round
-    trips, the wake-up samples).  only: substrings of row ids or labels.
+    messages, c_messages, batch_messages, round_trips, wakeups, idle_ms: per
+    slice, one count or one per size of SIZES (the Python-level per-message rows
+    and the peers, the C per-message rows, the batch rows -- numpy and C --, the
+    round trips, the wake-up samples, the ms an idle await is measured).  only: substrings of row ids or labels.
     out: the output folder (a non-empty one is refused unless overwrite=True).
     The first Ctrl-C ends the run after the current slice; the folder and the
     result then hold the rounds done.  ``result.params`` is

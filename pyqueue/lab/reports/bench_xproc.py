@@ -62,7 +62,14 @@ TARGETS = (
      32, "<=", 1.0),
     ("round trip p50, pyqueue shared / iceoryx2 (Python calls)", "rt-py-shared", "rt-iceoryx2",
      1024, "<=", 1.0),
+    # asyncio, both sides awaiting (issue 49).
+    ("asyncio round trip p50, pyqueue shared / pyzmq zmq.asyncio ipc", "rt-aio-shared",
+     "rt-zmq-aio", 32, "<=", 0.5),
+    ("asyncio round trip p50, pyqueue shared / pyzmq zmq.asyncio ipc", "rt-aio-shared",
+     "rt-zmq-aio", 1024, "<=", 0.5),
 )
+# An idle await's CPU, % of one CPU (the idle rows' figure): below this (issue 49).
+IDLE_GOAL_PCT = 1.0
 
 
 def _key(row_id, size):
@@ -92,7 +99,7 @@ def summarize(slices, samples, reasons, rows, sizes):
     """``rows``: {contender: (row id, size, label, kind)} of every row selected,
     run or not; ``reasons``: {contender: "not installed: ..."}; ``samples``:
     {contender: [arrays]} of the latency rows."""
-    out = {"throughput": {}, "roundtrip": {}, "wakeup": {}, "targets": []}
+    out = {"throughput": {}, "roundtrip": {}, "wakeup": {}, "idle": {}, "targets": []}
     by = {}
     for s in slices:
         by.setdefault(s.contender, []).append(s)
@@ -106,6 +113,11 @@ def summarize(slices, samples, reasons, rows, sizes):
             entry.update(slices=len(ss), median=statistics.median(vals) if vals else None)
             if kind == "throughput":
                 entry["regimes"] = sorted({s.extra["regime"] for s in ss if "regime" in s.extra})
+            elif kind == "idle":
+                entry["max"] = max(vals) if vals else None
+                if entry["max"] is not None and row_id.startswith("idle-aio"):
+                    entry["goal_pct"] = IDLE_GOAL_PCT
+                    entry["met"] = bool(entry["max"] < IDLE_GOAL_PCT)
             else:
                 arr = np.concatenate(samples[k]) if samples.get(k) else np.zeros(0)
                 entry.update(samples=int(arr.size), p50_ns=_pct(arr, 50), p99_ns=_pct(arr, 99))
@@ -177,6 +189,13 @@ def text(params, summary, status, markdown=False):
                  "%d of %d" % (e["slept"], e["tries"])] for e in rows.values()]
         parts.append(table.render(["futex wake-up (hand-over to return)", "p50 us", "p99 us",
                                    "samples that slept"], body, markdown=markdown))
+    for size, rows in summary.get("idle", {}).items():
+        body = [[e["label"], e["reason"], "", ""] if "reason" in e else
+                [e["label"], _m(e["median"], 1, "%.2f"), _m(e["max"], 1, "%.2f"),
+                 ("< %g %%: %s" % (e["goal_pct"], "meets" if e["met"] else "MISSES"))
+                 if "goal_pct" in e else "(no target)"] for e in rows.values()]
+        parts.append(table.render(["an idle await, CPU of its process", "% of a CPU (median)",
+                                   "max", "goal"], body, markdown=markdown))
     body = []
     for t in summary["targets"]:
         if t.get("not_measured") == "not selected":   # --only left a row out: not a finding
