@@ -12,7 +12,7 @@
 # Shared by every layer: ordering helpers, the clock read, the message pattern.
 PYQ_COMMON   := common/pattern.c
 # The queue core: what include/pyqueue.h declares.
-PYQ_CORE     := core/pool.c core/queue.c core/writer.c core/writer_batch.c core/writer_block.c \
+PYQ_CORE     := core/pool.c core/queue.c core/writer.c core/writer_batch.c core/writer_block.c core/writer_large.c \
                 core/reader.c core/reader_wait.c \
                 core/shared.c core/shared_owner.c core/shared_mirror.c core/shared_wait.c \
                 core/shared_fault.c
