@@ -33,7 +33,8 @@ PYQ_STRESS   := stress/selftest.c stress/soak.c
 
 # The CPython C-API types of the per-message calls (pyqueue._pyext): no core
 # inside, they call the one in the cffi extension through pointers: one copy a process.
-PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/many.c pyext/reader.c
+PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/many.c pyext/reader.c \
+                pyext/frame.c
 
 # The two Python extensions.  pyqueue._pyq is the queue: the core alone, and
 # its cdef the one installed header.  pyqueue.lab._lab is the instrument: every
