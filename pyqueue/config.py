@@ -13,7 +13,7 @@ Queue or a QueueConfig is made from Python without one, so that a ``put`` is
 visible to the reader when it returns, as code written for queue.Queue expects;
 and ``max_message`` is 1 MiB (MAX_MESSAGE_DEFAULT), so that a frame goes through
 without anyone choosing a block size (messages above block_size - 8 take the
-pool's large region, docs/DESIGN.md "Large messages").  C's pyq_config_init()
+pool's large region, docs/DESIGN.md §3.13).  C's pyq_config_init()
 keeps 'max' and max_message 0 -- a block's worth (C_DEFAULTS) --, and so does
 every experiment of the lab, which says so in its Params.
 

@@ -1,4 +1,4 @@
-"""numpy arrays as messages, without a copy on the way out (DESIGN §5.4).
+"""numpy arrays as messages, without a copy on the way out (DESIGN §5.5).
 
 ``Writer.put_array(a)`` claims one message (Writer.claim), writes a small
 header -- dtype, shape -- and copies the array's elements in C order straight
