@@ -112,7 +112,7 @@ def mp_row():
     def run(size, n, writer_cpu):
         q = R.FORK.Queue()
         try:
-            return R.rate(n, R.timed(R._w_put, (q, b"x" * size, n), R._r_get, (q, n, size),
+            return R.rate(n, R.timed(R.w_put, (q, b"x" * size, n), R.r_get, (q, n, size),
                                      writer_cpu))
         finally:
             q.close()
@@ -133,7 +133,7 @@ def faster_fifo_row():
     def run(size, n, writer_cpu):
         q = faster_fifo.Queue(max_size_bytes=max(64 << 20, 4 * size + 4096))
         try:
-            return R.rate(n, R.timed(R._w_put, (q, b"x" * size, n), read, (q, n, size),
+            return R.rate(n, R.timed(R.w_put, (q, b"x" * size, n), read, (q, n, size),
                                      writer_cpu))
         finally:
             q.close()
@@ -164,7 +164,7 @@ def zmq_row():
         s = ctx.socket(zmq.PULL)
         hwm = max(4, min(100_000, (64 << 20) // size))
         s.setsockopt(zmq.RCVHWM, hwm)
-        path = "/tmp/pyq-bench-frames-%d-%d.ipc" % (os.getpid(), next(R._names))
+        path = "/tmp/pyq-bench-frames-%d-%d.ipc" % (os.getpid(), next(R.names))
         s.bind("ipc://" + path)
         copy = size < (64 << 10)
         try:
@@ -188,10 +188,10 @@ def _iox_buffer(size):
 
 
 def _w_iox(name, size, n):
-    iox2 = R._iox()
+    iox2 = R.iox()
     node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
-    service, payload = R._iox_service(iox2, node, name, size, _iox_buffer(size), False)
-    send = R._iox_send_loop(R._iox_publisher(iox2, service), payload, size)
+    service, payload = R.iox_service(iox2, node, name, size, _iox_buffer(size), False)
+    send = R.iox_send_loop(R.iox_publisher(iox2, service), payload, size)
 
     def loop():
         for _ in range(n):
@@ -202,14 +202,14 @@ def _w_iox(name, size, n):
 
 
 def iceoryx2_row():
-    missing = R._iox_missing()
+    missing = R.iox_missing()
     if missing:
         return missing
 
     def run(size, n, writer_cpu):
-        iox2, name, node = R._iox_node()
-        service, _ = R._iox_service(iox2, node, name, size, _iox_buffer(size), False)
-        take = R._iox_receive_one(service.subscriber_builder().create())
+        iox2, name, node = R.iox_node()
+        service, _ = R.iox_service(iox2, node, name, size, _iox_buffer(size), False)
+        take = R.iox_receive_one(service.subscriber_builder().create())
 
         def read(n_):
             for _ in range(n_):
