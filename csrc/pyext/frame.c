@@ -1,5 +1,5 @@
 /*
- * frame.c - zero copy from Python (DESIGN §5.4): Writer.claim(n) and
+ * frame.c - zero copy from Python (DESIGN §5.5): Writer.claim(n) and
  * Reader.get_view() hand out a Claim or a View, an object that exports the
  * queue's own bytes through the buffer protocol -- a writable buffer of
  * exactly n bytes in the queue for a claim, a read-only one of the message for
