@@ -461,14 +461,8 @@ PyObject *pyext_writer_claim(PyObject *self, PyObject *const *args, Py_ssize_t n
                      (unsigned long)s->max_message, n);
         return NULL;
     }
-    if (n > (Py_ssize_t)s->max_message) {
-        PyObject *e = PyObject_CallMethod(self, "_too_large", "n", n);
-        if (e) {
-            PyErr_SetObject((PyObject *)Py_TYPE(e), e);
-            Py_DECREF(e);
-        }
-        return NULL;
-    }
+    if (n > (Py_ssize_t)s->max_message)
+        return pyext_too_large(s, n);
     if (pyext_timeout(a[1], &tns) < 0)
         return NULL;
     if (PYEXT_UNLIKELY(!s->h) && pyext_side_need(s) < 0)
