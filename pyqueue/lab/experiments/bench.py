@@ -624,7 +624,7 @@ class BenchParams(Params):
     writer_cpu: int = param(WRITER_CPU, "CPU of the writer (and of the Python rows' thread)",
                             kind="cpu", lo=0, group="CPUs")
     reader_cpu: int = param(READER_CPU, "CPU of the reader", kind="cpu", lo=0, group="CPUs")
-    queue: QueueConfig = param(QueueConfig(max_message=0), "every pyqueue row's queue but its tiers and "
+    queue: QueueConfig = param(QueueConfig(), "every pyqueue row's queue but its tiers and "
                                "publish policy, which the row sets")
 
     def check(self):
