@@ -13,7 +13,7 @@
 PYQ_COMMON   := common/pattern.c
 # The queue core: what include/pyqueue.h declares.
 PYQ_CORE     := core/pool.c core/queue.c core/writer.c core/writer_batch.c core/writer_block.c \
-                core/reader.c core/reader_wait.c core/bell_wait.c \
+                core/writer_large.c core/reader.c core/reader_wait.c core/bell_wait.c \
                 core/shared.c core/shared_owner.c core/shared_mirror.c core/shared_wait.c \
                 core/shared_fault.c
 # Threads, pinning, clocks, perf counters, idle strategies, the pacer.
@@ -33,7 +33,8 @@ PYQ_STRESS   := stress/selftest.c stress/soak.c
 
 # The CPython C-API types of the per-message calls (pyqueue._pyext): no core
 # inside, they call the one in the cffi extension through pointers: one copy a process.
-PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/many.c pyext/reader.c
+PYQ_PYEXT    := pyext/module.c pyext/side.c pyext/writer.c pyext/many.c pyext/reader.c \
+                pyext/frame.c
 
 # The two Python extensions.  pyqueue._pyq is the queue: the core alone, and
 # its cdef the one installed header.  pyqueue.lab._lab is the instrument: every

@@ -8,11 +8,14 @@ converted here and nowhere else:
     publish          'max' | 'each' | 'bytes:N'    (C: publish and publish_bytes)
     int32_t fields   True / False                  (C: 0 / 1)
 
-One default is Python's own: ``publish`` is 'each' (PUBLISH_DEFAULT) when a
+Two defaults are Python's own: ``publish`` is 'each' (PUBLISH_DEFAULT) when a
 Queue or a QueueConfig is made from Python without one, so that a ``put`` is
-visible to the reader when it returns, as code written for queue.Queue expects.
-C's pyq_config_init() keeps 'max' (C_DEFAULTS), and so does every experiment
-of the lab, which says so in its Params.
+visible to the reader when it returns, as code written for queue.Queue expects;
+and ``max_message`` is 1 MiB (MAX_MESSAGE_DEFAULT), so that a frame goes through
+without anyone choosing a block size (messages above block_size - 8 take the
+pool's large region, docs/DESIGN.md §3.13).  C's pyq_config_init()
+keeps 'max' and max_message 0 -- a block's worth (C_DEFAULTS) --, and so does
+every experiment of the lab, which says so in its Params.
 
 A QueueConfig is checked once, when it is made: types (and what each C field can
 hold) in Python, then pyq_config_check() for the rules, which C states.  A Queue
@@ -52,6 +55,13 @@ _RULES = {
     "hot_blocks+": lambda v: "in [1, %d] with spill_blocks=%d (at most %d blocks in all)"
                              % (lib.PYQ_MAX_BLOCKS - v["spill_blocks"], v["spill_blocks"],
                                 lib.PYQ_MAX_BLOCKS),
+    "max_message": lambda v: "in [0, %d]" % lib.PYQ_MAX_MESSAGE,
+    "large_bytes": lambda v: ("0 when max_message (%d) fits a block (block_size - 8 = %d)"
+                              % (v["max_message"], v["block_size"] - 8)
+                              if v["max_message"] <= v["block_size"] - 8 else
+                              "0 or a multiple of %d of at least max_message (%d) rounded up "
+                              "to %d" % (lib.PYQ_LARGE_PAGE, v["max_message"],
+                                         lib.PYQ_LARGE_ALIGN)),
     "spill_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
     "hot_nontemporal": lambda v: "False on this platform (streaming stores need x86-64 with SSE2)",
 }
@@ -107,8 +117,21 @@ C_DEFAULTS = _c_defaults()
 # Python's default publish policy: every put visible when it returns (queue.Queue's
 # promise); 'max' waits for a full block or flush(), which such code never calls.
 PUBLISH_DEFAULT = "each"
+# Python's default largest message: a frame (an image, a tensor) goes through
+# without a block size chosen for it; messages a block holds are framed as ever.
+MAX_MESSAGE_DEFAULT = 1 << 20
 # The defaults of a Queue or QueueConfig made from Python.
-DEFAULTS = dict(C_DEFAULTS, publish=PUBLISH_DEFAULT)
+DEFAULTS = dict(C_DEFAULTS, publish=PUBLISH_DEFAULT, max_message=MAX_MESSAGE_DEFAULT)
+
+
+def large_bytes_of(values):
+    """Bytes of the large region a configuration (converted values) maps: 0
+    when max_message fits a block, else large_bytes or C's default for 0,
+    twice max_message rounded up to a page."""
+    if values["max_message"] <= values["block_size"] - 8:
+        return 0
+    page = lib.PYQ_LARGE_PAGE
+    return values["large_bytes"] or 2 * (-(-values["max_message"] // page) * page)
 
 
 # ---- the checks --------------------------------------------------------------------
@@ -306,8 +329,10 @@ class QueueConfig:
 
     @property
     def pool_bytes(self):
-        """Bytes of the block pool: block_size * (hot_blocks + spill_blocks)."""
-        return self.block_size * (self.hot_blocks + self.spill_blocks)
+        """Bytes of the pool: block_size * (hot_blocks + spill_blocks), and the
+        large region when max_message needs one."""
+        return self.block_size * (self.hot_blocks + self.spill_blocks) \
+            + large_bytes_of(self.as_dict())
 
 
 QueueConfig.__doc__ += "\n\n    Defaults: %s." % ", ".join("%s=%r" % kv for kv in DEFAULTS.items())

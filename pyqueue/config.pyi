@@ -28,13 +28,16 @@ class QueueConfig:
     nontemporal_backlog_kib: int
     flush_hot_kib: int
     flush_backlog_kib: int
+    max_message: int
+    large_bytes: int
     def __init__(self, block_size: int = ..., hot_blocks: int = ..., spill_blocks: int = ...,
                  publish: str = ..., scan_current: bool = ..., retry_yield_every: int = ...,
                  touch_after_write: bool = ..., hugepages: bool = ..., prefault: bool = ...,
                  mlock: bool = ..., spill_nontemporal: Optional[bool] = ...,
                  prefetch: bool = ..., hot_nontemporal: bool = ...,
                  nontemporal_backlog_kib: int = ..., flush_hot_kib: int = ...,
-                 flush_backlog_kib: int = ...) -> None: ...
+                 flush_backlog_kib: int = ..., max_message: int = ...,
+                 large_bytes: int = ...) -> None: ...
     @classmethod
     def of(cls, config: Optional["QueueConfig"] = None, **overrides: Any) -> "QueueConfig": ...
     def replace(self, **changes: Any) -> "QueueConfig": ...

@@ -17,8 +17,9 @@ class QueueFull(QueueError, _stdlib_queue.Full):
     expired.  Also a ``queue.Full``, so code written for ``queue.Queue`` catches it."""
 
 
-class MessageTooLarge(QueueError):
-    """The message is larger than ``Queue.max_message`` (block_size - 8)."""
+class MessageTooLarge(QueueError, ValueError):
+    """The message is larger than ``Queue.max_message``.  Also a ValueError: the
+    size is the caller's argument (``writer.claim(n)``, ``write(data)``)."""
 
 
 class QueueEmpty(QueueError, _stdlib_queue.Empty):

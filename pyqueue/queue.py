@@ -25,13 +25,14 @@ import threading
 import time
 import weakref
 
-from . import _pyext, cstruct, serializer as _serializer, validate
+from . import _pyext, cstruct, frames as _frames, serializer as _serializer, validate
 from . import aio as _aio
 from .errors import (EndOfStream, MessageTooLarge, PeerDied, QueueClosed, QueueEmpty,
                      QueueError, QueueFull, check, error_for)
 from ._pyq import ffi, lib
 from .config import QueueConfig
 from .config import converted as config_values
+from .config import large_bytes_of as _large_bytes_of
 from .config import refused as config_refused
 from .config import to_c as _config_to_c
 
@@ -306,7 +307,7 @@ class Writer(_Side, _aio.AsyncWriter, _pyext.WriterCore):
             self.detach()
 
     def _too_large(self, n):
-        return MessageTooLarge("message is %d bytes; the largest is %d (block_size - 8)"
+        return MessageTooLarge("message is %d bytes; the largest is %d (Queue(max_message=...))"
                                % (n, self._queue.max_message), lib.PYQ_ETOOBIG)
 
     def write_batch(self, arr, timeout=None):
@@ -345,6 +346,17 @@ class Writer(_Side, _aio.AsyncWriter, _pyext.WriterCore):
                 e.written = _written(ptr) - start
                 raise
         return n
+
+    # ---- zero copy: arrays (claim() is a C method of WriterCore) ----
+
+    def put_array(self, a, timeout=None):
+        """Write a numpy array as one message -- dtype, shape and its elements
+        in C order -- copied once, straight into the queue (a claim).  A
+        Fortran-ordered or non-contiguous array is copied into C order; 0-d and
+        empty arrays go too; a dtype holding Python objects raises TypeError.
+        Waits for room as write() does.  Read it with ``Reader.get_array()``
+        (pyqueue.frames describes the message)."""
+        _frames.put_array(self, a, timeout)
 
     def detach(self):
         """End of stream: publish every message written so far and write no
@@ -385,6 +397,20 @@ class Reader(_Side, _aio.AsyncReader, _pyext.ReaderCore):
     def __exit__(self, *exc):
         """``with q.reader:`` scopes the reading; leaving it consumes and
         drops nothing (messages not read stay for the next call)."""
+
+    # ---- zero copy: arrays (get_view() is a C method of ReaderCore) ----
+
+    def get_array(self, block=True, timeout=None, copy=False):
+        """The next message, written by ``Writer.put_array``, as a numpy array
+        of its dtype and shape (C order).  ``copy=False``: a read-only array
+        over the queue's own bytes, whose base holds the message's view -- its
+        space goes back to the writer when the array and every array made from
+        it are collected; until then other reader calls raise QueueError (one
+        view at a time), so drop it (``del a``) or pass ``copy=True``, which
+        returns a private copy and releases the message at once.  Waits as
+        get(block, timeout) does.  A message that is not an array raises
+        ValueError (it is consumed)."""
+        return _frames.get_array(self, block, timeout, copy)
 
     def poll_into(self, out):
         """Fill rows of a 2-D uint8 array with messages of exactly out.shape[1]
@@ -490,10 +516,10 @@ class Queue:
         # turned into the ValueError that names the field.
         values = config_values(config, **overrides)
         if shared and config is None and "spill_blocks" not in overrides:
-            values["spill_blocks"] = shared_spill_blocks(values["block_size"],
-                                                         values["hot_blocks"])
+            _shared_pool(values, "large_bytes" in overrides)
         c_cfg = _config_to_c(values)
-        pool_bytes = values["block_size"] * (values["hot_blocks"] + values["spill_blocks"])
+        pool_bytes = values["block_size"] * (values["hot_blocks"] + values["spill_blocks"]) \
+            + _large_bytes_of(values)
         out = ffi.new("pyq_queue_t **")
         hints = ({lib.PYQ_EPERM: "mlock of the %d-byte pool was refused (RLIMIT_MEMLOCK?); "
                                  "use mlock=False" % pool_bytes} if values["mlock"] else {})
@@ -752,10 +778,13 @@ class Queue:
         while this thread is inside a call on the queue (a signal handler that
         interrupted it), close() wakes that call, which ends with QueueClosed,
         and the memory is unmapped once it has returned."""
-        ptr = self._begin_close()
+        ptr, exported = self._begin_close(refuse_exported=True)
         if ptr is None:
             return
-        if sys.is_finalizing():
+        if exported:   # finalizing: the pool stays mapped for the buffers into it
+            if self._shared:
+                lib.pyq_queue_leave(ptr)
+        elif sys.is_finalizing():
             # Daemon threads are frozen now, possibly owning a side: never
             # wait for them.  The process is ending; its memory goes with it,
             # and the segment's name with it if no other process maps it.
@@ -768,16 +797,19 @@ class Queue:
         else:
             self._finish()
 
-    def _begin_close(self):
-        """The first step of closing: the queue's handle, or None when it was
-        closed already.  The handle is read and the flag set under the state
-        lock, which the unmapping also holds: a second close() can never reach
-        freed memory.  The sides lose their handle first: from here on a call
-        raises QueueClosed, and only calls already in flight (busy) hold one."""
+    def _begin_close(self, refuse_exported):
+        """The first step of closing: the queue's handle (None when it was
+        closed already) and how many buffers claims and views still export
+        (refuse_exported: BufferError instead, unless finalizing).  The handle
+        is read and the flag set under the state lock, which the unmapping also
+        holds: a second close() can never reach freed memory.  The sides lose
+        their handle first: from here on a call raises QueueClosed, and only
+        calls already in flight (busy) hold one."""
         with self._state_lock:
             ptr = self._ptr
             if ptr is None:
-                return None
+                return None, 0
+            exported = self._refuse_exported() if refuse_exported else self._exported()
             self._closing = True
             for side in self._sides():
                 side._close_side()
@@ -785,10 +817,29 @@ class Queue:
             # Shared: only the writer's process ends the stream for everyone.
             if not self._shared or self._owns("writer"):
                 lib.pyq_queue_close(ptr)  # wakes a waiting writer with PYQ_ECLOSED
-        return ptr
+        return ptr, exported
 
     def _sides(self):
         return [s for s in (getattr(self, "writer", None), getattr(self, "reader", None)) if s]
+
+    # ---- zero copy (frames): close() and the buffers claims and views export ----
+
+    def _exported(self):
+        """Buffers the open claim and view exported and nobody released."""
+        return sum(side._frame_exports() for side in self._sides())
+
+    def _refuse_exported(self):
+        """close() while a memoryview or an array still points into the pool
+        would leave it pointing at unmapped memory: BufferError, as
+        mmap.close() raises (the queue stays open).  At interpreter exit the
+        pool stays mapped instead (_close_at_exit)."""
+        n = self._exported()
+        if n and not sys.is_finalizing():
+            raise BufferError("cannot close the queue: %d buffer%s exported from a claim or a "
+                              "view (a memoryview, a numpy array) still point%s into it; "
+                              "release them first" % (n, "" if n == 1 else "s",
+                                                      "s" if n == 1 else ""))
+        return n
 
     def _close_at_exit(self):
         """close() at interpreter exit (atexit, before daemon threads freeze):
@@ -797,8 +848,14 @@ class Queue:
         is still held then (a C thread), the segment's name goes anyway when
         no other process maps it (pyq_queue_leave), and the memory with the
         process."""
-        ptr = self._begin_close()
+        ptr, exported = self._begin_close(refuse_exported=False)
         if ptr is None:
+            return
+        if exported:
+            # A claim's or view's buffer still points into the pool: it stays
+            # mapped (the process is ending); the name goes if nobody else maps it.
+            if self._shared:
+                lib.pyq_queue_leave(ptr)
             return
         if not self._finish(wait=_EXIT_WAIT_S) and self._shared:
             lib.pyq_queue_leave(ptr)
@@ -991,10 +1048,28 @@ def _untrusted(name):
 SHARED_POOL_BYTES = 31 << 20
 
 
-def shared_spill_blocks(block_size, hot_blocks):
-    """spill_blocks of a shared queue made without one: SHARED_POOL_BYTES
-    // block_size - hot_blocks, at least 0."""
-    return max(0, SHARED_POOL_BYTES // block_size - hot_blocks) if block_size > 0 else 0
+def _shared_pool(values, large_given):
+    """A shared queue made without spill_blocks: its pool in SHARED_POOL_BYTES.
+    The large region first (shrunk, unless given, to what the budget leaves
+    beside the hot tier, but never below one largest message), then the
+    spill tier in the rest."""
+    large = _large_bytes_of(values)
+    if large and not large_given:
+        page = lib.PYQ_LARGE_PAGE
+        room = (SHARED_POOL_BYTES - values["block_size"] * values["hot_blocks"]) // page * page
+        one = -(-values["max_message"] // page) * page
+        if large > room:
+            large = values["large_bytes"] = max(one, room)
+    left = max(0, SHARED_POOL_BYTES - large)
+    values["spill_blocks"] = shared_spill_blocks(values["block_size"], values["hot_blocks"],
+                                                 left)
+
+
+def shared_spill_blocks(block_size, hot_blocks, pool_bytes=None):
+    """spill_blocks of a shared queue made without one: pool_bytes (default
+    SHARED_POOL_BYTES) // block_size - hot_blocks, at least 0."""
+    pool = SHARED_POOL_BYTES if pool_bytes is None else pool_bytes
+    return max(0, pool // block_size - hot_blocks) if block_size > 0 else 0
 
 
 def _shm_room():

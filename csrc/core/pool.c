@@ -53,7 +53,7 @@ int pyq_pool_options(struct pyq_queue *q, uint8_t *pool, size_t bytes)
 static int map_pool(struct pyq_queue *q)
 {
     const pyq_config_t *c = &q->cfg;
-    size_t bytes = (size_t)q->nblocks * c->block_size;
+    size_t bytes = q->pool_bytes; /* the blocks, then the large region */
     void *p = MAP_FAILED;
 
     q->hugepages_used = 0;
@@ -99,7 +99,7 @@ void pyq_pool_layout(struct pyq_queue *q)
         off += round_up(n * sizeof(uint32_t), PYQ_CACHELINE);
     }
     q->ctl_bytes = off;
-    q->pool_bytes = (size_t)q->nblocks * c->block_size;
+    q->pool_bytes = (size_t)q->nblocks * c->block_size + q->lg.bytes;
     /* Every block starts free, in its tier's free ring (the zero pages). */
     atomic_init(&q->free_tail[PYQ_TIER_HOT].v, c->hot_blocks);
     atomic_init(&q->free_tail[PYQ_TIER_SPILL].v, c->spill_blocks);

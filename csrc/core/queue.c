@@ -70,6 +70,14 @@ int pyq_config_check(const pyq_config_t *c, const char **bad)
         why = "publish";
     else if (c->publish == PYQ_PUBLISH_BYTES && c->publish_bytes < 1)
         why = "publish_bytes";
+    else if (c->max_message > PYQ_MAX_MESSAGE)
+        why = "max_message";
+    else if (c->large_bytes != 0 &&
+             (c->max_message <= c->block_size - PYQ_RECORD_HEADER ||
+              c->large_bytes % PYQ_LARGE_PAGE != 0 ||
+              c->large_bytes < ((uint64_t)c->max_message + PYQ_LARGE_ALIGN - 1) /
+                                   PYQ_LARGE_ALIGN * PYQ_LARGE_ALIGN))
+        why = "large_bytes";
     for (size_t i = 0; !why && i < sizeof(flags) / sizeof(flags[0]); i++)
         if (!PYQ_IS_FLAG(*(const int32_t *)((const char *)c + flags[i].off)))
             why = flags[i].name;
@@ -109,6 +117,16 @@ int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg)
     q->cfg = *cfg;
     q->nblocks = cfg->hot_blocks + cfg->spill_blocks;
     q->max_message = cfg->block_size - PYQ_RECORD_HEADER;
+    q->lg.max = q->max_message;
+    q->lg.claim_len = PYQ_NO_CLAIM;
+    if (cfg->max_message > q->max_message) {
+        /* The large region (queue_pvt.h, Large): given, or two of the
+         * largest messages, so that one is written while one is read. */
+        q->lg.max = cfg->max_message;
+        q->lg.bytes = cfg->large_bytes ? cfg->large_bytes
+                                       : 2 * (((uint64_t)cfg->max_message + PYQ_LARGE_PAGE - 1) /
+                                              PYQ_LARGE_PAGE * PYQ_LARGE_PAGE);
+    }
     /* publish each: every committed record is published at once, so a reader
      * scanning headers delivers what one reading pub_pos would -- and waits
      * on the record's own line instead of pub_pos's line, then the record's. */
@@ -183,6 +201,9 @@ void pyq_q_bind(struct pyq_queue *q, int side, uint8_t *ctl, uint8_t *pool)
     *ring = (uint32_t *)(void *)ctl;
     for (int t = 0; t < PYQ_TIERS; t++)
         slots[t] = (uint32_t *)(void *)(ctl + q->seg.free_off[t]);
+    /* The large region follows the blocks (pool.c). */
+    *(side == PYQ_SIDE_WRITER ? &q->lg.wbase : &q->lg.rbase) =
+        q->lg.bytes ? pool + (size_t)q->nblocks * q->cfg.block_size : NULL;
 }
 
 int pyq_queue_create(const pyq_config_t *cfg, pyq_queue_t **out)
@@ -239,7 +260,7 @@ int pyq_queue_writer_detached(const pyq_queue_t *q)
 
 uint32_t pyq_queue_max_message(const pyq_queue_t *q)
 {
-    return q->max_message;
+    return q->lg.max;
 }
 
 void pyq_queue_config(const pyq_queue_t *q, pyq_config_t *out)

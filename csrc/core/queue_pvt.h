@@ -55,6 +55,17 @@
  *           not fit.  The ring slot and ring_tail are still written; a plain
  *           PAD (no free block, or an exactly full block: no PAD at all) or a
  *           link that does not check out sends the reader the ring way.
+ * Large:    with cfg.max_message above block_size - 8, the pool ends in a large
+ *           region of large_bytes (L), a byte ring of 64-aligned slots at
+ *           64-bit positions (address: pos % L).  A message of more than
+ *           block_size - 8 bytes takes a contiguous slot there -- at head,
+ *           or at the next multiple of L when the rest of the region is too
+ *           short -- and the block stream carries a record of kind
+ *           PYQ_HDR_LARGE whose 16-byte payload (struct pyq_large_desc) names
+ *           it, so that order and publishing are the blocks' own.  The reader
+ *           gives a slot back by storing its end to large_tail (R2) once the
+ *           message is consumed; the writer has room while head - tail <= L.
+ *           Every descriptor is checked before its slot is used (writer_large.c).
  * Position: the writer's progress is pub_pos = seq * block_size + offset, where
  *           seq counts blocks taken; pub_pos >= (seq + 1) * block_size means
  *           block seq is sealed (complete).
@@ -71,6 +82,11 @@
  *   W5 ws.messages / ws.bytes release (writer, a run's end counted, after its
  *      w.run_n was zeroed) -> A6 acquire (pyq_queue_stats, pyq_queue_backlog: a
  *      run counted in ws is not added again from w.run_n)
+ *   W7 large_head release (writer, a large message committed, before its
+ *      record's W2/W3) -> the writer that takes the side over (restore)
+ *   R2 large_tail release (reader, a large message consumed) -> A8 acquire
+ *      (writer, room in the large region): the reader's reads of the slot
+ *      happen before the writer's next writes there
  *   W6 w.run_id, w.run_n release (writer: a new id, when a run's length is
  *      not the last one's, after the last count of the run before; every
  *      count after its run's id) -> A7 acquire (pyq_w_pending: the id, the
@@ -93,6 +109,8 @@
 #define PYQ_HDR_PAD (UINT64_C(0x5041) << 32)    /* "PA": rest of block unused */
 #define PYQ_HDR_LINK (UINT64_C(0x504c) << 32)   /* "PL": PAD + next block, see Link */
 #define PYQ_HDR_RUN (UINT64_C(0x5052) << 32)    /* "PR": run of n records, see Runs */
+#define PYQ_HDR_LARGE (UINT64_C(0x5058) << 32)  /* "PX": a large message's record, see Large */
+#define PYQ_LARGE_DESC 16u                      /* its payload: struct pyq_large_desc */
 #define PYQ_HDR_RUN_COUNT_SHIFT 48               /* n, in the top 16 bits */
 #define PYQ_RUN_MAX 0xffffu
 #define PYQ_NO_RUN UINT32_MAX
@@ -220,6 +238,9 @@ struct pyq_reader_state {
     uint8_t *base;
     uint32_t *ring;
     uint32_t *free_slots[PYQ_TIERS];
+    uint64_t large_end;    /* the large message next_message() found at pos: the
+                              end of its slot, stored to large_tail when it is
+                              consumed (writer_large.c); 0: a block message */
 };
 
 struct pyq_reader_stats {
@@ -240,7 +261,7 @@ struct pyq_seg_header {
 
 #define PYQ_SEG_MAGIC UINT64_C(0x3165756575517950) /* "PyQueue1" */
 #define PYQ_SEG_INIT UINT64_C(0x3174696e69517950)  /* "PyQinit1": being made (shared.c) */
-#define PYQ_SEG_LAYOUT 12u                         /* bump with struct pyq_queue */
+#define PYQ_SEG_LAYOUT 13u                         /* bump with struct pyq_queue */
 #define PYQ_PAGE 4096                              /* the parts' alignment */
 #define PYQ_ALIGNED_PAGE _Alignas(PYQ_PAGE)
 
@@ -322,6 +343,31 @@ struct pyq_shm_state {
     _Atomic uint64_t handoff_deadline;
 };
 
+/* A large message's record payload (queue_pvt.h, Large): its slot. */
+struct pyq_large_desc {
+    uint64_t pos; /* the slot's position (address: pos % large_bytes) */
+    uint32_t len; /* the message's length */
+    uint32_t zero;
+};
+
+/* The large region: this process's view and each side's private state
+ * (writer_large.c). */
+struct pyq_large {
+    uint64_t bytes;          /* L, 0: no region */
+    uint32_t max;            /* the largest message: cfg.max_message, or the block's */
+    uint32_t claim_len;      /* the open large claim's length, PYQ_NO_CLAIM: none */
+    uint8_t *wbase, *rbase;  /* the region in the writer's and the reader's view */
+    uint64_t head;           /* writer: the end of the last committed slot */
+    uint64_t claim_pos;      /* writer: the open claim's slot */
+    uint64_t tail_cache;     /* writer: large_tail as last loaded */
+    uint64_t tail;           /* reader: what it last stored to large_tail */
+    /* The reader's view (pyq_reader_view): where the message is, to know it
+     * again at the release; viewing 0: none. */
+    int viewing;
+    uint32_t view_len, view_pos, view_left;
+    uint64_t view_seq;
+};
+
 struct pyq_queue {
     /* ==== The private part: each process's own. ==== */
     /* Read-only after pyq_queue_create() / pyq_queue_attach(): the geometry
@@ -360,6 +406,7 @@ struct pyq_queue {
     PYQ_ALIGNED_LINE struct pyq_writer_state w;
     PYQ_ALIGNED_LINE struct pyq_reader_state r;
     PYQ_ALIGNED_LINE struct pyq_proc p;
+    PYQ_ALIGNED_LINE struct pyq_large lg;
 
     /* ==== The shared part: a segment's first page. ==== */
     /* Written once at creation (shared.c checks it at attach). */
@@ -383,6 +430,10 @@ struct pyq_queue {
 
     PYQ_ALIGNED_LINE struct pyq_reader_stats rs;
     struct pyq_rmirror rm;
+
+    /* The large region's hand-over words, a line each (queue_pvt.h, Large). */
+    PYQ_ALIGNED_LINE _Atomic uint64_t large_head; /* W7: written by the writer only */
+    PYQ_ALIGNED_LINE _Atomic uint64_t large_tail; /* R2: written by the reader only */
 
     PYQ_ALIGNED_LINE _Atomic int closed; /* read-mostly: stays Shared in both caches */
     _Atomic int detached;                /* W4: the writer will write no more */
@@ -525,6 +576,22 @@ PYQ_PRIVATE void pyq_pool_layout(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_pool_map(struct pyq_queue *q);
 PYQ_PRIVATE void pyq_pool_unmap(struct pyq_queue *q);
 PYQ_PRIVATE int pyq_pool_options(struct pyq_queue *q, uint8_t *pool, size_t bytes);
+/* writer_large.c */
+PYQ_PRIVATE int pyq_w_large_claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns,
+                                  uint8_t **payload);
+PYQ_PRIVATE int pyq_w_large_commit(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_w_large_abort(struct pyq_queue *q);
+PYQ_PRIVATE int pyq_w_large_write(struct pyq_queue *q, const void *data, uint32_t len,
+                                  int64_t timeout_ns);
+PYQ_PRIVATE int pyq_large_restore(struct pyq_queue *q, int side);
+/* writer.c: a block claim (its record: pyq_writer_claim() below the large size);
+ * commit the open block claim as a record of kind (PYQ_HDR_*). */
+PYQ_PRIVATE int pyq_w_block_claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns,
+                                  uint8_t **payload);
+PYQ_PRIVATE void pyq_w_commit_kind(struct pyq_queue *q, uint64_t kind);
+/* writer_block.c: wait as the full queue's wait does until ready(q) is 1. */
+PYQ_PRIVATE int pyq_w_wait(struct pyq_queue *q, int64_t timeout_ns,
+                           int (*ready)(struct pyq_queue *q, void *arg), void *arg);
 /* queue.c */
 PYQ_PRIVATE int pyq_q_init(struct pyq_queue *q, const pyq_config_t *cfg);
 PYQ_PRIVATE void pyq_q_gate(struct pyq_queue *q);

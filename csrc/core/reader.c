@@ -186,15 +186,69 @@ static __attribute__((noinline, cold)) void corrupt(struct pyq_queue *q)
 static inline int rec_fits(uint64_t hdr, uint32_t room)
 {
     uint64_t kind = hdr & PYQ_HDR_KIND_MASK;
-    return (kind == PYQ_HDR_COMMIT && (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= room) ||
-           kind == PYQ_HDR_RUN;
+    if (PYQ_LIKELY(kind == PYQ_HDR_COMMIT))
+        return (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= room;
+    return kind == PYQ_HDR_RUN ||
+           (hdr == (PYQ_HDR_LARGE | PYQ_LARGE_DESC) && PYQ_LARGE_DESC + PYQ_RECORD_HEADER <= room);
 }
 
-/* A committed record at pos of a scanning reader's block that fits in it. */
+/* A committed record at pos of a scanning reader's block that fits in it
+ * (a large message's record too: its 16 bytes are checked when read). */
 static inline int scan_fits(uint64_t hdr, uint32_t pos, uint32_t bs)
 {
-    return (hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT &&
-           (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= (uint64_t)(bs - pos);
+    if (PYQ_LIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_COMMIT))
+        return (hdr & PYQ_HDR_LEN_MASK) + PYQ_RECORD_HEADER <= (uint64_t)(bs - pos);
+    return hdr == (PYQ_HDR_LARGE | PYQ_LARGE_DESC) &&
+           PYQ_LARGE_DESC + PYQ_RECORD_HEADER <= (uint64_t)(bs - pos);
+}
+
+/* The large message whose record's payload is at rec (queue_pvt.h, Large):
+ * its payload in the region, its length in *len, the end of its slot in
+ * r->large_end for consumed().  The record is read once, then checked
+ * against this process's geometry: a slot inside the region, after the last
+ * one given back and within the region's size of it, of a length only a
+ * large message has.  NULL, and the queue corrupt, when it is not. */
+static __attribute__((noinline)) const uint8_t *large_msg(struct pyq_queue *q, const uint8_t *rec,
+                                                          uint32_t *len)
+{
+    const struct pyq_large *lg = &q->lg;
+    struct pyq_large_desc d;
+    uint64_t L = lg->bytes, end;
+
+    memcpy(&d, rec, sizeof(d));
+    end = d.pos + ((d.len + (uint64_t)PYQ_LARGE_ALIGN - 1) & ~(uint64_t)(PYQ_LARGE_ALIGN - 1));
+    if (!L || d.len <= q->max_message || d.len > lg->max || d.pos % PYQ_LARGE_ALIGN ||
+        d.pos < lg->tail || d.pos > UINT64_MAX - L || end - lg->tail > L ||
+        d.pos % L + d.len > L) {
+        q->p.corrupt |= PYQ_CORRUPT_READER;
+        q->r.blk = NULL;
+        q->r.limit = 0;
+        q->r.pos = 0;
+        return NULL;
+    }
+    q->r.large_end = end;
+    *len = d.len;
+    return lg->rbase + d.pos % L;
+}
+
+/* The large message found at pos is consumed: past its record, and its slot
+ * back to the writer.  A shared queue's mirror passes the record first, so
+ * that a reader taking the side over never reads a slot given back. */
+static __attribute__((noinline)) void large_consumed(struct pyq_queue *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    uint64_t end = r->large_end;
+
+    r->pos += (uint32_t)pyq_record_size(PYQ_LARGE_DESC, q->rec_mask);
+    r->large_end = 0;
+    if (q->xproc)
+        pyq_r_mirror(q);
+    q->lg.tail = end;
+    /* R2: our reads of the slot happen before the writer writes it again;
+     * pairs with A8 in writer_large.c. */
+    pyq_store_release(&q->large_tail, end);
+    if (q->xproc)
+        pyq_shm_wake_writer(q);
 }
 
 /* A pub_pos a writer of this geometry can have stored: never behind what
@@ -312,7 +366,8 @@ next_record_slow_t(struct pyq_queue *q, uint64_t *hdr_out, const int chk)
             r->limit = end < bs ? (uint32_t)end : bs;
             continue;
         }
-        if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT)) {
+        if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_COMMIT &&
+                         (hdr & PYQ_HDR_KIND_MASK) != PYQ_HDR_LARGE)) {
             if ((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LINK) {
                 follow_link(q, hdr);
             } else if (chk && hdr != PYQ_HDR_PAD) { /* a run or garbage: no writer's */
@@ -429,6 +484,8 @@ static inline __attribute__((always_inline)) const uint8_t *next_message(struct 
         *len = r->run_len;
         return r->blk + r->pos;
     }
+    if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LARGE))
+        return large_msg(q, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
     *len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
     return (const uint8_t *)h + PYQ_RECORD_HEADER;
 }
@@ -441,6 +498,8 @@ static inline void consumed(struct pyq_queue *q, uint32_t len)
     if (r->run_left) {
         r->pos += r->run_step;
         r->run_left--;
+    } else if (PYQ_UNLIKELY(r->large_end)) {
+        large_consumed(q);
     } else {
         r->pos += (uint32_t)pyq_record_size(len, q->rec_mask);
     }
@@ -477,8 +536,13 @@ static inline int deliver_record(struct pyq_queue *q, pyq_message_fn fn, void *c
                                  uint64_t *bytes)
 {
     uint32_t len = (uint32_t)(hdr & PYQ_HDR_LEN_MASK);
-    int rc = fn(ctx, (const uint8_t *)h + PYQ_RECORD_HEADER, len);
+    const uint8_t *p = (const uint8_t *)h + PYQ_RECORD_HEADER;
+    int rc;
 
+    if (PYQ_UNLIKELY((hdr & PYQ_HDR_KIND_MASK) == PYQ_HDR_LARGE) &&
+        !(p = large_msg(q, p, &len)))
+        return 1; /* corrupt: the poll stops here (shared_end says so) */
+    rc = fn(ctx, p, len);
     consumed(q, len);
     ++*n;
     *bytes += len;
@@ -794,8 +858,9 @@ static __attribute__((noinline)) int64_t poll_shared(pyq_queue_t *q, uint64_t ma
 
 int64_t pyq_reader_poll(pyq_queue_t *q, uint64_t max_messages, pyq_message_fn fn, void *ctx)
 {
-    if (PYQ_UNLIKELY(q->xproc))
-        return poll_shared(q, max_messages, fn, ctx);
+    /* One test for both: a shared queue's checked poll, a view held (EBUSY). */
+    if (PYQ_UNLIKELY(q->xproc | q->lg.viewing))
+        return q->lg.viewing ? PYQ_EBUSY : poll_shared(q, max_messages, fn, ctx);
     return poll(q, max_messages, fn, ctx, 0);
 }
 
@@ -848,6 +913,8 @@ static inline __attribute__((always_inline)) int64_t poll_copy(pyq_queue_t *q, v
 int64_t pyq_reader_poll_copy(pyq_queue_t *q, void *buf, uint64_t cap, uint32_t *lens,
                              uint64_t max_messages)
 {
+    if (PYQ_UNLIKELY(q->lg.viewing))
+        return PYQ_EBUSY;
     if (PYQ_UNLIKELY(q->xproc))
         return shared_end(q, poll_copy(q, buf, cap, lens, max_messages, 1), 0);
     return poll_copy(q, buf, cap, lens, max_messages, 0);
@@ -879,6 +946,8 @@ static __attribute__((noinline)) int64_t read_one_shared(pyq_queue_t *q, void *b
 
 int64_t pyq_reader_read_one(pyq_queue_t *q, void *buf, uint64_t cap)
 {
+    if (PYQ_UNLIKELY(q->lg.viewing))
+        return PYQ_EBUSY;
     if (PYQ_UNLIKELY(q->xproc))
         return read_one_shared(q, buf, cap);
     return read_one(q, buf, cap, 0);
@@ -929,6 +998,8 @@ static inline __attribute__((always_inline)) int64_t poll_fixed(pyq_queue_t *q, 
 
 int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n_max, uint32_t msg_size)
 {
+    if (PYQ_UNLIKELY(q->lg.viewing))
+        return PYQ_EBUSY;
     if (PYQ_UNLIKELY(q->xproc))
         return shared_end(q, poll_fixed(q, out, n_max, msg_size, 1), 0);
     return poll_fixed(q, out, n_max, msg_size, 0);
@@ -938,9 +1009,69 @@ int64_t pyq_reader_next_len(pyq_queue_t *q)
 {
     uint32_t len;
 
+    if (PYQ_UNLIKELY(q->lg.viewing))
+        return PYQ_EBUSY;
     /* It may step into a run or past drained blocks (and the inline poll,
      * pyqueue_inline.h, calls it at each block's end): the mirror follows. */
     if (PYQ_UNLIKELY(q->xproc))
         return shared_end(q, next_message(q, &len, 1) ? (int64_t)len : PYQ_EAGAIN, PYQ_EAGAIN);
     return next_message(q, &len, 0) ? (int64_t)len : PYQ_EAGAIN;
+}
+
+/* The view (pyq_reader_view): the next message, left unconsumed, and where
+ * it is, to know it again at the release. */
+static inline __attribute__((always_inline)) int64_t view(pyq_queue_t *q, const void **ptr,
+                                                          const int chk)
+{
+    struct pyq_reader_state *r = &q->r;
+    struct pyq_large *lg = &q->lg;
+    uint32_t len;
+    const uint8_t *msg = next_message(q, &len, chk);
+
+    if (!msg)
+        return PYQ_EAGAIN;
+    lg->viewing = 1;
+    lg->view_len = len;
+    lg->view_seq = r->seq;
+    lg->view_pos = r->pos;
+    lg->view_left = r->run_left;
+    *ptr = msg;
+    return len;
+}
+
+int64_t pyq_reader_view(pyq_queue_t *q, const void **ptr)
+{
+    if (q->lg.viewing)
+        return PYQ_EBUSY;
+    if (q->xproc)
+        return shared_end(q, view(q, ptr, 1), PYQ_EAGAIN);
+    return view(q, ptr, 0);
+}
+
+int pyq_reader_release(pyq_queue_t *q)
+{
+    struct pyq_reader_state *r = &q->r;
+    struct pyq_large *lg = &q->lg;
+
+    if (!lg->viewing)
+        return PYQ_ENOCLAIM;
+    lg->viewing = 0;
+    /* Every other reader call was refused meanwhile: the message is where
+     * the view found it. */
+    if (r->seq != lg->view_seq || r->pos != lg->view_pos || r->run_left != lg->view_left)
+        return PYQ_ENOCLAIM;
+    consumed(q, lg->view_len);
+    account(q, 1, lg->view_len);
+    eager_finish(q);
+    if (q->xproc)
+        pyq_r_mirror(q);
+    return 0;
+}
+
+int pyq_reader_unview(pyq_queue_t *q)
+{
+    if (!q->lg.viewing)
+        return PYQ_ENOCLAIM;
+    q->lg.viewing = 0;
+    return 0;
 }

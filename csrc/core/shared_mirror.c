@@ -39,6 +39,8 @@ int pyq_shm_restore_writer(struct pyq_queue *q, int dead)
     const struct pyq_wslot *s = &q->wm.s[g & 1];
 
     bind(q, PYQ_SIDE_WRITER);
+    if (pyq_large_restore(q, PYQ_SIDE_WRITER) != 0)
+        return PYQ_EBADSEG;
     w->claim_len = PYQ_NO_CLAIM;
     w->prefetched = NULL;
     w->nt_pending = 0;
@@ -119,6 +121,8 @@ int pyq_shm_restore_reader(struct pyq_queue *q)
     uint32_t pos, left, len, has_blk;
 
     bind(q, PYQ_SIDE_READER);
+    if (pyq_large_restore(q, PYQ_SIDE_READER) != 0)
+        return PYQ_EBADSEG;
     for (int t = 0; t < PYQ_TIERS; t++)
         r->free_tail[t] = pyq_load_acquire(&q->free_tail[t].v);
     r->limit = 0;

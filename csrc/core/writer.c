@@ -165,12 +165,12 @@ static inline __attribute__((always_inline)) int finish_record(struct pyq_queue 
     }
 #if PYQ_HAVE_NT
     if (!(how & REC_SCAN) && nt) {
-        stream_header(rec, len);
+        stream_header_how(rec, len, how);
         w->nt_pending = 1;
     } else
 #endif
     {
-        commit_header(rec, len);
+        commit_header_how(rec, len, how);
         if (!(how & (REC_PLAIN | REC_GATED)) && !nt && PYQ_UNLIKELY(q->cfg.touch_after_write))
             touch_record(rec, len);
     }
@@ -182,7 +182,8 @@ static inline __attribute__((always_inline)) int finish_record(struct pyq_queue 
         }
         w->pos = next;
     } else if ((how & REC_PLAIN) || q->batch_ok) { /* a zero gate: publish max, no scan */
-        run_open(q, next - size, len, next, 1); /* and the position */
+        /* and the position; a large message's record opens no run (length 0) */
+        run_open(q, next - size, (how & REC_LARGE) ? 0 : len, next, 1);
     } else {
         w->pos = next;
     }
@@ -200,7 +201,7 @@ static inline __attribute__((always_inline)) int finish_record(struct pyq_queue 
     return 1;
 }
 
-static inline void commit(struct pyq_queue *q)
+static inline void commit_how(struct pyq_queue *q, unsigned large)
 {
     struct pyq_writer_state *w = &q->w;
     uint32_t len = w->claim_len, pos = w->pos;
@@ -209,13 +210,31 @@ static inline void commit(struct pyq_queue *q)
     w->claim_len = PYQ_NO_CLAIM;
     w->fast_limit = fast_limit(q);
     finish_record(q, w->blk + pos, pos + size, size, len, q->cfg.block_size,
-                  REC_MAY_NT | (q->scan ? REC_SCAN : 0), w->nt);
+                  REC_MAY_NT | (q->scan ? REC_SCAN : 0) | large, w->nt);
+}
+
+static inline void commit(struct pyq_queue *q)
+{
+    commit_how(q, 0);
+}
+
+void pyq_w_commit_kind(struct pyq_queue *q, uint64_t kind)
+{
+    commit_how(q, kind == PYQ_HDR_LARGE ? REC_LARGE : 0);
+}
+
+/* A block's claim, or the record of a large one (writer_large.c). */
+int pyq_w_block_claim(struct pyq_queue *q, uint32_t len, int64_t timeout_ns, uint8_t **payload)
+{
+    return claim(q, len, timeout_ns, payload);
 }
 
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr)
 {
     uint8_t *p;
-    int rc = claim(q, len, timeout_ns, &p);
+    int rc = PYQ_UNLIKELY(len > q->max_message && q->w.claim_len == PYQ_NO_CLAIM)
+                 ? pyq_w_large_claim(q, len, timeout_ns, &p)
+                 : claim(q, len, timeout_ns, &p);
     if (rc == 0)
         *ptr = p;
     if (q->xproc)
@@ -227,7 +246,10 @@ int pyq_writer_commit(pyq_queue_t *q)
 {
     if (q->w.claim_len == PYQ_NO_CLAIM)   /* detach dropped a claim left open */
         return pyq_load_relaxed(&q->detached) ? PYQ_ECLOSED : PYQ_ENOCLAIM;
-    commit(q);
+    if (PYQ_UNLIKELY(q->lg.claim_len != PYQ_NO_CLAIM))
+        pyq_w_large_commit(q);
+    else
+        commit(q);
     if (q->xproc)
         pyq_w_mirror(q);
     return 0;
@@ -237,6 +259,7 @@ int pyq_writer_abort(pyq_queue_t *q)
 {
     if (q->w.claim_len == PYQ_NO_CLAIM)
         return PYQ_ENOCLAIM;
+    q->lg.claim_len = PYQ_NO_CLAIM; /* a large claim's slot: never written past head */
     /* Nothing was published: the header at pos is still zero (or stale and
      * below pub_pos never), so dropping the claim is enough -- except that the
      * claim's payload may have overwritten words of the zeroed span, which a
@@ -349,8 +372,11 @@ static __attribute__((noinline)) int write_claimed(struct pyq_queue *q, const vo
                                                    uint32_t len, int64_t timeout_ns)
 {
     uint8_t *p;
-    int rc = claim(q, len, timeout_ns, &p);
+    int rc;
 
+    if (PYQ_UNLIKELY(len > q->max_message))
+        return pyq_w_large_write(q, data, len, timeout_ns);
+    rc = claim(q, len, timeout_ns, &p);
     if (PYQ_UNLIKELY(rc != 0))
         return rc;
     copy_payload(q, p, data, len);

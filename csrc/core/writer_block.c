@@ -276,18 +276,26 @@ int pyq_w_seal_early(struct pyq_queue *q)
     return 0;
 }
 
+/* try_take() as pyq_w_wait()'s readiness test. */
+static int take_ready(struct pyq_queue *q, void *arg)
+{
+    (void)arg;
+    return try_take(q);
+}
+
 /* The full-queue wait: spin with a relax hint, sched_yield() every retry_yield_every
- * failed retries (0 = never), until a block is free, the timeout passes or the
+ * failed retries (0 = never), until ready(q, arg) says 1, the timeout passes or the
  * queue is closed.  A shared queue's writer then sleeps on the futex the
- * reader's block returns wake (shared_pvt.h), and gives up when the reader's
- * process has died. */
-int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
+ * reader's returns wake (shared_pvt.h), and gives up when the reader's
+ * process has died.  ready() returns 1 (done), 0 (not yet), or a negative code
+ * to return. */
+int pyq_w_wait(struct pyq_queue *q, int64_t timeout_ns, int (*ready)(struct pyq_queue *, void *),
+               void *arg)
 {
     uint32_t every = q->cfg.retry_yield_every, since_yield = 0;
     uint64_t deadline = 0, n = 0;
+    int got;
 
-    if (PYQ_LIKELY(try_take(q)))
-        return 0;
     if (PYQ_UNLIKELY(q->p.corrupt))
         return PYQ_ECORRUPT;
     pyq_counter_add(&q->ws.full_events, 1);
@@ -302,9 +310,9 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         pyq_counter_add(&q->ws.retries, 1);
         if (q->xproc && n > PYQ_SHM_SPIN_RETRIES) {
             uint32_t ev = pyq_shm_sleep_prepare(q, PYQ_SIDE_WRITER);
-            if (try_take(q)) { /* the last look after SHM-S2 */
+            if ((got = ready(q, arg)) != 0) { /* the last look after SHM-S2 */
                 pyq_shm_sleep_cancel(q, PYQ_SIDE_WRITER);
-                return 0;
+                return got < 0 ? got : 0;
             }
             if (pyq_shm_sleep(q, PYQ_SIDE_WRITER, ev, deadline) == PYQ_EPEER)
                 return PYQ_EPEER;
@@ -315,12 +323,20 @@ int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
         } else {
             pyq_cpu_relax();
         }
-        if (try_take(q))
-            return 0;
+        if ((got = ready(q, arg)) != 0)
+            return got < 0 ? got : 0;
         if (PYQ_UNLIKELY(q->p.corrupt))
             return PYQ_ECORRUPT;
         if (timeout_ns > 0 && ((n & 63) == 0 || n > PYQ_SHM_SPIN_RETRIES) &&
             pyq_now_ns() >= deadline)
             return PYQ_EAGAIN;
     }
+}
+
+/* A free block, tier 1 first, waiting for one per pyq_w_wait(). */
+int pyq_w_take_block(struct pyq_queue *q, int64_t timeout_ns)
+{
+    if (PYQ_LIKELY(try_take(q)))
+        return 0;
+    return pyq_w_wait(q, timeout_ns, take_ready, NULL);
 }

@@ -32,6 +32,8 @@ enum {
     REC_SEAL_OUT = 1u << 7, /* the caller makes the early seal: write_fast() returns 2
                                when it is due, so the caller's pyq_w_seal_early() is a
                                tail call and its fast path saves no register */
+    REC_LARGE = 1u << 8,  /* a large message's record (queue_pvt.h, Large): its header's
+                             kind is PYQ_HDR_LARGE, and it never opens a run */
 };
 
 /* Lengths copy_small() moves without a call. */
@@ -47,6 +49,12 @@ static inline int is_small(uint32_t len)
 static inline void commit_header(uint8_t *rec, uint32_t len)
 {
     pyq_store_release(pyq_hdr(rec, 0), PYQ_HDR_COMMIT | len);
+}
+
+/* commit_header() of a record of either kind (how & REC_LARGE); W3 alike. */
+static inline void commit_header_how(uint8_t *rec, uint32_t len, unsigned how)
+{
+    pyq_store_release(pyq_hdr(rec, 0), ((how & REC_LARGE) ? PYQ_HDR_LARGE : PYQ_HDR_COMMIT) | len);
 }
 
 #if PYQ_HAVE_NT
@@ -129,6 +137,12 @@ static inline __attribute__((always_inline)) void stream_small(uint8_t *dst, con
 static inline void stream_header(uint8_t *rec, uint32_t len)
 {
     _mm_stream_si64((long long *)(void *)rec, (long long)(PYQ_HDR_COMMIT | len));
+}
+
+static inline void stream_header_how(uint8_t *rec, uint32_t len, unsigned how)
+{
+    _mm_stream_si64((long long *)(void *)rec,
+                    (long long)(((how & REC_LARGE) ? PYQ_HDR_LARGE : PYQ_HDR_COMMIT) | len));
 }
 
 #endif

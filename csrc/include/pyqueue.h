@@ -64,6 +64,11 @@
 #define PYQ_MIN_BLOCK_SIZE 64
 #define PYQ_MAX_BLOCK_SIZE 16777216
 #define PYQ_MAX_BLOCKS 1073741824
+/* The largest max_message (1 GiB); the large region's alignment: each large
+ * message starts a cache line of the region (docs/DESIGN.md, "Large messages"). */
+#define PYQ_MAX_MESSAGE 1073741824
+#define PYQ_LARGE_ALIGN 64
+#define PYQ_LARGE_PAGE 4096
 /* nontemporal_backlog_kib's default: twice a 2 MiB L2 -- a block taken with
  * that much unread ahead of it leaves the caches before the reader gets to it. */
 #define PYQ_NT_BACKLOG_KIB 4096
@@ -152,6 +157,19 @@ typedef struct pyq_config {
                                    at once, after the reader's copy but long after
                                    its own.  0: never.  No effect on a CPU without
                                    CLFLUSHOPT; default 16 */
+    uint32_t max_message;       /* the largest message, in bytes (at most PYQ_MAX_MESSAGE):
+                                   0 (default) or at most block_size - 8, what one block
+                                   holds, and nothing larger is taken.  Above that, a
+                                   message of more than block_size - 8 bytes goes to the
+                                   pool's large region -- contiguous, so that a claim or
+                                   a view of it is one buffer -- and the block stream
+                                   carries a 16-byte record naming it, in order with
+                                   the others; smaller ones are framed in blocks as
+                                   always */
+    uint32_t large_bytes;       /* bytes of the large region when max_message needs one:
+                                   a multiple of 4096 of at least max_message rounded up
+                                   to 64; 0 (default): twice max_message rounded up to
+                                   4096.  Must be 0 when max_message needs none */
 } pyq_config_t;
 
 /* Counters: each written by one thread only, readable at any time. */
@@ -223,7 +241,8 @@ void pyq_writer_detach(pyq_queue_t *q);
  * written before it is visible to a reader that sees 1), else 0. */
 int pyq_queue_writer_detached(const pyq_queue_t *q);
 
-/* Any thread.  The largest payload a message may have (block_size - 8). */
+/* Any thread.  The largest payload a message may have: max_message when the
+ * configuration gives one above block_size - 8, else block_size - 8. */
 uint32_t pyq_queue_max_message(const pyq_queue_t *q);
 
 /* Any thread.  A copy of the configuration the queue was created with. */
@@ -257,8 +276,10 @@ int pyq_writer_try_write(pyq_queue_t *q, const void *data, uint32_t len);
 int64_t pyq_writer_write_batch(pyq_queue_t *q, const void *data, uint64_t n,
                                uint32_t msg_size, int64_t timeout_ns, int *err);
 
-/* Writer thread only.  Reserve len payload bytes in the current block and return
- * a pointer to them in *ptr; nothing is visible until pyq_writer_commit().
+/* Writer thread only.  Reserve len payload bytes in the current block (or, for
+ * len > block_size - 8, in the large region: contiguous, 64-byte aligned) and
+ * return a pointer to them in *ptr; nothing is visible until pyq_writer_commit().
+ * Waits for room as pyq_writer_write() does.
  * @return 0, PYQ_ETOOBIG, PYQ_EAGAIN, PYQ_ECLOSED, PYQ_EBUSY (claim outstanding). */
 int pyq_writer_claim(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr);
 
@@ -306,6 +327,23 @@ int64_t pyq_reader_poll_fixed(pyq_queue_t *q, void *out, uint64_t n, uint32_t ms
 
 /* Reader thread only.  Length of the next visible message, or PYQ_EAGAIN if none. */
 int64_t pyq_reader_next_len(pyq_queue_t *q);
+
+/* Reader thread only.  The next visible message in place, not consumed: its
+ * payload in *ptr (valid, and left unchanged by the writer, until
+ * pyq_reader_release()).  At most one view at a time: until it is released,
+ * every other reader call but pyq_reader_wait() returns PYQ_EBUSY.
+ * @return its length (>= 0), PYQ_EAGAIN when none is visible, PYQ_EBUSY (a
+ *         view is held), PYQ_ECORRUPT (shared).  Wait-free. */
+int64_t pyq_reader_view(pyq_queue_t *q, const void **ptr);
+
+/* Reader thread only.  Consume the message pyq_reader_view() returned: its
+ * space goes back to the writer (its block once drained, its part of the
+ * large region at once).  @return 0, or PYQ_ENOCLAIM when no view is held. */
+int pyq_reader_release(pyq_queue_t *q);
+
+/* Reader thread only.  Drop the view without consuming the message: the next
+ * read delivers it again.  @return 0, or PYQ_ENOCLAIM when no view is held. */
+int pyq_reader_unview(pyq_queue_t *q);
 
 /* Reader thread only.  Wait until a message is visible, the writer has
  * detached (pyq_writer_detach()), or timeout_ns has passed (0: look once;

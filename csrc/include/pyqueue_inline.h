@@ -29,7 +29,7 @@
 /* Where the views sit in struct pyq_queue (checked in csrc/core/queue_pvt.h). */
 #define PYQ_WRITER_VIEW_OFFSET 256
 #define PYQ_READER_VIEW_OFFSET 448
-#define PYQ_READER_COUNTS_OFFSET 4672
+#define PYQ_READER_COUNTS_OFFSET 4736
 
 /* The writer's gate word: any bit set sends the inline run path to the library. */
 #define PYQ_GATE_CLOSED 0x1u /* pyq_queue_close() or pyq_writer_detach() */
@@ -304,6 +304,15 @@ static inline int64_t pyq_reader_poll_inline(pyq_queue_t *q, uint64_t max_messag
                     if (next != PYQ_EAGAIN && !n)
                         rc = (int)next;
                     break;
+                }
+                if (!r->run_left && r->pos < r->limit) {
+                    /* Still no plain record at pos: a large message's, which
+                     * the library delivers (with the rest of the poll). */
+                    memcpy(&hdr, r->blk + r->pos, 8);
+                    if ((hdr & PYQ_INLINE_HDR_KIND) != PYQ_INLINE_HDR_COMMIT) {
+                        scan = 1;
+                        break;
+                    }
                 }
                 continue;
             }

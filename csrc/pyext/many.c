@@ -57,7 +57,10 @@ static uint64_t room_needed(const pyext_side_t *s, const Py_ssize_t *len, Py_ssi
     Py_ssize_t i;
 
     for (i = 0; i < n; i++) {
-        uint64_t rec = (8 + (uint64_t)len[i] + a - 1) & ~(a - 1);
+        /* A large message's record names its slot (16 bytes); the slot's
+         * room in the large region is waited for as the batch goes. */
+        uint64_t m = (uint64_t)len[i] > s->block_size - 8 ? 16 : (uint64_t)len[i];
+        uint64_t rec = (8 + m + a - 1) & ~(a - 1);
         if (rec > left) {
             blocks++;
             left = s->block_size;

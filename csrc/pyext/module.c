@@ -25,6 +25,12 @@ static const struct {
     {"pyq_reader_wait", (void **)&pyext_core.reader_wait},
     {"pyq_queue_stats", (void **)&pyext_core.queue_stats},
     {"pyq_queue_dead_peer", (void **)&pyext_core.queue_dead_peer},
+    {"pyq_writer_claim", (void **)&pyext_core.writer_claim},
+    {"pyq_writer_commit", (void **)&pyext_core.writer_commit},
+    {"pyq_writer_abort", (void **)&pyext_core.writer_abort},
+    {"pyq_reader_view", (void **)&pyext_core.reader_view},
+    {"pyq_reader_release", (void **)&pyext_core.reader_release},
+    {"pyq_reader_unview", (void **)&pyext_core.reader_unview},
 };
 #define N_CORE (sizeof(CORE) / sizeof(CORE[0]))
 
@@ -225,6 +231,18 @@ PyMODINIT_FUNC PyInit__pyext(void)
         Py_XDECREF(r);
         goto fail;
     }
+    /* The frame types stay referenced here for as long as the process runs. */
+    if (!pyext_claim_type &&
+        !(pyext_claim_type = (PyTypeObject *)PyType_FromSpec(&pyext_claim_spec)))
+        goto fail;
+    if (!pyext_view_type &&
+        !(pyext_view_type = (PyTypeObject *)PyType_FromSpec(&pyext_view_spec)))
+        goto fail;
+    Py_INCREF((PyObject *)pyext_claim_type);
+    Py_INCREF((PyObject *)pyext_view_type);
+    if (PyModule_AddObject(m, "Claim", (PyObject *)pyext_claim_type) < 0 ||
+        PyModule_AddObject(m, "View", (PyObject *)pyext_view_type) < 0)
+        goto fail;
     if (PyModule_AddIntConstant(m, "GIL_COPY", PYEXT_GIL_COPY) < 0 ||
         PyModule_AddIntConstant(m, "SLICE_NS", (long)PYEXT_SLICE_NS) < 0 ||
         PyModule_AddIntConstant(m, "BYTES_DIRECT", pyext_bytes_direct) < 0 ||

@@ -32,6 +32,12 @@ typedef struct pyext_core {
     int (*reader_wait)(pyq_queue_t *q, int64_t timeout_ns);
     void (*queue_stats)(const pyq_queue_t *q, pyq_stats_t *out);
     int64_t (*queue_dead_peer)(const pyq_queue_t *q, int side);
+    int (*writer_claim)(pyq_queue_t *q, uint32_t len, int64_t timeout_ns, void **ptr);
+    int (*writer_commit)(pyq_queue_t *q);
+    int (*writer_abort)(pyq_queue_t *q);
+    int64_t (*reader_view)(pyq_queue_t *q, const void **ptr);
+    int (*reader_release)(pyq_queue_t *q);
+    int (*reader_unview)(pyq_queue_t *q);
 } pyext_core_t;
 
 extern pyext_core_t pyext_core;
@@ -137,6 +143,9 @@ typedef struct pyext_side {
     /* Writer only: the framing put_many's room check counts with (many.c). */
     uint32_t block_size, record_align;
     uint64_t blocks;
+    /* The open Claim (writer) or View (reader) of frame.c, borrowed: the
+     * frame holds the side and clears this when it ends.  NULL: none. */
+    PyObject *frame;
 } pyext_side_t;
 
 /* Own the side (1), or find it busy (0), or fail with an exception (-1:
@@ -257,7 +266,9 @@ int pyext_side_tp_clear(PyObject *self);
     {"_pending_count", pyext_side_pending_count, METH_NOARGS, \
      "_pending_count() -> int: messages iteration took and no call returned yet."}, \
     {"_set_serializer", (PyCFunction)(void (*)(void))pyext_side_set_serializer, METH_FASTCALL, \
-     "_set_serializer(dumps, loads): the callables put/get use (None, None: bytes)."}
+     "_set_serializer(dumps, loads): the callables put/get use (None, None: bytes)."}, \
+    {"_frame_exports", pyext_side_frame_exports, METH_NOARGS, \
+     "_frame_exports() -> int: buffers the open claim or view exported and nobody released."}
 
 /* The core's try_write: inline for a queue that writes runs (pyqueue_inline.h);
  * a scanning reader's queue never has one, so its writes go to the library
@@ -275,6 +286,23 @@ PyObject *pyext_write_wait(pyext_side_t *s, const char *p, uint32_t n, int64_t t
 PyObject *pyext_writer_put_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames);
 PyObject *pyext_writer_set_framing(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* Zero copy (frame.c): Writer.claim and Reader.get_view, their Claim and
+ * View types; the side's open frame orphaned (close, fork), its exported
+ * buffers counted (Queue.close refuses while any is alive), the error of a
+ * call refused while one is open. */
+PyObject *pyext_writer_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames);
+PyObject *pyext_reader_get_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames);
+void pyext_frame_orphan(pyext_side_t *s);
+Py_ssize_t pyext_frame_exports(pyext_side_t *s);
+PyObject *pyext_frame_held(pyext_side_t *s, int writer);
+PyObject *pyext_side_frame_exports(PyObject *self, PyObject *unused);
+/* reader.c: the next message iteration took (a new reference), or NULL. */
+PyObject *pyext_reader_pending_take(pyext_side_t *s);
+extern PyTypeObject *pyext_claim_type, *pyext_view_type;
+extern PyType_Spec pyext_claim_spec, pyext_view_spec;
 
 /* The two types, made from their specs at module init. */
 extern PyType_Spec pyext_writer_spec, pyext_reader_spec;

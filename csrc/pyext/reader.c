@@ -48,6 +48,11 @@ static inline PyObject *pending_take(pyext_side_t *s)
     return m;
 }
 
+PyObject *pyext_reader_pending_take(pyext_side_t *s)
+{
+    return HAS_PENDING(s) ? pending_take(s) : NULL;
+}
+
 /* A big message as bytes, copied without the GIL, the side owned. */
 static __attribute__((noinline)) PyObject *as_bytes_big(collect_t *c, const void *msg,
                                                         uint32_t len)
@@ -217,7 +222,7 @@ static inline int fast_read(pyext_side_t *s, PyObject **msg)
     collect_t c;
     int64_t n;
 
-    if (PYEXT_UNLIKELY(!s->h || s->busy || HAS_PENDING(s)))
+    if (PYEXT_UNLIKELY(!s->h || s->busy || HAS_PENDING(s) || s->frame))
         return 0;
     c.side = s;
     c.one = NULL;
@@ -385,6 +390,8 @@ static PyObject *do_read(pyext_side_t *s, int64_t tns, PyObject *timeout, int no
         return NULL;
     if (PYEXT_UNLIKELY(s->busy))
         return pyext_side_in_use(s);
+    if (PYEXT_UNLIKELY(s->frame))
+        return pyext_frame_held(s, 0);
     if (HAS_PENDING(s))
         return deliver(s, pending_take(s), 0);
     if (fill) {
@@ -668,6 +675,8 @@ static PyObject *reader_poll(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     if (PYEXT_UNLIKELY(s->busy))
         return pyext_side_in_use(s);
+    if (PYEXT_UNLIKELY(s->frame))
+        return pyext_frame_held(s, 0);
     if (max == 1 && !unlimited) { /* the per-message path */
         collect_t c;
         int got;
@@ -845,6 +854,8 @@ static PyObject *reader_pending_into(PyObject *self, PyObject *const *args, Py_s
         return NULL;
     if (s->busy)
         return pyext_side_in_use(s);
+    if (s->frame)
+        return pyext_frame_held(s, 0);
     while (HAS_PENDING(s) && k < n) {
         PyObject *m = s->pending[s->pending_at];
         Py_ssize_t len = Py_SIZE(m);
@@ -904,6 +915,15 @@ static PyMethodDef reader_methods[] = {
      "whose payload stays within max_bytes_to_get bytes (None: no limit; the\n"
      "first message is returned whatever its size).  Objects with a serializer.\n"
      "What the limits leave stays for the next call."},
+    {"get_view", (PyCFunction)(void (*)(void))pyext_reader_get_view,
+     METH_FASTCALL | METH_KEYWORDS,
+     "get_view($self, /, block=True, timeout=None)\n--\n\n"
+     "The next message in place, without a copy: a View, a read-only buffer\n"
+     "(memoryview(v), numpy.frombuffer(v)) into the queue, valid until\n"
+     "v.release() or the end of ``with r.get_view() as v:``; its space goes\n"
+     "back to the writer then.  Waits as get(block, timeout) does\n"
+     "(QueueEmpty, EndOfStream).  One view at a time: other reader calls\n"
+     "raise QueueError while it is held."},
     {"_messages_read", reader_read_count, METH_NOARGS,
      "_messages_read() -> int: the queue's messages_read counter."},
     {"_pending_into", (PyCFunction)(void (*)(void))reader_pending_into, METH_FASTCALL,

@@ -469,10 +469,16 @@ int pyext_side_clear(PyObject *self)
     return 0;
 }
 
+PyObject *pyext_side_frame_exports(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromSsize_t(pyext_frame_exports((pyext_side_t *)self));
+}
+
 PyObject *pyext_side_close(PyObject *self, PyObject *unused)
 {
     pyext_side_t *s = (pyext_side_t *)self;
     s->h = NULL;
+    pyext_frame_orphan(s); /* its buffer is the queue's: no more of it */
     /* close() discards what nobody read: the pending messages too. */
     pyext_side_drop_pending(s);
     pyext_side_clear(self);
@@ -486,6 +492,7 @@ PyObject *pyext_side_forked(PyObject *self, PyObject *unused)
     s->h = NULL;
     s->busy = 0;
     s->owner = 0;
+    pyext_frame_orphan(s); /* the parent's claim or view: never ended here */
     pyext_side_drop_pending(s); /* the parent's messages: never delivered here */
     pyext_side_clear(self);
     if (s->lock) {

@@ -52,7 +52,9 @@ static inline __attribute__((always_inline)) int fast_write(pyext_side_t *s, PyO
     if (PYEXT_UNLIKELY(!PyBytes_CheckExact(data) || !s->h || s->busy))
         return 0;
     n = Py_SIZE(data);
-    if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->max_message))
+    /* A message past a block's worth goes to the large region: do_write
+     * copies it without the GIL. */
+    if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->block_size - 8))
         return 0;
     return TRY_WRITE(s, pyext_bytes_ptr(data), (uint32_t)n) == 0;
 }
@@ -126,6 +128,12 @@ static PyObject *do_write(pyext_side_t *s, PyObject *data, int64_t tns, int bloc
         goto out;
     if (PYEXT_UNLIKELY(s->busy)) {
         pyext_side_in_use(s);
+        goto out;
+    }
+    if (PYEXT_UNLIKELY(n > (Py_ssize_t)s->block_size - 8 && n >= (Py_ssize_t)PYEXT_GIL_COPY)) {
+        /* A large message: copied in C without the GIL, the side owned
+         * (close() waits for it), whether or not it must wait for room. */
+        res = pyext_write_wait(s, p, (uint32_t)n, block ? tns : 0, what);
         goto out;
     }
     rc = TRY_WRITE(s, p, (uint32_t)n);
@@ -336,6 +344,15 @@ static PyMethodDef writer_methods[] = {
      "put_nowait($self, item, /)\n--\n\n"
      "queue.Queue.put_nowait: write without waiting; QueueFull (a queue.Full)\n"
      "when the queue is full.  Any object with a serializer."},
+    {"claim", (PyCFunction)(void (*)(void))pyext_writer_claim, METH_FASTCALL | METH_KEYWORDS,
+     "claim($self, /, n, timeout=None)\n--\n\n"
+     "Reserve a message of exactly ``n`` bytes in the queue and return it as a\n"
+     "Claim, a writable buffer (memoryview(c), numpy.frombuffer(c, ...),\n"
+     "f.readinto(c)): fill it, then c.commit() -- or ``with w.claim(n) as c:``,\n"
+     "which commits on a normal exit and aborts on an exception.  Waits for\n"
+     "room as write() does (QueueFull when ``timeout`` runs out).  n larger\n"
+     "than Queue.max_message: MessageTooLarge (a ValueError).  One claim at a\n"
+     "time: writes raise while it is open."},
     {"put_many", (PyCFunction)(void (*)(void))pyext_writer_put_many, METH_FASTCALL | METH_KEYWORDS,
      "put_many($self, items, block=True, timeout=None)\n--\n\n"
      "faster-fifo's put_many: put every item of a list, a tuple or another\n"

@@ -24,6 +24,15 @@ struct stress {
     uint64_t t0, t1;
 };
 
+/* The largest message a block holds: the harness's lengths stay in the block
+ * framing (the large region has its own tests, tests/python/test_frames.py). */
+static uint32_t block_max(pyq_queue_t *q)
+{
+    pyq_config_t cfg;
+    pyq_queue_config(q, &cfg);
+    return cfg.block_size - PYQ_RECORD_HEADER;
+}
+
 static void fail(struct stress *s, int side, int err, uint64_t seq)
 {
     int expected = 0;
@@ -175,7 +184,7 @@ int pyq_stress_run(pyq_queue_t *q, const pyq_stress_params_t *p, pyq_stress_resu
     int rc;
 
     memset(r, 0, sizeof(*r));
-    if (!q || !p || p->min_len > p->max_len || p->max_len > pyq_queue_max_message(q))
+    if (!q || !p || p->min_len > p->max_len || p->max_len > block_max(q))
         return PYQ_EINVAL;
     memset(&s, 0, sizeof(s));
     s.q = q;

@@ -33,6 +33,15 @@ struct soak {
 };
 
 /* xorshift64*: each side's own stream, reproducible from the seed. */
+/* The largest message a block holds: the harness's lengths stay in the block
+ * framing (the large region has its own tests, tests/python/test_frames.py). */
+static uint32_t block_max(pyq_queue_t *q)
+{
+    pyq_config_t cfg;
+    pyq_queue_config(q, &cfg);
+    return cfg.block_size - PYQ_RECORD_HEADER;
+}
+
 static inline uint64_t rnd(uint64_t *s)
 {
     uint64_t x = *s;
@@ -316,7 +325,7 @@ int pyq_soak_run(pyq_queue_t *q, const pyq_soak_params_t *p, pyq_soak_result_t *
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (!q || !p || p->min_len > p->max_len || p->max_len > pyq_queue_max_message(q) ||
+    if (!q || !p || p->min_len > p->max_len || p->max_len > block_max(q) ||
         (p->timeout_every && !p->timeout_max_ns))
         return PYQ_EINVAL;
     s = calloc(1, sizeof *s);

@@ -21,7 +21,9 @@ TESTS = ["core/test_queue.py", "core/test_properties.py", "python/test_fast_path
          # the misuse suite's lifetime, race and signal cases
          "misuse/test_misuse_crashes.py", "misuse/test_misuse_lifetime.py",
          "misuse/test_misuse_signals.py",
-         "runtime/test_threads.py", "core/test_failures.py"]
+         "runtime/test_threads.py", "core/test_failures.py",
+         # claims and views: exported buffers, release, close, fork, kill -9
+         "python/test_frames.py"]
 # A shared segment rewritten, cut short, cleaned up, handed over and left by a
 # hostile or damaged peer: each case in its own process, every one under ASan.
 HOSTILE = ["hostile/test_segment.py", "hostile/test_cleanup.py", "hostile/test_handoff.py",

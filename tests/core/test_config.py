@@ -30,7 +30,7 @@ def test_defaults_are_pyq_config_init_but_publish():
     c, cfg = _c_init(), pq.QueueConfig()
     mine = cfg.to_c()
     for name in cstruct.fields("pyq_config_t"):
-        if name != "publish":
+        if name not in ("publish", "max_message"):
             assert getattr(mine, name) == getattr(c, name), name
     assert cfg.block_size == c.block_size
     assert cfg.spill_nontemporal is bool(c.spill_nontemporal)  # the platform's default
@@ -38,8 +38,10 @@ def test_defaults_are_pyq_config_init_but_publish():
     # promise); C keeps the seed's 'max'.
     assert c.publish == lib.PYQ_PUBLISH_MAX and qc.C_DEFAULTS["publish"] == "max"
     assert cfg.publish == "each" == qc.DEFAULTS["publish"] == qc.PUBLISH_DEFAULT
-    assert {k: v for k, v in qc.DEFAULTS.items() if k != "publish"} == \
-        {k: v for k, v in qc.C_DEFAULTS.items() if k != "publish"}
+    # Python's own two: publish 'each', max_message 1 MiB (C: 'max', a block's worth).
+    assert {k: v for k, v in qc.DEFAULTS.items() if k not in ("publish", "max_message")} == \
+        {k: v for k, v in qc.C_DEFAULTS.items() if k not in ("publish", "max_message")}
+    assert qc.C_DEFAULTS["max_message"] == 0 and cfg.max_message == qc.MAX_MESSAGE_DEFAULT
     with pq.Queue() as q:
         assert q.publish == "each" and q.config == cfg
     with pq.Queue(publish="max") as q:
@@ -94,7 +96,8 @@ def test_a_config_and_overrides():
     with pytest.raises(AttributeError, match="frozen"):
         base.block_size = 64
     assert pq.QueueConfig.of(base) is base
-    assert base.pool_bytes == 1024 * (4 + 16)
+    assert base.pool_bytes == 1024 * (4 + 16) + 2 * (1 << 20)   # the blocks, the large region
+    assert base.replace(max_message=0).pool_bytes == 1024 * (4 + 16)
 
 
 def test_plain_values_hash_and_pickle():
@@ -123,7 +126,8 @@ BAD_TYPE = [("block_size", "4096"), ("hot_blocks", 1.5), ("spill_blocks", None),
             ("touch_after_write", 1.0), ("hugepages", "no"), ("prefault", None),
             ("mlock", []), ("spill_nontemporal", "on"), ("prefetch", 0.0),
             ("hot_nontemporal", "yes"), ("nontemporal_backlog_kib", 4.0),
-            ("flush_hot_kib", "64"), ("flush_backlog_kib", 16.0)]
+            ("flush_hot_kib", "64"), ("flush_backlog_kib", 16.0), ("max_message", "1M"),
+            ("large_bytes", 4096.0)]
 BAD_VALUE = [("block_size", 100, "multiple of 64 in [64, 16777216]"),
              ("block_size", 32, "in [64, 16777216]"),
              ("block_size", 1 << 30, "in [64, 16777216]"),
@@ -140,7 +144,10 @@ BAD_VALUE = [("block_size", 100, "multiple of 64 in [64, 16777216]"),
              ("flush_hot_kib", 1 << 32, "in [0, 4294967295]"),
              ("flush_backlog_kib", -1, "in [0, 4294967295]"),
              ("scan_current", 2, "True or False"), ("mlock", 3, "True or False"),
-             ("prefetch", -1, "True or False")]
+             ("prefetch", -1, "True or False"),
+             ("max_message", 1 << 31, "in [0, 1073741824]"),
+             ("large_bytes", 4096, "0 or a multiple of 4096 of at least max_message"),
+             ("large_bytes", 1 << 21 | 1, "0 or a multiple of 4096")]
 
 
 def test_every_field_has_a_bad_case():

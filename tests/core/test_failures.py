@@ -268,8 +268,8 @@ MLOCK_CHILD = """
     if caps & (1 << 14):
         print("skip: CAP_IPC_LOCK could not be dropped"); raise SystemExit
     for spill in (1024, 0):             # 4 MiB: over the limit; 16 KiB: within 64 KiB
-        try:
-            with pq.Queue(spill_blocks=spill, mlock=True) as q:
+        try:                            # (max_message=0: no large region in the pool)
+            with pq.Queue(spill_blocks=spill, mlock=True, max_message=0) as q:
                 q.writer.write(b"x"); q.writer.flush()
                 assert q.reader.poll() == [b"x"]
                 print("ok: mlocked=%d" % q.stats()["mlocked"])

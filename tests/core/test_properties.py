@@ -34,7 +34,7 @@ class QueueModel(RuleBasedStateMachine):
 
     @initialize(cfg=CONFIGS)
     def make(self, cfg):
-        self.q = pq.Queue(**cfg)
+        self.q = pq.Queue(max_message=0, **cfg)   # the block framing (test_frames: the rest)
         self.cfg = cfg
         self.all_visible = cfg["publish"] == "each" or cfg["scan_current"]
         self.written, self.read, self.visible = [], 0, 0

@@ -334,7 +334,7 @@ def test_bad_configuration_names_parameter(kw, name):
 
 
 def test_message_too_large():
-    with pq.Queue(block_size=64, spill_blocks=0) as q:
+    with pq.Queue(block_size=64, spill_blocks=0, max_message=0) as q:
         assert q.max_message == 56
         q.writer.write(b"x" * 56)
         with pytest.raises(pq.MessageTooLarge, match="57 bytes"):

@@ -19,7 +19,8 @@ def stress(q, n, use_claim=False, pause_every=0, pause_us=0, flush_every=0, batc
     r = ffi.new("pyq_stress_result_t *")
     p.messages = n
     p.min_len = min_len
-    p.max_len = q.max_message if max_len is None else max_len
+    # Up to a block's worth: the large region has its own cases (tests/python/test_frames.py).
+    p.max_len = q.block_size - 8 if max_len is None else max_len
     p.salt = 0xC0FFEE
     p.writer_cpu = p.reader_cpu = -1
     p.reader_pause_every = pause_every

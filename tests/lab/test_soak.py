@@ -24,7 +24,7 @@ def params(q, first_seq=0, n=2000):
     p.first_seq = first_seq
     p.duration_ns = 10**9
     p.max_messages = n
-    p.min_len, p.max_len = 0, q.max_message
+    p.min_len, p.max_len = 0, q.block_size - 8   # the soak drives the block framing
     p.flush_every = 10
     p.max_poll = 16
     p.stall_ns = 300_000_000

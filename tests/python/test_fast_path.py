@@ -19,7 +19,8 @@ from pyqueue import _pyext
 
 
 def small(**kw):
-    args = dict(block_size=4096, hot_blocks=4, spill_blocks=16, publish="each")
+    # A block's worth at most (max_message=0): these are the block framing's paths.
+    args = dict(block_size=4096, hot_blocks=4, spill_blocks=16, publish="each", max_message=0)
     args.update(kw)
     return pq.Queue(**args)
 

@@ -135,7 +135,8 @@ def test_dumps_that_return_no_bytes_and_failing_loads():
 
 
 def test_an_object_too_large_once_serialized():
-    with pq.Queue(serializer="pickle", block_size=256, hot_blocks=1, spill_blocks=1) as q:
+    with pq.Queue(serializer="pickle", block_size=256, hot_blocks=1, spill_blocks=1,
+                  max_message=0) as q:
         with pytest.raises(pq.MessageTooLarge):
             q.put("x" * 1000)
         with pytest.raises(pq.MessageTooLarge):

@@ -158,7 +158,7 @@ def _main_thread_on(cpu):
 # The rig's queue unless told otherwise: the queue defaults with publish 'each' (every
 # message is visible the moment it is written, so the queue adds no batching delay of
 # its own) and prefault (no page fault lands inside a measured burst).
-QUEUE = QueueConfig(publish="each", prefault=True)
+QUEUE = QueueConfig(publish="each", prefault=True, max_message=0)
 # A message's first 8 bytes carry its sequence number (common/pyq_pattern.h): a shorter
 # one could be verified only by its pattern bytes, which do not prove order or no loss.
 MIN_MSG = 8

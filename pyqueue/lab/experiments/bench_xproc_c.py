@@ -128,8 +128,9 @@ def wakeup_row(sleeper):
     def run(size, n, writer_cpu):
         # The reader asleep: publish "each" wakes it per message.  The writer
         # asleep: one message fills a block (size is ignored), so each read returns one.
-        kw = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4) \
-            if sleeper == "reader" else dict(publish="max", block_size=4096, hot_blocks=2, spill_blocks=0)
+        kw = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4, max_message=0) \
+            if sleeper == "reader" else dict(publish="max", block_size=4096, hot_blocks=2,
+                                             spill_blocks=0, max_message=0)
         shm = mmap.mmap(-1, 8 * 3 * (n + 1))   # MAP_SHARED: the forked sleeper writes it
         arr = np.frombuffer(shm, np.uint64).reshape(3, n + 1)
         ack, t_ret, slept = arr[0], arr[1], arr[2]

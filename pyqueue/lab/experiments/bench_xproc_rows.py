@@ -24,8 +24,9 @@ from pyqueue import Queue
 
 FORK = mp.get_context("fork")
 # The throughput rows' queue: the seed's publish policy (a block at a time), not Python's 'each'.
-SMALL_SHM = dict(publish="max", block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True)
-RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4)
+SMALL_SHM = dict(publish="max", block_size=65536, hot_blocks=4, spill_blocks=60, prefault=True,
+                 max_message=0)
+RT_QUEUE = dict(publish="each", block_size=4096, hot_blocks=4, spill_blocks=4, max_message=0)
 # The put/get rows' queue: what code written for multiprocessing or faster-fifo gets,
 # Python's publish policy (a put visible when it returns), the same 4 MiB.
 PUT_GET_SHM = dict(SMALL_SHM, publish="each")
@@ -35,7 +36,7 @@ PUT_GET_SHM = dict(SMALL_SHM, publish="each")
 # handing the GIL back and forth (each call releases it), not the queue.
 BATCH_BYTES = 1 << 16
 NUMPY_BATCH_BYTES = 1 << 20
-_names = itertools.count()
+names = itertools.count()
 
 
 def pin(cpu):
@@ -167,13 +168,13 @@ def pyq_round_trip(shared):
 
 # --- put/get queues: multiprocessing, faster-fifo ------------------------------------------
 
-def _w_put(q, msg, n):
+def w_put(q, msg, n):
     put = q.put
     for _ in range(n):
         put(msg)
 
 
-def _r_get(q, n, size):
+def r_get(q, n, size):
     get = q.get
     for _ in range(n):
         get()
@@ -199,14 +200,14 @@ def _put_get_row(make, read, objects=False):
         q = make()
         try:
             msg = obj_of(size) if objects else b"x" * size
-            return rate(n, timed(_w_put, (q, msg, n), read, (q, n, size), writer_cpu))
+            return rate(n, timed(w_put, (q, msg, n), read, (q, n, size), writer_cpu))
         finally:
             q.close()
     return run
 
 
 def mp_row(kind, objects=False):
-    return _put_get_row(FORK.Queue if kind == "queue" else FORK.SimpleQueue, _r_get, objects)
+    return _put_get_row(FORK.Queue if kind == "queue" else FORK.SimpleQueue, r_get, objects)
 
 
 def faster_fifo_row(objects=False):
@@ -230,7 +231,7 @@ def pyq_put_get_row(objects, many):
     message, get() or get_many(max_messages_to_get=4096); objects through
     Queue(serializer="pickle"), else bytes."""
     return _put_get_row(_pyq_put_get("pickle" if objects else None),
-                        _r_get_many if many else _r_get, objects)
+                        _r_get_many if many else r_get, objects)
 
 
 # --- pyzmq ipc PUSH / PULL -----------------------------------------------------------------
@@ -258,7 +259,7 @@ def zmq_row():
         ctx = zmq.Context()
         s = ctx.socket(zmq.PULL)
         s.setsockopt(zmq.RCVHWM, 100000)
-        path = "/tmp/pyq-bench-xproc-%d-%d.ipc" % (os.getpid(), next(_names))
+        path = "/tmp/pyq-bench-xproc-%d-%d.ipc" % (os.getpid(), next(names))
         s.bind("ipc://" + path)
         try:
             def read(n_, size_):
@@ -283,43 +284,43 @@ def zmq_row():
 # that the publisher waits for room instead of dropping samples (every one is counted);
 # round trip: two services with a one-sample buffer and safe overflow, as in that benchmark.
 
-def _iox():
+def iox():
     import iceoryx2 as iox2
     iox2.set_log_level(iox2.LogLevel.Error)
     return iox2
 
 
-def _iox_missing():
+def iox_missing():
     """Why iceoryx2 cannot be used here ("not installed: ..."), or None."""
     try:
-        _iox()
+        iox()
     except ImportError as e:
         return "not installed: %s" % e
     return None
 
 
-def _iox_node():
+def iox_node():
     """This slice's (iox2, a fresh service name, an ipc node)."""
-    iox2 = _iox()
-    name = "pyq-bench-xproc-%d-%d" % (os.getpid(), next(_names))
+    iox2 = iox()
+    name = "pyq-bench-xproc-%d-%d" % (os.getpid(), next(names))
     return iox2, name, iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
 
 
-def _iox_service(iox2, node, name, size, buffer, overflow):
+def iox_service(iox2, node, name, size, buffer, overflow):
     payload = ctypes.c_uint8 * size
     return (node.service_builder(iox2.ServiceName.new(name)).publish_subscribe(payload)
             .history_size(0).subscriber_max_buffer_size(buffer).enable_safe_overflow(overflow)
             .max_publishers(1).max_subscribers(1).open_or_create()), payload
 
 
-def _iox_publisher(iox2, service):
+def iox_publisher(iox2, service):
     p = (service.publisher_builder()
          .backpressure_strategy(iox2.BackpressureStrategy.RetryUntilDelivered).create())
     p.update_connections()
     return p
 
 
-def _iox_send_loop(publisher, payload, size):
+def iox_send_loop(publisher, payload, size):
     msg = payload.from_buffer_copy(bytes(i & 0xFF for i in range(size)))
     loan, move = publisher.loan_uninit, ctypes.memmove
 
@@ -330,7 +331,7 @@ def _iox_send_loop(publisher, payload, size):
     return send
 
 
-def _iox_receive_one(subscriber):
+def iox_receive_one(subscriber):
     receive = subscriber.receive
 
     def take():
@@ -347,10 +348,10 @@ IOX_BUFFER = 1024   # the subscriber's queue of samples in the throughput rows
 
 def _w_iox(name, size, n):
     """The publisher's process: set up (untimed), then the loop timed() runs after go."""
-    iox2 = _iox()
+    iox2 = iox()
     node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
-    service, payload = _iox_service(iox2, node, name, size, IOX_BUFFER, False)
-    send = _iox_send_loop(_iox_publisher(iox2, service), payload, size)
+    service, payload = iox_service(iox2, node, name, size, IOX_BUFFER, False)
+    send = iox_send_loop(iox_publisher(iox2, service), payload, size)
 
     def loop():
         for _ in range(n):
@@ -362,15 +363,15 @@ def _w_iox(name, size, n):
 
 
 def iceoryx2_row():
-    missing = _iox_missing()
+    missing = iox_missing()
     if missing:
         return missing
 
     def run(size, n, writer_cpu):
-        iox2, name, node = _iox_node()
-        service, _ = _iox_service(iox2, node, name, size, IOX_BUFFER, False)
+        iox2, name, node = iox_node()
+        service, _ = iox_service(iox2, node, name, size, IOX_BUFFER, False)
         sub = service.subscriber_builder().create()
-        take = _iox_receive_one(sub)
+        take = iox_receive_one(sub)
 
         def read(n_):
             for _ in range(n_):
@@ -379,21 +380,21 @@ def iceoryx2_row():
     return run
 
 
-def _iox_round_trip_services(iox2, node, name, size):
+def iox_round_trip_services(iox2, node, name, size):
     """The round trip's two one-sample services (safe overflow), a->b and b->a,
     as both sides open them, and the payload type."""
-    a2b, payload = _iox_service(iox2, node, name + "-a2b", size, 1, True)
-    b2a, _ = _iox_service(iox2, node, name + "-b2a", size, 1, True)
+    a2b, payload = iox_service(iox2, node, name + "-a2b", size, 1, True)
+    b2a, _ = iox_service(iox2, node, name + "-b2a", size, 1, True)
     return a2b, b2a, payload
 
 
-def _iox_echo(name, size, n, pin_cpu, ready):
+def iox_echo(name, size, n, pin_cpu, ready):
     pin(pin_cpu)
-    iox2 = _iox()
+    iox2 = iox()
     node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
-    a2b, b2a, payload = _iox_round_trip_services(iox2, node, name, size)
-    take = _iox_receive_one(a2b.subscriber_builder().create())
-    send = _iox_send_loop(_iox_publisher(iox2, b2a), payload, size)
+    a2b, b2a, payload = iox_round_trip_services(iox2, node, name, size)
+    take = iox_receive_one(a2b.subscriber_builder().create())
+    send = iox_send_loop(iox_publisher(iox2, b2a), payload, size)
     ready.set()
     for _ in range(n):
         take()
@@ -402,18 +403,18 @@ def _iox_echo(name, size, n, pin_cpu, ready):
 
 
 def iceoryx2_round_trip():
-    missing = _iox_missing()
+    missing = iox_missing()
     if missing:
         return missing
 
     def run(size, n, writer_cpu):
-        iox2, name, node = _iox_node()
-        a2b, b2a, payload = _iox_round_trip_services(iox2, node, name, size)
-        take = _iox_receive_one(b2a.subscriber_builder().create())
-        publisher = _iox_publisher(iox2, a2b)
-        send = _iox_send_loop(publisher, payload, size)
+        iox2, name, node = iox_node()
+        a2b, b2a, payload = iox_round_trip_services(iox2, node, name, size)
+        take = iox_receive_one(b2a.subscriber_builder().create())
+        publisher = iox_publisher(iox2, a2b)
+        send = iox_send_loop(publisher, payload, size)
         ready = FORK.Event()
-        t = FORK.Process(target=_iox_echo, args=(name, size, n, writer_cpu, ready), daemon=True)
+        t = FORK.Process(target=iox_echo, args=(name, size, n, writer_cpu, ready), daemon=True)
         t.start()
         if not ready.wait(60):
             raise RuntimeError("the iceoryx2 echo side did not start")

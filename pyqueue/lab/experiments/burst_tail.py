@@ -66,7 +66,7 @@ DRAIN_TIMEOUT_NS = 30_000_000_000
 # pool on huge pages, the one lever that lowered the first group's p50 and p99
 # in every interleaved run (DESIGN §6.1; the queue's own default stays 4 KiB
 # pages, which a queue touches only as it uses them).
-STUDY_QUEUE = QueueConfig(publish="max", touch_after_write=True, hugepages=True)
+STUDY_QUEUE = QueueConfig(publish="max", touch_after_write=True, hugepages=True, max_message=0)
 RECORDS_U64 = ("send_ticks", "wait_ticks", "topup", "backlog", "retries", "yields", "faults")
 RECORDS_CPU = ("cpu_start", "cpu_warm", "cpu_send", "cpu_end")
 PMU_ALL = (1 << 8) - 1

@@ -221,8 +221,8 @@ class _CThread:
         if step == lib.PYQ_STEP_SCHED:
             raise _cpu.fifo_refused(self._prio, "%s SCHED_FIFO" % what)
         check(rc, "starting the %s" % what, {
-            lib.PYQ_ETOOBIG: "%s: message size above the queue's largest message (%d bytes)"
-                             % (what, self._queue.max_message)})
+            lib.PYQ_ETOOBIG: "%s: message size above a block's worth (%d bytes)"
+                             % (what, self._queue.block_size - 8)})
 
     def wait(self, timeout=None):
         """Wait up to ``timeout`` s (None: no limit) for the C loop to end; True if it
@@ -346,7 +346,7 @@ class ConsumerThread(_CThread):
         cfg.work_ns = validate.integer("work_ns", work_ns, 0, 10**9)
         idle_config(ffi.addressof(cfg, "idle"), idle, idle_fields)
         if size is not None:
-            lo, hi = _size_param("size", size, queue.max_message)
+            lo, hi = _size_param("size", size, queue.block_size - 8)
             if lo == 0:
                 raise ValueError("size must be >= 1 to be checked (None: any length)")
             cfg.size_lo, cfg.size_hi = lo, hi
@@ -385,7 +385,8 @@ class ProducerThread(_CThread):
         cfg.cpu, cfg.fifo_priority = self._sched(cpu, fifo_priority)
         cfg.count = validate.integer("count", count, 1, _U64 - 1)
         cfg.first_seq = validate.integer("first_seq", first_seq, 0, _U64 - 1)
-        cfg.size_lo, cfg.size_hi = _size_param("size", size, queue.max_message)
+        # The C loops frame messages in blocks: a block's worth at most.
+        cfg.size_lo, cfg.size_hi = _size_param("size", size, queue.block_size - 8)
         cfg.size_salt = validate.integer("size_salt", size_salt, 0, _U64)
         cfg.burst_bytes = validate.integer("burst_bytes", burst_bytes, 0, _U64)
         cfg.gap_ns = validate.integer("gap_ns", gap_ns, 0, 10**12)
