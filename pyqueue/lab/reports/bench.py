@@ -558,7 +558,7 @@ def _regimes_text(c):
         if d:
             parts.append("/".join("%s %d" % (_REGIME_SHORT.get(k, k), v)
                                   for k, v in sorted(d.items(), key=lambda kv: str(kv[0]))))
-    return " | ".join(parts) or "-"
+    return "; ".join(parts) or "-"
 
 
 _REGIME_SHORT = {_regime.STREAMING: "stream", _regime.CHASING: "chase", _regime.MIXED: "mixed"}
@@ -577,7 +577,7 @@ def _flat_table(summary):
     """The flat-out cells, a line per placement and row, 'moved' last."""
     porder = {"near": 0, "far": 1, "moved": 2}
     head = ["placement", "row", "touch", "adapter", "twin", "adapter/twin (n)",
-            "empty polls a / t", "regime a | t", "note"]
+            "empty polls a / t", "regime a; t", "note"]
     rows = []
     flat = summary["throughput"].get(FLAT_OUT, {})
     for place in sorted(flat, key=lambda p: porder.get(p, 9)):
