@@ -21,7 +21,7 @@ PYQ_RUNTIME  := runtime/clock.c runtime/cpu.c runtime/perf.c runtime/idle.c \
                 runtime/pacer.c runtime/threads.c runtime/producer.c runtime/consumer.c
 # One interface in front of every queue the lab compares, and its validator.
 PYQ_ADAPTERS := adapters/registry.c adapters/pyqueue.c adapters/mutex.c \
-                adapters/ring_floor.c adapters/verify.c adapters/twin_registry.c
+                adapters/ring_floor.c adapters/record_ring.c adapters/verify.c adapters/twin_registry.c
 # The experiments' measured loops.
 PYQ_LAB      := lab/business.c lab/burst_tail.c lab/burst_twin.c lab/ownership.c lab/c2c.c \
                 lab/false_sharing.c lab/pipeline.c lab/pipeline_run.c

@@ -14,6 +14,7 @@
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_pyqueue;
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_mutex;
 extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_ring_floor;
+extern PYQ_PRIVATE const pyq_adapter_t pyq_adapter_record_ring;
 
 /* The built-in adapters, in the order pyq_adapter_builtin() lists them; each
  * one's name is its own .name, so the names are written once, in its file. */
@@ -24,6 +25,7 @@ static const struct {
     {&pyq_adapter_pyqueue, 0},
     {&pyq_adapter_mutex, 0},
     {&pyq_adapter_ring_floor, 1},
+    {&pyq_adapter_record_ring, 1},
 };
 
 #define PEERS_MAX 16

@@ -1,5 +1,5 @@
 /* twin_registry.c - finding the twins of an adapter (pyq_twin.h): the built-in
- * ring_floor and mutex carry theirs; a peer's are in the library its adapter
+ * ring_floor, record_ring and mutex carry theirs; a peer's are in the library its adapter
  * came from, found through the adapter's own address so the two cannot come
  * from different builds. */
 #define _GNU_SOURCE
@@ -11,6 +11,7 @@
 #include "adapters/pyq_twin.h"
 
 extern PYQ_PRIVATE const pyq_twin_table_t pyq_twin_ring_floor;
+extern PYQ_PRIVATE const pyq_twin_table_t pyq_twin_record_ring;
 extern PYQ_PRIVATE const pyq_twin_table_t pyq_twin_mutex;
 
 static _Thread_local char last_error[1024];
@@ -67,6 +68,10 @@ int pyq_twin_get(const char *name, const char *peer_dir, const pyq_twin_table_t 
     }
     if (strcmp(name, "ring_floor") == 0) {
         *out = &pyq_twin_ring_floor;
+        return 0;
+    }
+    if (strcmp(name, "record_ring") == 0) {
+        *out = &pyq_twin_record_ring;
         return 0;
     }
     if (strcmp(name, "mutex") == 0) {

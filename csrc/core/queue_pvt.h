@@ -494,11 +494,20 @@ static inline uint32_t pyq_free_code(const struct pyq_queue *q, int t, uint64_t 
     return (uint32_t)((t ? q->cfg.hot_blocks : 0) + slot);
 }
 
-/* The block index in free-ring slot number pos of tier t, for the writer. */
+/* The block index in free-ring position pos of tier t, for the writer: known
+ * without reading the slot.  A tier's ring starts with its blocks in address
+ * order (positions 0 .. n-1), and its blocks come back in the order the writer
+ * popped them -- the reader drains the full ring in order and returns each
+ * block to its tier's ring as it finishes it (reader.c, finish_block) -- so
+ * position pos holds the tier's block pos % n.  The slot is the reader's line,
+ * written at every return: reading it cost the writer a transfer at every take,
+ * in series after the one of free_tail (A4 orders pos below free_tail all the
+ * same; the reader still stores the slot, which says the same thing). */
 static inline uint32_t pyq_free_slot(const struct pyq_queue *q, int t, uint64_t pos)
 {
-    uint64_t slot = pos & q->free_mask[t];
-    return q->w.free_slots[t][slot] ^ pyq_free_code(q, t, slot);
+    uint32_t n = t ? q->cfg.spill_blocks : q->cfg.hot_blocks;
+
+    return (uint32_t)((t ? q->cfg.hot_blocks : 0) + pos % n);
 }
 
 static inline _Atomic uint64_t *pyq_hdr(uint8_t *blk, uint32_t pos)

@@ -173,8 +173,14 @@ static inline void start_block(struct pyq_queue *q, uint32_t idx, int tier, int 
     w->ring[w->seq & q->ring_mask] = idx;
     w->blk_start = w->seq * (uint64_t)q->cfg.block_size;
     w->seq++;
-    /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c. */
-    pyq_store_release(&q->ring_tail, w->seq);
+    /* W1: ring slot (and the zeroed first lines) visible; pairs with A1 in reader.c.
+     * In-process, only a scanning reader loads ring_tail: the others find the
+     * slot below pub_pos (W2 of the publish that follows orders it), and a
+     * store here would take the line they spin on, pub_pos's, once more each
+     * block.  A shared queue keeps it for the other process, which may check
+     * what it reads against the blocks taken (DESIGN §3.9, "Trust"). */
+    if (q->scan || q->xproc)
+        pyq_store_release(&q->ring_tail, w->seq);
     pyq_counter_add(&q->ws.takes[tier], 1);
     if (backlog > pyq_load_relaxed(&q->ws.peak_backlog))
         pyq_store_relaxed(&q->ws.peak_backlog, backlog);

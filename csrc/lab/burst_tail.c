@@ -345,6 +345,21 @@ void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask)
     b->c.pmu_mask = mask;
 }
 
+void pyq_burst_restart_business(pyq_burst_t *b)
+{
+    pyq_business_warm(&b->biz, b->c.seed);
+    pyq_business_state_init(&b->st, b->c.seed ^ 0x9E3779B97F4A7C15ull);
+    b->checksum = 0;
+}
+
+int pyq_burst_set_gap(pyq_burst_t *b, uint64_t gap_ns)
+{
+    if (b->c.send_messages)
+        return PYQ_EINVAL;
+    b->c.gap_ns = gap_ns;
+    return 0;
+}
+
 /* Pretouch, untimed: twice, write until the queue is full (consumer held),
  * then let the consumer (verify-only: its work loop is no part of this) drain it
  * to empty.  Two passes, because the queue's rings are larger than its blocks

@@ -105,6 +105,17 @@ int pyq_burst_open(const pyq_adapter_t *a, const pyq_adapter_params_t *ap,
 void pyq_burst_set_backlog_target(pyq_burst_t *b, uint64_t messages);
 void pyq_burst_set_pmu(pyq_burst_t *b, uint32_t mask);
 
+/* Any thread, between calls.  The idle gap of a class that sends nothing
+ * (send_messages 0): spin this long where the send would be (0: no gap).
+ * @return 0, or PYQ_EINVAL for a class that sends. */
+int pyq_burst_set_gap(pyq_burst_t *b, uint64_t gap_ns);
+
+/* Any thread, between calls.  The business data, its query stream and the
+ * checksum from the seed again, as pyq_burst_open() left them: windows run
+ * before the rounds (the gap's measurement) leave no trace in the rounds'
+ * business work, which every class repeats exactly. */
+void pyq_burst_restart_business(pyq_burst_t *b);
+
 /* The writer thread.  Untimed: write (no queries, no consumer running) until
  * the backlog reaches the target or the queue is full, for at most about
  * slice_ns (checked every 1,024 messages; <= 0: no limit).  With pretouch, the

@@ -304,7 +304,7 @@ def test_the_peers_come_from_the_table():
 
 
 def test_the_builtins_and_the_abi_come_from_c():
-    assert peers.BUILTIN == ("pyqueue", "mutex") and peers.YARDSTICKS == ("ring_floor",)
+    assert peers.BUILTIN == ("pyqueue", "mutex") and peers.YARDSTICKS == ("ring_floor", "record_ring")
     for name in peers.BUILTIN + peers.YARDSTICKS:
         assert ffi.string(peers.get(name).name).decode() == name
     assert lib.pyq_adapter_builtin(-1, ffi.NULL) == ffi.NULL

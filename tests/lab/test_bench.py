@@ -30,7 +30,7 @@ ROOT = support.ROOT
 CPUS = support.ALLOWED_CPUS
 
 TINY = dict(rounds=1, messages=20_000, trips=300, py_messages=2_000, progress=False,
-            chasing_messages=20_000, settle_rounds=0)
+            chasing_messages=20_000, settle_rounds=0, flat_messages=20_000, flat_seconds=0.0)
 
 
 def _rows(summary, section):
@@ -70,8 +70,8 @@ def test_quick_cli_end_to_end(tmp_path):
             "pyqueue_scan_direct", "pyqueue_each_touch"} <= lat
     # Every row ran beside its twin (or says why it has none), in both passes.
     slices_ = json.load(open(out / "slices.json"))["data"]
-    for kind, table in (("throughput", twins.THROUGHPUT), ("chasing", twins.THROUGHPUT),
-                        ("roundtrip", twins.ROUNDTRIP)):
+    for kind, table in ((B.FLAT_OUT, twins.THROUGHPUT), ("throughput", twins.THROUGHPUT),
+                        ("chasing", twins.THROUGHPUT), ("roundtrip", twins.ROUNDTRIP)):
         got = [s for s in slices_ if s["extra"]["kind"] == kind]
         want = set(twins.bench_rows(table, status))
         if kind == "chasing":
@@ -91,7 +91,7 @@ def test_quick_cli_end_to_end(tmp_path):
                     assert e["twin_regime"] == B.UNMEASURED
     # Driver and twin take turns going first: each row's two --quick slices (one
     # per round) ran in both orders.
-    for kind in ("throughput", "chasing", "roundtrip"):
+    for kind in (B.FLAT_OUT, "throughput", "chasing", "roundtrip"):
         order = {}
         for s in slices_:
             if s["extra"]["kind"] == kind and "ratio" in s["extra"]:
@@ -109,8 +109,8 @@ def test_quick_cli_end_to_end(tmp_path):
                   "pyqueue_each / ring_floor, round-trip p50",
                   "pyqueue_scan / ring_floor, round-trip p50"):
         assert res["ratios"][label] and label in p.stdout
-    # A throughput target once per pass (streaming, chasing), the others once.
-    assert len(res["targets"]) == sum(len(report.PASSES) if t[1] == "throughput" else 1
+    # A throughput target once per pass (flat out, streaming, chasing), the others once.
+    assert len(res["targets"]) == sum(len(report.PASSES) + 1 if t[1] == "throughput" else 1
                                       for t in B.TARGETS)
     for t in res["targets"]:
         for e in t["by_placement"].values():
@@ -580,7 +580,7 @@ def test_slices_text_lists_each_runs_evidence():
 @pytest.mark.two_cpus
 def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
     """bench(only=...) runs the named rows and nothing else, each in every group
-    that has it (ck: streaming, chasing, round trip); the other targets are not
+    that has it (ck: flat out, streaming, chasing, round trip); the other targets are not
     measured; an unknown name is refused with the list of rows."""
     # The settle pass, forced on one row: two more rounds of it, numbered on.
     monkeypatch.setattr(B, "unsettled", lambda slices: [("roundtrip", "ck")])
@@ -588,8 +588,8 @@ def test_only_runs_the_named_rows_in_every_group_that_has_them(monkeypatch):
                   **dict(TINY, settle_rounds=2))
     assert res.status == "complete"
     got = {(s.extra["kind"], s.contender) for s in res.slices}
-    assert got == {("throughput", "ck"), ("chasing", "ck"), ("roundtrip", "ck"),
-                   ("python", "py_write_poll")}
+    assert got == {(B.FLAT_OUT, "ck"), ("throughput", "ck"), ("chasing", "ck"),
+                   ("roundtrip", "ck"), ("python", "py_write_poll")}
     assert res.params["only"] == ["ck", "py_write_poll"]
     settled = [(s.extra["kind"], s.contender, s.round) for s in res.slices
                if s.extra.get("settle")]

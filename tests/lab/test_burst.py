@@ -19,13 +19,13 @@ from pyqueue.lab.experiments.burst_tail import DEFAULT_CLASSES
 import support
 
 SMALL = dict(rounds=2, windows=6, send_bytes=64 << 10, spill_blocks=512, warmup_queries=64,
-             slice_windows=3, progress=False)
+             slice_windows=3, gap_windows=4, progress=False)
 
 
 def installed_classes():
     avail = peers.available()
     return [c for c in DEFAULT_CLASSES
-            if c.startswith("yield") or c == "none" or avail.get(c.removesuffix("-twin")) == "built"]
+            if c.startswith("yield") or c.startswith("none") or avail.get(c.removesuffix("-twin")) == "built"]
 
 
 def test_small_study_end_to_end(tmp_path):
@@ -48,6 +48,16 @@ def test_small_study_end_to_end(tmp_path):
         assert d["all_verified"], name
         assert d["protocol_problems"] == [], name
         assert d["x_no_burst"][0] > 0 and d["x_no_burst"][1:] == [None, None], name
+        # Every class's send (a gap class's idle gap), per round: median and p99
+        # (None: too few windows a round for a p99 with 10 beyond it).
+        st = d["send_ns"]
+        assert len(st["p50_per_round"]) == len(st["p99_per_round"]) == 2
+        assert st["windows_per_round"] == [6, 6] and st["p99"] is None
+        assert st["p50_per_round"] == [None, None], name    # 6 windows: < 10 beyond p50
+        if name == "none+gap":
+            assert d["messages_sent_total"] == 0 and d["gap_matched_to"] == "yield1024"
+            assert d["gap_ns"] == s["gap_match"]["gap_ns"] > 0
+            continue
         if name == "none":
             assert d["messages_sent_per_round"] == [0, 0] and d["backlog_fraction"]["mean"] == 0
             continue
@@ -415,3 +425,26 @@ def test_nt_class_streams_every_spill_block_whatever_the_backlog():
     assert _pyqueue_class("yield16-cached") == {"retry_yield_every": 16,
                                                 "spill_nontemporal": False}
     assert _pyqueue_class("yield16") == {"retry_yield_every": 16}
+
+
+def test_the_matched_gap_class_idles_as_long_as_pyqueue_s_send():
+    """none+gap: its gap is the reference class's median send, measured in the
+    same run before the rounds; the JSON keeps both, and the table says so."""
+    res = lab.burst_tail(classes=["yield0", "none+gap", "yield1024"],
+                         **dict(SMALL, rounds=1, windows=20, gap_windows=10))
+    s = res.summary
+    g = s["gap_match"]
+    assert g["class"] == "yield1024" and g["windows"] == 5     # the second half counted
+    assert g["gap_ns"] == round(g["send_ns_median"]) > 0 and g["send_ns_p99"] is None
+    d = s["classes"]["none+gap"]
+    assert d["gap_ns"] == g["gap_ns"] and d["gap_matched_to"] == "yield1024"
+    assert d["messages_sent_total"] == 0 and d["protocol_problems"] == []
+    # Its "send" is the gap it idled: never shorter than the gap asked.
+    assert min(d["send_ns"]["p50_per_round"]) >= g["gap_ns"]
+    assert s["classes"]["yield1024"]["gap_ns"] is None
+    assert "none+gap idles" in res.table() and "yield1024's median send" in res.table()
+    # The first pyqueue class that sends when yield1024 does not run; none at all: refused.
+    res = lab.burst_tail(classes=["none+gap", "yield0"], **dict(SMALL, rounds=1))
+    assert res.summary["gap_match"]["class"] == "yield0"
+    with pytest.raises(ValueError, match="none\\+gap"):
+        lab.burst_tail(classes=["none", "none+gap"], **dict(SMALL, rounds=1))

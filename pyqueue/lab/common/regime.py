@@ -41,6 +41,10 @@ STREAMING = "streaming"
 CHASING = "chasing"
 MIXED = "mixed"
 REGIMES = (STREAMING, CHASING, MIXED)
+# Not a regime but the bench's headline pass (SPEC §8): both sides start together
+# on an empty queue and run unpaced; its figures are kept under this name
+# whatever regime each run fell into (which is recorded beside them).
+FLAT_OUT = "flat-out"
 
 # A streaming reader (the writer ahead) catches up almost never: once per
 # 5,000 messages at most -- a 20 M-message slice allows 4,000, i.e. the

@@ -46,6 +46,7 @@ from .._lab import ffi, lib
 MSG = 32
 BUDGET = 1 << 20          # the bench's memory budget per queue
 YARDSTICK_SLOTS = 16384   # the bench's yardstick ring
+RECORD_RING_BYTES = 1 << 16   # the flat-out floor: a 64 KiB ring of 32-byte records
 WINDOW = 1 << 16          # messages per window record
 BLOCK = 4096
 
@@ -55,7 +56,8 @@ class Row:
     twin: str                  # the twin's name in its table
     library: str               # where the twin lives: "bench" (pyq_twin_bench) or an adapter
     burst: int = 0             # writer burst of the row
-    queue: str = "peer"        # how the queue is configured: peer, tiers, stream, yardstick
+    queue: str = "peer"        # how the queue is configured: peer, tiers, stream, yardstick,
+                               # record (RECORD_RING_BYTES, whatever the budget)
     kw: dict = field(default_factory=dict)  # pyqueue keyword arguments of the row
     adapter: str = None        # the adapter the bench row drives (None: no adapter row)
 
@@ -77,6 +79,8 @@ THROUGHPUT = dict(
     pyqueue_direct=Row("pyqueue_direct", "bench", 0, "tiers", dict(publish="max"), "direct"),
     pyqueue_read_one=Row("pyqueue_read_one", "bench", 0, "tiers", dict(publish="max")),
     yardstick=Row("yardstick", "bench", 0, "yardstick", {}, "yardstick"),
+    # The flat-out floor (SPEC §8): 32-byte records, no queue logic but two indices.
+    record_ring=Row("record_ring", "record_ring", 0, "record", adapter="record_ring"),
     dpdk_burst32=Row("dpdk", "dpdk", 32, adapter="dpdk"),
     boost_burst32=Row("boost", "boost", 32, adapter="boost"),
     atomic_queue_optimist=Row("atomic_queue_optimist", "atomic_queue"),
@@ -205,6 +209,8 @@ def _params(spec, budget_bytes, yardstick_slots, queue):
     """The pyq_adapter_params_t * of a row, as the bench builds its queue."""
     if spec.queue == "yardstick":
         return _peers.params(MSG, yardstick_slots * MSG, adapter="yardstick")
+    if spec.queue == "record":
+        return _peers.params(MSG, RECORD_RING_BYTES, adapter="record_ring")
     return _peers.params(MSG, budget_bytes, adapter=spec.adapter or "twin",
                          **queue_kw(spec, budget_bytes, queue))
 

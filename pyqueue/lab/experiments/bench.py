@@ -1,7 +1,14 @@
 """pyqueue against its peers (DESIGN §6.6): throughput and round trip of 32-byte
 messages in short interleaved slices, each bracketed by a placement probe.
 
-Throughput (writer pinned to one CPU, reader to the other, M msg/s):
+Throughput (writer pinned to one CPU, reader to the other, M msg/s), in three
+passes: FLAT OUT first, the headline (SPEC §8: both sides start together on an
+empty queue and run unpaced for at least ``flat_messages`` and ``flat_seconds``,
+the figure messages / elapsed, never filtered, the regime each run fell into and
+the share of the reader's polls that found the queue empty kept beside it; under
+--fifo the kernel's real-time throttle may stop both threads for up to 50 ms a
+second inside a run, every row alike), then the two that explain it: episodes (streaming on purpose)
+and paced (chasing on purpose).
   pyqueue         pyqueue through the adapter driver (publish 'max'): the SAME
                   writer/reader loop as every peer (csrc/bench/bench_adapter.c); the
                   default tiers (4 hot 4 KiB blocks, the rest of the budget spill)
@@ -17,6 +24,9 @@ Throughput (writer pinned to one CPU, reader to the other, M msg/s):
   pyqueue_direct  the C writer on pyqueue's own API (pyq_writer_write, waits inside)
   py_batch        Python ``write_batch`` (64 Ki-row chunks) to a C reader thread
   yardstick       a per-message ring of 32-byte slots with cached indices (rigtorp)
+  record_ring     YARDSTICK, the flat-out floor: a 64 KiB ring of 32-byte records,
+                  each side's index cached and published once a call of up to 32
+                  (csrc/adapters/record_ring.c)
 Round trip (one 32-byte message there and back, p50/p99/p99.9 per slice, ns):
   pingpong        the raw two-line ping-pong floor (same timer as the queues)
   ring_floor      YARDSTICK, not a peer: a minimal ring of 64-byte slots (sequence
@@ -83,7 +93,10 @@ MSG = 32
 # what a reader close behind costs the writer -- does not show (BENCHMARKS.md,
 # "Moved from code comments (pyqueue/)").
 DEFAULT_GAP_NS = 50
-KINDS = ("throughput", "chasing", "roundtrip", "python")
+# The flat-out pass first: the headline regime (SPEC §8); the episodes
+# ("throughput") and paced ("chasing") passes explain it.
+FLAT_OUT = _regime.FLAT_OUT
+KINDS = (FLAT_OUT, "throughput", "chasing", "roundtrip", "python")
 # Groups of rows other modules add to every run (add_group): kind -> make(ctx).
 _EXTRA_GROUPS = {}
 
@@ -120,6 +133,11 @@ def add_group(kind, make):
 # that, about this long at its last rate: under --fifo, shorter than the 950 ms
 # the kernel lets a real-time thread run without a break (_Fifo).
 STREAM_SECONDS = 0.5
+# A flat-out run is sized from the row's last rate to last this many times the
+# flat_seconds it must reach, so that a row that speeds up between slices still
+# runs long enough (a run that comes out shorter is kept and marked "short":
+# dropping it would drop the fast runs).
+FLAT_MARGIN = 1.5
 # Rest outside SCHED_FIFO after a stretch under it: this many times the share
 # the kernel's real-time throttle requires.
 REST_SHARE = 4.0
@@ -282,13 +300,18 @@ class _Throughput:
     """The throughput rows (common/twins.py THROUGHPUT), each slice the bench's
     driver and then the row's inline twin on a queue of the same build, back to
     back inside one pair of probes.  ``gap_ns`` 0 streams on purpose (episodes of a
-    backlog, twins.stream_backlog); > 0 paces both writers (chasing, on purpose).  Every slice carries the
+    backlog, twins.stream_backlog); > 0 paces both writers (chasing, on purpose).
+    ``flat_seconds`` not None: the flat-out pass instead -- both sides start
+    together on an empty queue and run unpaced for at least ``n`` messages and
+    ``flat_seconds`` (sized from the row's last rate), the figure messages over
+    elapsed time, whatever regime the run fell into.  Every slice carries the
     measured regime of both runs."""
 
     def __init__(self, n, wcpu, rcpu, yard_slots, budget_bytes, status, peer_dir, base,
-                 gap_ns=0, fifo=None):
+                 gap_ns=0, fifo=None, flat_seconds=None):
         self.n, self.wcpu, self.rcpu, self.slots = n, wcpu, rcpu, yard_slots
         self.budget, self.peer_dir, self.base, self.gap = budget_bytes, peer_dir, base, gap_ns
+        self.flat, self.flat_s = flat_seconds is not None, flat_seconds or 0.0
         self.fifo = fifo or _Fifo(0)
         self.backlog = {}          # row -> its streaming episodes' backlog (streaming pass)
         self.rows = twins.bench_rows(twins.THROUGHPUT, status)
@@ -303,9 +326,11 @@ class _Throughput:
         if not gap_ns:
             spec = twins.THROUGHPUT["pyqueue"]
             self.q = _queue.Queue(**twins.queue_kw(spec, budget_bytes, row_queue(spec, base)))
-            # The rows are built in memory beforehand: py_batch's slice is capped.
+            # The rows are built in memory beforehand: py_batch's slice is capped
+            # (flat out: the rows are reused, each chunk stamped before it is
+            # written, as the C writers stamp theirs, and the count is sized).
             self.py_n = min(n, PY_BATCH_MAX)
-            self.data = seq_rows(self.py_n)
+            self.data = seq_rows(CHUNK if self.flat else self.py_n)
 
     def contenders(self):
         return list(self.rows)
@@ -322,7 +347,12 @@ class _Throughput:
     def messages(self, row):
         """Messages of a slice of ``row``.  Streaming: ``n``, or fewer when ``n``
         would take over STREAM_SECONDS at the row's last rate; its figure comes
-        from the episodes inside (each starts from a backlog: none is start-up).  Chasing: always ``n``."""
+        from the episodes inside (each starts from a backlog: none is start-up).
+        Chasing: always ``n``.  Flat out: ``n``, or more when ``n`` would take
+        less than flat_seconds (times FLAT_MARGIN) at the row's last rate."""
+        if self.flat:
+            want = int(self.rate.get(row, 0.0) * 1e6 * self.flat_s * FLAT_MARGIN)
+            return max(self.n, -(-want // twins.WINDOW) * twins.WINDOW)
         if self.gap or row not in self.rate:
             return self.n
         want = int(self.rate[row] * 1e6 * STREAM_SECONDS)
@@ -335,24 +365,41 @@ class _Throughput:
                     budget_bytes=self.budget, yardstick_slots=self.slots, gap_ns=self.gap,
                     peer_dir=self.peer_dir, **row_queue(spec, self.base))
 
+    def _flat_extra(self, run, prefix=""):
+        """What a flat-out slice keeps beside a run's figure: the share of the
+        reader's polls that found the queue empty, and whether the run came out
+        shorter than flat_seconds."""
+        return {prefix + "empty_poll_share": run["empty_polls"] / max(run["polls"], 1),
+                prefix + "short": run["elapsed_ns"] < self.flat_s * 1e9}
+
     def run(self, name):
         if name == "py_batch":
             r = ffi.new("pyq_bench_result_t *")
-            self._python_batch(r)
-            if r.messages != self.py_n:
+            n = self.messages(name) if self.flat else self.py_n
+            self._python_batch(r, n)
+            if r.messages != n:
                 raise VerificationError("py_batch delivered %d of %d messages"
-                                        % (r.messages, self.py_n), lib.PYQ_EBADMSG)
+                                        % (r.messages, n), lib.PYQ_EBADMSG)
             reg = _regime.classify(int(r.messages), int(r.empty_polls), int(r.full_retries),
                                    int(r.empty_runs), int(r.full_runs))
-            return r.messages / r.elapsed_ns * 1e3, {
-                "elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls), "messages": self.py_n,
-                "empty_polls": int(r.empty_polls), "regime": reg.regime,
-                "rates": _rates(reg.as_dict()),
-                "touch_after_write": bool(self.q.config.touch_after_write),
-                "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
+            value = r.messages / r.elapsed_ns * 1e3
+            extra = {"elapsed_ns": int(r.elapsed_ns), "polls": int(r.polls), "messages": n,
+                     "empty_polls": int(r.empty_polls), "regime": reg.regime,
+                     "rates": _rates(reg.as_dict()),
+                     "touch_after_write": bool(self.q.config.touch_after_write),
+                     "twin": None, "no_twin": twins.NO_TWIN["py_batch"]}
+            if self.flat:
+                self.rate[name] = value
+                extra.update(self._flat_extra({"empty_polls": r.empty_polls, "polls": r.polls,
+                                               "elapsed_ns": r.elapsed_ns}))
+            return value, extra
         spec = twins.THROUGHPUT[name]
         kw = self._kw(name)
-        if not self.gap:
+        if self.flat and name not in self.rate and self.flat_s:
+            # Untimed: the row's flat-out rate, so that its runs can be sized in seconds.
+            self.rate[name] = twins.throughput(name, **dict(kw, messages=RATE_PROBE))["mmsg_s"]
+            kw["messages"] = self.messages(name)
+        if not self.gap and not self.flat:
             # The streaming pass builds the regime on purpose: episodes of a backlog
             # (twins.stream_backlog), driver and twin alike.
             if name not in self.backlog:
@@ -360,7 +407,7 @@ class _Throughput:
                     name, **{k: kw[k] for k in ("budget_bytes", "yardstick_slots", "peer_dir")},
                     **row_queue(spec, self.base))
             kw["backlog"] = self.backlog[name]
-        if not self.gap and name not in self.rate and self.n > RATE_PROBE:
+        if not self.gap and not self.flat and name not in self.rate and self.n > RATE_PROBE:
             # Untimed: the row's rate, so that its slices can be sized in seconds.
             self.rate[name] = twins.throughput(name, **dict(kw, messages=RATE_PROBE))["mmsg_s"]
             self.fifo.rest()
@@ -392,8 +439,16 @@ class _Throughput:
                 self.fifo.rest()
         if not first_twin:
             t = twins.throughput(name, **kw)
-        self.rate[name] = min(t["mmsg_s"], a["mmsg_s"] if value is not None else t["mmsg_s"])
+        rates = (t["mmsg_s"], a["mmsg_s"] if value is not None else t["mmsg_s"])
+        # Streaming: the slower side under STREAM_SECONDS; flat out: the faster
+        # one over flat_seconds.
+        self.rate[name] = max(rates) if self.flat else min(rates)
         t_value, t_reg = _figure(t)
+        if self.flat:
+            extra.update(self._flat_extra(t, "twin_"), twin_elapsed_ns=t["elapsed_ns"],
+                         flat_seconds=self.flat_s)
+            if value is not None:
+                extra.update(self._flat_extra(a))
         # The twin's regime from the same evidence as the driver's: its episodes in
         # the streaming pass, else its totals of catch-ups and waits.  (Its windows,
         # kept as twin_window_share, split a slice whose threads lost their CPU now
@@ -423,15 +478,26 @@ class _Throughput:
             self._blocks[row] = twins.describe(row, self.peer_dir)["blocking"]
         return self._blocks[row]
 
-    def _python_batch(self, r):
+    def _python_batch(self, r, n):
         h = ffi.new("pyq_bench_reader_t **")
-        check(lib.pyq_bench_reader_start(self.q.c_handle, self.py_n, MSG, self.rcpu, h),
+        check(lib.pyq_bench_reader_start(self.q.c_handle, n, MSG, self.rcpu, h),
               "C reader for write_batch")
         try:
             with Pinned(self.wcpu):
                 t0 = time.monotonic_ns()
-                for i in range(0, self.py_n, CHUNK):
-                    self.q.writer.write_batch(self.data[i:i + CHUNK])
+                if self.flat:
+                    # One chunk of rows reused: each chunk's sequence numbers stamped
+                    # before it is written (inside the timed part, as the C writers'
+                    # stamps are).
+                    seq = self.data[:, :8].view(np.uint64)[:, 0]
+                    step = np.arange(CHUNK, dtype=np.uint64)
+                    for i in range(0, n, CHUNK):
+                        k = min(CHUNK, n - i)
+                        np.add(step[:k], np.uint64(i), out=seq[:k])
+                        self.q.writer.write_batch(self.data[:k])
+                else:
+                    for i in range(0, n, CHUNK):
+                        self.q.writer.write_batch(self.data[i:i + CHUNK])
                 self.q.writer.flush()
         except BaseException:
             lib.pyq_bench_reader_stop(h[0])
@@ -588,6 +654,14 @@ class BenchParams(Params):
                           quick=100_000)
     chasing_messages: int = param(2_000_000, "messages per chasing throughput slice", lo=1,
                                   quick=100_000)
+    flat_messages: int = param(20_000_000, "at least this many messages per flat-out run "
+                               "(both sides start together on an empty queue, unpaced; the "
+                               "figure is messages / elapsed, never filtered)", lo=1,
+                               quick=200_000)
+    flat_seconds: float = param(1.0, "and at least this long: a flat-out run is sized from "
+                                "the row's last rate (an untimed run first); a run that came "
+                                "out shorter is kept and marked short (0: messages only)",
+                                lo=0.0, quick=0.0)
     gap_ns: float = param(float(DEFAULT_GAP_NS), "the chasing pass paces every writer to one "
                           "message per GAP_NS", lo=0.0, lo_open=True)
     trips: int = param(20_000, "round trips per latency slice", lo=1, quick=2_000)
@@ -691,7 +765,7 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
         unpaced=dict(twins.UNPACED), no_twin=dict(twins.NO_TWIN))
     peers = _peers.available(peer_dir)
     res = BenchResult(params, peers)
-    tp = ch = rt = py = None
+    fo = tp = ch = rt = py = None
     extra = []           # groups added by other modules (add_group)
     slices = {}
     settle = {"rows": [], "rounds": 0}   # the settle pass, once decided
@@ -743,6 +817,14 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
         return res.summary
 
     try:
+        # Under --fifo a flat-out run of a second or more meets the kernel's
+        # real-time throttle inside it: both threads stop for up to the period's
+        # rest (50 ms a second by default), every row alike -- a few per cent of
+        # every run, where SCHED_OTHER on a shared host loses to the other jobs
+        # whatever they take.  The rest after each run (_Fifo) restores the budget.
+        fo = _Throughput(p.flat_messages, writer_cpu, reader_cpu, p.yardstick_slots,
+                         budget_bytes, peers, peer_dir, base, flat_seconds=p.flat_seconds,
+                         fifo=fifo)
         tp = _Throughput(p.messages, writer_cpu, reader_cpu, p.yardstick_slots, budget_bytes,
                          peers, peer_dir, base, fifo=fifo)
         ch = _Throughput(p.chasing_messages, writer_cpu, reader_cpu, p.yardstick_slots,
@@ -750,7 +832,8 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
         rt = _RoundTrip(p.trips, writer_cpu, reader_cpu, budget_bytes, peers, peer_dir, base)
         run_info["ring_floor_slots"] = rt.ring_floor_slots()
         py = bench_python.PythonAPI(p.py_messages, writer_cpu, budget_bytes, base, reader_cpu)
-        groups = [("throughput", tp), ("chasing", ch), ("roundtrip", rt), ("python", py)]
+        groups = [(FLAT_OUT, fo), ("throughput", tp), ("chasing", ch), ("roundtrip", rt),
+                  ("python", py)]
         ctx = RunContext(writer_cpu, reader_cpu, rounds, params, base, peers, peer_dir)
         for kind, make in _EXTRA_GROUPS.items():
             groups.append((kind, make(ctx)))
@@ -789,7 +872,7 @@ def bench(params=None, *, out=None, overwrite=False, progress=True, **kwargs):
                             split_ns, should_stop=lambda: session.stopping,
                             on_slice=lambda s: keep_slice(kind, s, settling=True), first_round=r))
     finally:
-        for g in [tp, ch, rt, py] + extra:
+        for g in [fo, tp, ch, rt, py] + extra:
             if g is not None:
                 g.close()
     return res

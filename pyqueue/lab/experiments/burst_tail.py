@@ -51,10 +51,16 @@ NONE = "none"
 # where the send would be: "none+gap=900".  It tells the send's stores from the
 # mere time between the warm-up and the measured queries (interrupts, the host).
 GAP = NONE + "+gap="
+# The same idle class with its gap matched to pyqueue's own send: the median
+# send of the reference class (DEFAULT_CLASS, else the first pyqueue class that
+# sends), measured in the same run before the rounds (gap_windows windows), so
+# that every table tells "the writer was away" from "the send disturbed the data".
+GAP_AUTO = NONE + "+gap"
+REFERENCE_CLASS = "yield1024"
 # A peer's class through its inline twin instead of the adapter's table.
 TWIN = "-twin"
 DEFAULT_CLASSES = (STRATEGIES + tuple(n for p in _peers.PEERS for n in (p, p + TWIN)) +
-                   (NONE,))
+                   (NONE, GAP_AUTO))
 # The longest a C call of the study runs before it returns to Python (then a
 # first Ctrl-C stops the run, a second aborts it): fill and drain stop after it,
 # windows after the window during which it passed.
@@ -165,18 +171,23 @@ class _Class:
         return ran
 
     def run_pmu(self, n):
+        return self.run_scratch(n, pmu=True)
+
+    def run_scratch(self, n, pmu=False, stopping=lambda: False):
+        """n windows outside the rounds (their records in arrays of their own,
+        returned, never in the tables): the PMU pass, the gap's measurement."""
         scratch = {"group_ticks": np.zeros((n, self.groups), np.uint64)}
         for k in RECORDS_U64:
             scratch[k] = np.zeros(n, np.uint64)
         for k in RECORDS_CPU:
             scratch[k] = np.zeros(n, np.int32)
         done = 0
-        while done < n:
+        while done < n and not stopping():
             part = {k: v[done:] for k, v in scratch.items()}
-            r, keep = self._records(part, 0, n - done, self.pmu[done:])
+            r, keep = self._records(part, 0, n - done, self.pmu[done:] if pmu else None)
             done += self.check(lib.pyq_burst_windows(self.ptr, n - done, r, SLICE_NS),
-                               "PMU windows")
-        return scratch
+                               "PMU windows" if pmu else "windows")
+        return {k: v[:done] for k, v in scratch.items()}
 
     def fill(self, stopping):
         """Bring the backlog to the target, in slices; False if stopped first."""
@@ -251,14 +262,28 @@ def _pyqueue_class(name):
 
 def _no_send(name):
     """The idle gap in µs of a class that sends nothing (0 for none, G for
-    none+gap=G), or None for a class that sends."""
+    none+gap=G, AUTO for none+gap: set before the rounds), or None for a class
+    that sends."""
     if name == NONE:
         return 0
+    if name == GAP_AUTO:
+        return AUTO
     if name.startswith(GAP) and name[len(GAP):].isdigit() and 0 < int(name[len(GAP):]) <= 10**6:
         return int(name[len(GAP):])
     if name.startswith(GAP):
         raise ValueError("class %r: the gap is a whole number of µs in [1, 1000000]" % name)
     return None
+
+
+AUTO = -1   # _no_send's gap of GAP_AUTO: matched to the reference class's send
+
+
+def gap_reference(classes):
+    """The class whose median send none+gap's gap is matched to: REFERENCE_CLASS
+    when it runs, else the first pyqueue class that sends; None when no class
+    sends through pyqueue."""
+    sends = [n for n in classes if _no_send(n) is None and _pyqueue_class(n) is not None]
+    return REFERENCE_CLASS if REFERENCE_CLASS in sends else (sends[0] if sends else None)
 
 
 def _resolve(classes, config):
@@ -267,6 +292,10 @@ def _resolve(classes, config):
     once, with the rest of its configuration); a peer gets ``config`` as it is."""
     avail = _peers.available()
     run, missing = [], {}
+    if GAP_AUTO in classes and gap_reference(classes) is None:
+        raise ValueError("class %r is matched to a pyqueue class's send in the same run: add "
+                         "one (e.g. %s), or give the gap (%s<µs>)" % (GAP_AUTO, REFERENCE_CLASS,
+                                                                      GAP))
     for name in classes:
         pq_class = {} if _no_send(name) is not None else _pyqueue_class(name)
         if pq_class is not None:
@@ -282,9 +311,9 @@ def _resolve(classes, config):
                 missing[name] = "%s (%s)" % (avail[peer], _peers.install_hint())
         else:
             raise ValueError("unknown class %r: use yieldN[-nt|-cached] (a pyqueue retry "
-                             "strategy), %s (no send; %sG: idle G µs instead) or one of %s (a peer; with %s: "
-                             "through its inline twin)"
-                             % (name, NONE, GAP, ", ".join(sorted(avail)), TWIN))
+                             "strategy), %s (no send; %sG: idle G µs instead; %s: as long as "
+                             "pyqueue's send) or one of %s (a peer; with %s: through its inline "
+                             "twin)" % (name, NONE, GAP, GAP_AUTO, ", ".join(sorted(avail)), TWIN))
     return run, missing
 
 
@@ -294,7 +323,8 @@ def _classes_help():
             "optionally with levers, yieldN+field[=value] of the queue settings "
             "(e.g. yield1024+hugepages=0, yield1024+touch_after_write=0), "
             "none (the same windows with no send; none+gap=G: G µs idle "
-            "instead) and peers %s, each also as <peer>-twin (its send loop and consumer "
+            "instead; none+gap: idle as long as yield1024's median send, measured before "
+            "the rounds) and peers %s, each also as <peer>-twin (its send loop and consumer "
             "with the library's calls inlined)" % ", ".join(others))
 
 
@@ -333,6 +363,11 @@ class BurstTailParams(Params):
                            "page (off: fill it only to the target)")
     pmu: bool = param(False, "add a pass with counters around the queries")
     pmu_windows: int = param(500, "windows per class of the pmu pass", lo=0, hi=10**7)
+    gap_windows: int = param(200, "windows of the reference class (yield1024, else the first "
+                             "pyqueue class that sends) run before the rounds, the second half "
+                             "measured: its median send is the idle gap of class none+gap (never "
+                             "in the tables)",
+                             lo=1, hi=10**6, quick=20)
     writer_cpu: int = param(WRITER_CPU, "CPU of the writer (-1: not pinned)", kind="cpu",
                             group="CPUs")
     reader_cpu: int = param(READER_CPU, "CPU of the consumer (-1: not pinned)", kind="cpu",
@@ -411,6 +446,10 @@ def burst_tail(params=None, *, out=None, overwrite=False, progress=True, _fault_
                                                           else "", p.backlog_target * 100))
                 if c.fill(lambda: s.stopping):
                     c.fill_totals = c.totals()
+            if any(c.name == GAP_AUTO for c in state) and not s.stopping:
+                s.advance(0, "measuring the send of %s" % gap_reference(p.classes))
+                ctx["gap_match"] = _match_gap(state, p.classes, p.gap_windows, ctx,
+                                              lambda: s.stopping)
             for rnd in range(rounds):
                 _run_round(state, rnd, windows, p.slice_windows, s)
                 for c in state:
@@ -437,7 +476,7 @@ def _open_class(name, adapter, qcfg, p):
     lib.pyq_burst_config_init(cfg)
     gap_us = _no_send(name)
     cfg.send_messages = 0 if gap_us is not None else p["send_bytes"] // p["msg_size"]
-    cfg.gap_ns = 1000 * (gap_us or 0)
+    cfg.gap_ns = 1000 * gap_us if gap_us and gap_us > 0 else 0   # AUTO: set before the rounds
     cfg.warmup_queries = p["warmup_queries"]
     cfg.groups = p["groups"]
     cfg.group_queries = p["group_queries"]
@@ -463,7 +502,32 @@ def _open_class(name, adapter, qcfg, p):
     c.spill_nontemporal = qcfg.spill_nontemporal if adapter == "pyqueue" else None
     c.queue = qcfg.as_dict() if adapter == "pyqueue" else None   # levers included
     c.driver = ffi.string(lib.pyq_burst_driver(c.ptr)).decode()
+    c.gap_ns = int(cfg.gap_ns) if gap_us is not None else None   # none+gap's: _match_gap
     return c
+
+
+def _match_gap(state, classes, windows, ctx, stopping):
+    """Measure the reference class's send over ``windows`` windows (outside the
+    rounds; the second half counted) and give class none+gap its median as the
+    idle gap.  Returns what
+    the summary keeps: the class, the windows, the send's median and p99 (ns),
+    and the gap set (ns)."""
+    ref = gap_reference(classes)
+    c = next(c for c in state if c.name == ref)
+    # The first half warms the class after its fill (the rounds' windows follow
+    # other windows of it); the second half is measured.
+    send = c.run_scratch(windows, stopping=stopping)["send_ticks"].astype(np.float64)
+    # The rounds' business work starts from the seed, as every other class's.
+    lib.pyq_burst_restart_business(c.ptr)
+    send_ns = send[len(send) // 2:] / ctx["ticks_per_ns"]
+    median = float(np.median(send_ns)) if send_ns.size else None
+    gap_ns = int(round(median)) if median is not None else 0
+    for g in state:
+        if g.name == GAP_AUTO:
+            g.check(lib.pyq_burst_set_gap(g.ptr, gap_ns), "set gap")
+            g.gap_ns = gap_ns
+    return {"class": ref, "windows": int(send_ns.size), "send_ns_median": median,
+            "send_ns_p99": report.quantile_or_none(send_ns, 99.0), "gap_ns": gap_ns}
 
 
 def _run_round(state, rnd, windows, slice_windows, s):

@@ -22,6 +22,9 @@ NOT_SETTLED = "not settled"
 DRIVER_DEFECT = "DRIVER DEFECT"   # how twin_flag begins a verdict against the driver
 # Which pass measures which regime on purpose (experiments/bench.py).
 PASSES = (("throughput", _regime.STREAMING), ("chasing", _regime.CHASING))
+# The headline pass (SPEC §8): its figures whatever regime each run fell into,
+# kept in summary["throughput"][FLAT_OUT] beside the regimes of the two above.
+FLAT_OUT = _regime.FLAT_OUT
 
 # The contenders beside pyqueue, as peers.py knows them: the other built-ins (the
 # mutex queue), then every peer of the table -- the "best per-message peer" is one.
@@ -43,6 +46,13 @@ TARGETS = (
     [(n + " / rte_ring burst-32, 32 B throughput", "throughput", n, "dpdk_burst32",
       None, max, 1.0, True)
      for n in ("pyqueue", "pyqueue_stream", "pyqueue_burst32", "pyqueue_stream_burst32")] +
+    # Flat out only (issue 45): bursts well ahead of rte_ring's, the per-message
+    # path close to the floor of 32-byte records.
+    [("pyqueue_burst32 (write_batch 32 -> poll_into) / rte_ring burst-32", FLAT_OUT,
+      "pyqueue_burst32",
+      "dpdk_burst32", None, max, 1.3, True),
+     ("pyqueue / record_ring floor, 32 B throughput", FLAT_OUT, "pyqueue", "record_ring",
+      None, max, 0.8, True)] +
     [(n + " / ping-pong floor, round-trip p50", "roundtrip", n, "pingpong", None, max, 1.2, False)
      for n in ("pyqueue_each", "pyqueue_scan", "pyqueue_each_direct", "pyqueue_scan_direct")] +
     [(n + " / best peer, round-trip p99.9", "roundtrip", n, PEERS, "p999_ns", min, 1.0, False)
@@ -61,6 +71,9 @@ EXTRA_RATIOS = [
     ("pyqueue / yardstick", "throughput", "pyqueue", "yardstick"),
     ("pyqueue_stream / yardstick", "throughput", "pyqueue_stream", "yardstick"),
     ("pyqueue_stream / pyqueue", "throughput", "pyqueue_stream", "pyqueue"),
+    # Against the floor: the flat-out regime's own yardstick, and rte_ring's place.
+    ("pyqueue_burst32 / record_ring floor", FLAT_OUT, "pyqueue_burst32", "record_ring"),
+    ("rte_ring burst-32 / record_ring floor", FLAT_OUT, "dpdk_burst32", "record_ring"),
     # The round-trip decomposition: a fresh line per message (any ring), then pyqueue.
     ("ring_floor / ping-pong floor, round-trip p50", "roundtrip", "ring_floor", "pingpong"),
     ("pyqueue_each / ring_floor, round-trip p50", "roundtrip", "pyqueue_each", "ring_floor"),
@@ -181,6 +194,54 @@ def regime_cells(slices):
     return cells
 
 
+def flat_cells(slices):
+    """{placement: {row: cell}} of flat-out slices: the cells of regime_cells
+    (adapter, twin, ratio spreads, ratio_ci, flag, touch_after_write, passes,
+    regime_differs), every run counted whatever regime it fell into, plus
+    ``empty_poll_share`` (adapter and twin spreads of the share of the reader's
+    polls that found the queue empty), ``regimes`` (adapter and twin: measured
+    regime -> runs) and ``short`` (runs shorter than the pass's flat_seconds)."""
+    out = {}
+    for s in slices:
+        e = s.extra
+        c = out.setdefault(s.placement, {}).setdefault(s.contender, {
+            "adapter": [], "twin": [], "ratio": [], "touch_after_write": set(),
+            "passes": {FLAT_OUT}, "regime_differs": 0, "short": 0,
+            "empty_poll_share": {"adapter": [], "twin": []},
+            "regimes": {"adapter": collections.Counter(), "twin": collections.Counter()}})
+        c["touch_after_write"].add(e.get("touch_after_write"))
+        if "no_twin" in e:
+            c["no_twin"] = e["no_twin"]
+        if e.get("twin_only"):
+            c["twin_only"] = True
+        else:
+            c["adapter"].append(s.value)
+            c["regimes"]["adapter"][e.get("regime")] += 1
+            c["empty_poll_share"]["adapter"].append(e.get("empty_poll_share"))
+            c["short"] += bool(e.get("short"))
+        if e.get("twin_mmsg_s") is not None:
+            c["twin"].append(e["twin_mmsg_s"])
+            c["regimes"]["twin"][e.get("twin_regime")] += 1
+            c["empty_poll_share"]["twin"].append(e.get("twin_empty_poll_share"))
+            c["short"] += bool(e.get("twin_short"))
+            if e.get("ratio") is not None:
+                c["ratio"].append(e["ratio"])
+    for place, rows in out.items():
+        for c in rows.values():
+            c["ratio_ci"] = median_ci(c["ratio"])
+            for k in ("adapter", "twin", "ratio"):
+                c[k] = spread(c[k])
+            for k in ("adapter", "twin"):
+                c["empty_poll_share"][k] = spread(c["empty_poll_share"][k])
+                c["regimes"][k] = dict(c["regimes"][k])
+            c["flag"] = ("no twin" if "no_twin" in c
+                         else twin_flag(c["ratio"] and c["ratio"]["p50"], place, c["ratio_ci"],
+                                        c["ratio"] and c["ratio"]["n"]))
+            c["touch_after_write"] = sorted(c["touch_after_write"], key=str)
+            c["passes"] = sorted(c["passes"])
+    return out
+
+
 def roundtrip_twins(slices):
     """{placement: {row: {adapter, twin, ratio (p50 spreads), touch, flag}}}."""
     out = {}
@@ -224,6 +285,10 @@ def unsettled(slices):
         return NOT_SETTLED in c["flag"]
 
     todo = set()
+    for rows in flat_cells(slices.get(FLAT_OUT, [])).values():
+        for row, c in rows.items():
+            if left_open(c):
+                todo.add((FLAT_OUT, row))
     tput = slices.get("throughput", []) + slices.get("chasing", [])
     for by_place in regime_cells(tput).values():
         for rows in by_place.values():
@@ -310,7 +375,7 @@ def _defects(summ, kind, tag, place, rows):
     """The rows among ``rows`` whose twin verdict in ``place`` (and, for
     throughput, in the regime of ``tag``) is a driver defect: a ratio taken on
     them measured a driver the check found wrong, and says so."""
-    if kind == "throughput":
+    if kind in ("throughput", FLAT_OUT):
         cells = summ["throughput"].get(tag.strip(" []"), {}).get(place, {})
     elif kind == "roundtrip":
         cells = summ["roundtrip_twins"].get(place, {})
@@ -323,13 +388,14 @@ def _defects(summ, kind, tag, place, rows):
 def summarize(slices, status, trips=None):
     """Spreads per regime and placement, medians per placement, the per-round ratios."""
     tput_all = slices.get("throughput", []) + slices.get("chasing", [])
-    summ = {"peers": status, "throughput": regime_cells(tput_all), "roundtrip_ns": {},
+    summ = {"peers": status, "throughput": dict(regime_cells(tput_all)), "roundtrip_ns": {},
             "roundtrip_twins": roundtrip_twins(slices.get("roundtrip", [])),
             "python_mmsg_s": {},
             "targets": [], "ratios": {}}
+    summ["throughput"][FLAT_OUT] = flat_cells(slices.get(FLAT_OUT, []))
     # The twin verdicts above take every slice; the medians and targets below,
     # the rounds proper only (main_slices).
-    lat, py = (main_slices(slices.get(k, [])) for k in ("roundtrip", "python"))
+    lat, py, flat = (main_slices(slices.get(k, [])) for k in ("roundtrip", "python", FLAT_OUT))
     for place, d in pl.medians_by_placement(py).items():
         summ["python_mmsg_s"][place] = {k: {"median": v, "slices": n} for k, (v, n) in d.items()}
     summ["python_ratios"] = python_ratios(py)
@@ -349,9 +415,11 @@ def summarize(slices, status, trips=None):
     # Throughput ratios: within one pass, and only between slices measured in
     # the regime that pass is for.
     by_kind = {"roundtrip": [("", lat)], "python": [("", py)],
-               "throughput": [(" [%s]" % reg, [s for s in main_slices(slices.get(kind, []))
+               "throughput": [(" [%s]" % FLAT_OUT, flat)] +
+                             [(" [%s]" % reg, [s for s in main_slices(slices.get(kind, []))
                                                if s.extra.get("regime") == reg])
                               for kind, reg in PASSES],
+               FLAT_OUT: [(" [%s]" % FLAT_OUT, flat)],
                "writer": [(" [Python writer in any regime / C writer streaming]",
                            [s for s in main_slices(slices.get("throughput", []))
                             if s.contender != "pyqueue_direct"
@@ -408,7 +476,7 @@ def format_slices(slices):
     rows = []
     for s in slices:
         e = s.extra
-        if e.get("kind") not in ("throughput", "chasing"):
+        if e.get("kind") not in (FLAT_OUT, "throughput", "chasing"):
             continue
         head = [_PASS_NAMES.get(e["kind"], e["kind"]), s.round, s.placement, s.contender]
         if not e.get("twin_only"):
@@ -451,13 +519,21 @@ def _tput_rows(summary):
     """(regime, placement, row, cell) in table order, 'moved' last."""
     order = {r: i for i, r in enumerate(_regime.REGIMES + ("unmeasured",))}
     porder = {"near": 0, "far": 1, "moved": 2}
-    for reg in sorted(summary["throughput"], key=lambda r: order.get(r, 9)):
+    for reg in sorted(set(summary["throughput"]) - {FLAT_OUT}, key=lambda r: order.get(r, 9)):
         for place in sorted(summary["throughput"][reg], key=lambda p: porder.get(p, 9)):
             for row, c in sorted(summary["throughput"][reg][place].items()):
                 yield reg, place, row, c
 
 
-_PASS_NAMES = {"throughput": "episodes", "chasing": "paced"}
+_PASS_NAMES = {"throughput": "episodes", "chasing": "paced", FLAT_OUT: FLAT_OUT}
+
+FLAT_LEGEND = ("flat out (the headline, the way every peer's own benchmark and the obvious "
+               "user loop measure): writer and reader start together on an empty queue and run "
+               "unpaced for a fixed count of at least %s messages and %s s, the figure the "
+               "run's messages over its elapsed time (writer start to last delivery), never "
+               "filtered, whatever regime the run fell into -- the regime measured and the "
+               "share of the reader's polls that found the queue empty are printed beside it; "
+               "record_ring is its floor, a ring of 32-byte records with no queue logic")
 
 # What the two passes measure, for both reports' legends.
 PASS_LEGEND = ("pass 'episodes' (streaming, on purpose): the reader is held while the writer "
@@ -485,6 +561,54 @@ def _tput_note(c):
     if c["regime_differs"]:
         note += "; %d slice(s) with the twin in another regime" % c["regime_differs"]
     return note
+
+
+def _share(e):
+    return ("%.0f%%" % (100 * e["p50"])) if e else "-"
+
+
+def _regimes_text(c):
+    parts = []
+    for who in ("adapter", "twin"):
+        d = c.get("regimes", {}).get(who)
+        if d:
+            parts.append("/".join("%s %d" % (_REGIME_SHORT.get(k, k), v)
+                                  for k, v in sorted(d.items(), key=lambda kv: str(kv[0]))))
+    return "; ".join(parts) or "-"
+
+
+_REGIME_SHORT = {_regime.STREAMING: "stream", _regime.CHASING: "chase", _regime.MIXED: "mixed"}
+
+
+def _flat_note(c):
+    if c.get("no_twin"):
+        return c["no_twin"]
+    note = c["flag"]
+    if c.get("short"):
+        note += "; %d run(s) shorter than the pass's seconds" % c["short"]
+    return note
+
+
+def _flat_table(summary):
+    """The flat-out cells, a line per placement and row, 'moved' last."""
+    porder = {"near": 0, "far": 1, "moved": 2}
+    head = ["placement", "row", "touch", "adapter", "twin", "adapter/twin (n)",
+            "empty polls a / t", "regime a; t", "note"]
+    rows = []
+    flat = summary["throughput"].get(FLAT_OUT, {})
+    for place in sorted(flat, key=lambda p: porder.get(p, 9)):
+        for row, c in sorted(flat[place].items()):
+            eps = c.get("empty_poll_share", {})
+            rows.append([place, row, _touch(c), _sp(c["adapter"]), _sp(c["twin"]),
+                         _ratio_cell(c["ratio"], c.get("ratio_ci")),
+                         "%s / %s" % (_share(eps.get("adapter")), _share(eps.get("twin"))),
+                         _regimes_text(c), _flat_note(c)])
+    return head, rows
+
+
+def _flat_legend(params):
+    return FLAT_LEGEND % ("{:,}".format(params.get("flat_messages", 0)),
+                          "%g" % params.get("flat_seconds", 0))
 
 
 def _roundtrip_twin_rows(summary):
@@ -623,7 +747,13 @@ def format_summary(summary, params):
                  "; ".join("%s (%s)" % kv for kv in sorted(summary.get("unpaced", {}).items()))
                  or "none"),
               PASS_LEGEND + "."]
-    lines += ["", "Throughput, M msg/s, per measured regime and placement (never mixed); "
+    lines += ["", "Throughput FLAT OUT, M msg/s, per placement: min / p50 / max over slices; "
+              "adapter/twin p50 of the per-slice ratios (n) [the median's 95 % interval]; "
+              "empty polls: the share of the reader's polls that found the queue empty "
+              "(median over runs, adapter / twin); regime: each run's, as measured.",
+              _flat_legend(params) + ".", render(*_flat_table(summary), notes=missing)]
+    lines += ["", "The explanation, the two passes that build a regime on purpose -- "
+              "throughput, M msg/s, per measured regime and placement (never mixed); "
               "min / p50 / max over slices; adapter/twin p50 of the per-slice ratios (n) "
               "[the median's distribution-free 95 % interval, order statistics, n >= 6]:",
               render(*_throughput_table(summary), notes=missing), settle_note(summary)]
@@ -649,7 +779,15 @@ def format_markdown(summary, params):
         head, rows = table
         return [render(head, rows + list(extra), markdown=True)]
 
-    out = ["**Throughput, 32-byte messages, M msg/s**, per measured regime and placement "
+    out = ["**Throughput flat out, 32-byte messages, M msg/s**, per placement: min / p50 / "
+           "max over slices; ratio = p50 of the per-slice adapter/twin ratios [the median's "
+           "distribution-free 95 % interval]; empty polls = the share of the reader's polls "
+           "that found the queue empty (median over runs, adapter / twin); regime = each "
+           "run's, as measured. " + _flat_legend(params) + ".", ""]
+    out += md(_flat_table(summary),
+              [["", n, "", "", "", "", "", "", "not installed"] for n in sorted(missing)])
+    out += ["", "**Throughput in the two passes that explain it, 32-byte messages, M msg/s**, "
+            "per measured regime and placement "
            "(never mixed): min / p50 / max over slices; ratio = p50 of the per-slice "
            "adapter/twin ratios (slices whose twin ran in the same regime) [the median's "
            "distribution-free 95 % interval: order statistics, n >= 6]; pass = the "

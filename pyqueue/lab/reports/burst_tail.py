@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from ..common.stats import NOT_ENOUGH, NOT_MEASURED, per_round_then_mean, short_reason
+from ..common.stats import (NOT_ENOUGH, NOT_MEASURED, nearest_rank, per_round_then_mean,
+                            short_reason)
 from pyqueue.table import render
 
 PS = (50.0, 99.0, 99.9)
@@ -24,6 +25,34 @@ TARGETS = (("p99 / best peer's p99", 1, "peer", 0.5), ("p999 / best peer's p999"
 # How far a class's mean backlog at window start may be from its target and
 # still follow the protocol (fraction of capacity).
 BACKLOG_TOLERANCE = 0.02
+
+
+# A quantile p is reported only where at least this many samples lie beyond it
+# (n * (1 - p) >= 10, SPEC §6); else it is "not enough samples" (None in JSON).
+BEYOND = 10
+
+
+def quantile_or_none(samples, p):
+    """The nearest-rank percentile p of ``samples``, or None when fewer than
+    BEYOND of them lie beyond it (or there are none)."""
+    arr = np.asarray(samples, dtype=np.float64).ravel()
+    if arr.size == 0 or arr.size * (1.0 - p / 100.0) < BEYOND - 1e-9:
+        return None
+    return float(nearest_rank(arr, p))
+
+
+def send_stats(by_round):
+    """Each round's send duration (ns): its median and p99 (None where a round
+    has too few windows for a p99: quantile_or_none), and the mean of each over
+    the rounds that have it."""
+    p50 = [quantile_or_none(r, 50.0) for r in by_round]
+    p99 = [quantile_or_none(r, 99.0) for r in by_round]
+
+    def mean(xs):
+        xs = [x for x in xs if x is not None]
+        return float(np.mean(xs)) if xs else None
+    return {"p50_per_round": p50, "p99_per_round": p99, "p50": mean(p50), "p99": mean(p99),
+            "windows_per_round": [int(np.asarray(r).size) for r in by_round]}
 
 
 def _group_ns(c, params, r, first=False):
@@ -100,6 +129,12 @@ def summarize(state, params, missing):
             "write_retries": int(t.get("retries", 0)),
             "yields": int(t.get("yields", 0)),
             "send_ns_median": _stat(send_all, np.median),
+            "send_ns": send_stats(send_ns),
+            # The idle gap in place of the send of a class that sends nothing (ns;
+            # None for a class that sends), and the class it was matched to.
+            "gap_ns": getattr(c, "gap_ns", None),
+            "gap_matched_to": ((params.get("gap_match") or {}).get("class")
+                               if c.name == NONE + "+gap" else None),
             "retries_per_window": _stat(np.concatenate(windows[:rounds]).astype(np.float64), np.mean),
             "yields_per_window": _stat(np.concatenate(windows[rounds:2 * rounds]).astype(np.float64),
                                        np.mean),
@@ -124,6 +159,7 @@ def summarize(state, params, missing):
                                  for n, d in classes.items() if d["protocol_problems"]},
             "peers": peers,
             "targets": _targets(classes, peers),
+            "gap_match": params.get("gap_match"),
             "ticks_per_ns": params["ticks_per_ns"], "clock": params.get("clock")}
 
 
@@ -254,7 +290,8 @@ def _pct(x):
 
 def table(summary, params, markdown=False):
     """The study's table: one row per class; the classes not installed, and why, under it."""
-    head = ["class", "p50 ns/query", "p99 ns/query", "p999 ns/query", "x no-burst p50/p99/p999",
+    head = ["class", "send p50 / p99 µs", "p50 ns/query", "p99 ns/query", "p999 ns/query",
+            "x no-burst p50/p99/p999",
             "1st group p50/p99/p999", "retries/yields per window", "page faults per window",
             "migrated windows",
             "slowest 1% in migrated", "backlog (mean of cap)", "protocol", "sent = verified"]
@@ -263,7 +300,8 @@ def table(summary, params, markdown=False):
             "adapter" in d}
     for name, d in summary["classes"].items():
         lat = d["latency_ns_per_query"]
-        rows.append([name + (" (used)" if name in used else "")] + [_cell(lat, i) for i in range(3)] +
+        rows.append([name + (" (used)" if name in used else ""), _send_cell(d)] +
+                    [_cell(lat, i) for i in range(3)] +
                     [_x(d.get("x_no_burst")), _triple(d.get("first_group_latency_ns_per_query")),
                      _waits(d), _faults(d)] +
                     [_pct(d["migrated_window_share"]), _pct(d["slowest_1pct_in_migrated_share"]),
@@ -297,7 +335,7 @@ def table(summary, params, markdown=False):
               "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["reader_cpu"]),
                                          params["windows"], params["slice_windows"])]
     lines += _unreported_line(summary)
-    lines += _driver_lines(summary) + _target_lines(summary)
+    lines += [_send_line(summary)] + _driver_lines(summary) + _target_lines(summary)
     bad = summary.get("protocol_not_met") or {}
     if bad:
         lines += ["", "PROTOCOL NOT MET for: " + "; ".join("%s (%s)" % kv for kv in bad.items())]
@@ -305,6 +343,35 @@ def table(summary, params, markdown=False):
     if pmu:
         lines += ["", pmu_table(pmu)]
     return "\n".join(l.rstrip() for l in lines)
+
+
+def _us(ns):
+    return "n<%d" % (100 * BEYOND) if ns is None else "%.0f" % (ns / 1e3) if ns >= 1e5 \
+        else "%.1f" % (ns / 1e3)
+
+
+def _send_cell(d):
+    """The send's median and p99 per round, mean over rounds, µs ('-' for none)."""
+    st = d.get("send_ns")
+    if not st or st.get("p50") is None or (d.get("gap_ns") == 0):
+        return "-"
+    return "%s / %s" % (_us(st["p50"]), _us(st["p99"]))
+
+
+def _send_line(summary):
+    """What the send column is, and how none+gap's gap was matched."""
+    text = ("Send: the writer's time from the end of the warm-up to the first timed query -- the "
+            "%s send, or a no-send class's idle gap -- median and p99 over each round's windows, "
+            "mean over rounds, µs (a p99 needs %d windows a round beyond it)."
+            % ("burst's", BEYOND))
+    g = summary.get("gap_match")
+    if g:
+        text += (" none+gap idles %.1f µs where the send would be: %s's median send over %d "
+                 "windows measured before the rounds (its p99 there %s µs), so it tells the "
+                 "writer's absence from the send's disturbance of the data."
+                 % (g["gap_ns"] / 1e3, g["class"], g["windows"],
+                    "n/a" if g["send_ns_p99"] is None else "%.1f" % (g["send_ns_p99"] / 1e3)))
+    return text
 
 
 def _rounds_run(summary):
