@@ -188,9 +188,11 @@ def ring_tail(how):
 
 def free_ring(how):
     """The writer meets what the reader gives back: a free-ring slot naming a
-    block past its tier, or a free_tail that returns more blocks than exist."""
+    block past its tier (the writer computes a block's index from its ring
+    position and never reads the slot: nothing changes), or a free_tail that
+    returns more blocks than exist (QueueCorrupted)."""
     q, seg = fresh()
-    sizes = []
+    sizes, got = [], []
     err = None
     i = 0
     try:
@@ -200,7 +202,7 @@ def free_ring(how):
                 sizes.append(32)
                 i += 1
             q.writer.flush()
-            q.reader.poll()
+            got += q.reader.poll()
             if rnd == 1:
                 if how == "slot":
                     for t in (0, 1):
@@ -210,12 +212,7 @@ def free_ring(how):
                     seg.u64("free_tail[0].v", 1 << 40)
     except pq.QueueError as e:
         err = e
-    seg.close()
-    try:
-        q.close()
-    except pq.QueueError:
-        pass
-    result(written=i, error=error(err))
+    report(q, seg, got, err, sizes, written=i)
 
 
 def config_after_attach():
