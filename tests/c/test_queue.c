@@ -27,6 +27,37 @@ static int64_t drain(pyq_queue_t *q, struct collect *c)
     return pyq_reader_poll(q, UINT64_MAX, collect_fn, c);
 }
 
+/* The content is made and checked a word at a time (pattern.c): the same bytes
+ * as the definition, byte by byte, for every length and alignment; any one
+ * flipped bit is caught, and nothing past len is written. */
+static void test_pattern(void)
+{
+    uint8_t ref[300], got[304];
+
+    for (uint64_t k = 0; k < 3000; k++) {
+        uint64_t seq = k * 0x9E3779B97F4A7C15ull + (k & 1 ? ~k : k);
+        uint8_t base = (uint8_t)((seq * 0x9E3779B97F4A7C15ull >> 56) + (seq >> 8));
+        for (uint32_t len = 0; len <= 300; len += len < 40 ? 1 : 37) {
+            uint32_t off = (uint32_t)(k & 3), i = 0;
+            if (len >= 8) {
+                memcpy(ref, &seq, 8);
+                i = 8;
+            }
+            for (; i < len; i++)
+                ref[i] = (uint8_t)(base + i * 131u);
+            memset(got, 0xA5, sizeof got);
+            pyq_pattern_fill(got + off, len, seq);
+            CHECK_EQ(memcmp(got + off, ref, len), 0);
+            CHECK_EQ(got[off + len], 0xA5);
+            CHECK_EQ(pyq_pattern_check(got + off, len, seq), 0);
+            if (len) {
+                got[off + seq % len] ^= (uint8_t)(1u << (k % 8));
+                CHECK_EQ(pyq_pattern_check(got + off, len, seq), PYQ_EBADMSG);
+            }
+        }
+    }
+}
+
 static void test_config(void)
 {
     pyq_config_t cfg;
@@ -666,6 +697,7 @@ static void test_batch_runs(void)
 
 int main(void)
 {
+    test_pattern();
     test_config();
     test_publish_policies();
     test_sizes();
