@@ -448,3 +448,29 @@ def test_the_matched_gap_class_idles_as_long_as_pyqueue_s_send():
     assert res.summary["gap_match"]["class"] == "yield0"
     with pytest.raises(ValueError, match="none\\+gap"):
         lab.burst_tail(classes=["none", "none+gap"], **dict(SMALL, rounds=1))
+
+
+def test_the_tail_is_split_by_send_pace():
+    """by_send_pace: a window whose send took more than 1.2x its round's median
+    is long; the p99 after usual and after long sends come from those windows'
+    groups only, and a p99 with too few groups beyond it is not reported."""
+    from types import SimpleNamespace
+    from pyqueue.lab.reports import burst_tail as report
+    rng = np.random.default_rng(1)
+    n = 3000
+    send = np.full((1, n), 1000, np.int64)
+    send[0, :300] = 2500                        # 10 % of the sends ran long
+    groups = rng.uniform(10, 20, (1, n, 4))     # ns/query after a usual send
+    groups[0, :300] = rng.uniform(100, 200, (300, 4))
+    c = SimpleNamespace(done=[n], rec={"send_ticks": send,
+                                       "group_ticks": (groups * 16).astype(np.int64)})
+    b = report._by_pace(c, {"rounds": 1, "ticks_per_ns": 1.0, "group_queries": 16})
+    assert b["long_share"] == pytest.approx(0.1)
+    usual, long_ = groups[0, 300:].ravel(), groups[0, :300].ravel()
+    assert 19 < b["p99_after_usual"] <= 20
+    assert b["p99_after_usual"] == pytest.approx(np.sort(usual)[int(np.ceil(.99 * usual.size)) - 1],
+                                                 abs=0.1)
+    assert 190 < b["p99_after_long"] <= 200
+    c.rec["send_ticks"][0, 100:300] = 1000      # 100 long windows: 400 groups, p99 not reported
+    assert report._by_pace(c, {"rounds": 1, "ticks_per_ns": 1.0,
+                                "group_queries": 16})["p99_after_long"] is None

@@ -74,6 +74,36 @@ def _slowest_share(group_ns, migrated, frac=0.01):
     return float(migrated.repeat(group_ns.shape[1])[slow].mean())
 
 
+# A send "ran long" when it took more than this times its round's median send.
+STRETCH = 1.2
+
+
+def _by_pace(c, params):
+    """The tail split by how long each window's send took (a breakdown, issue 45):
+    per round, the windows whose send took at most STRETCH x the round's median
+    ("usual") and the rest ("long"); the share of long ones and the p99 of the
+    group means after each kind (quantile_or_none: None where too few lie beyond
+    it), then the mean over the rounds that have it.  A class with no send (none,
+    none+gap: its gap ends at a deadline) has every window usual."""
+    share, usual, long_ = [], [], []
+    for r in range(params["rounds"]):
+        n = c.done[r]
+        if n == 0:
+            continue
+        send = c.rec["send_ticks"][r, :n].astype(np.float64)
+        g = _group_ns(c, params, r)
+        med = float(np.median(send))
+        is_long = send > STRETCH * med if med > 0 else np.zeros(n, bool)
+        share.append(float(is_long.mean()))
+        usual.append(quantile_or_none(g[~is_long], 99.0))
+        long_.append(quantile_or_none(g[is_long], 99.0))
+    return {"stretch": STRETCH, "long_share": _mean_or_none(share), "long_share_per_round": share,
+            "p99_after_usual": _mean_or_none([x for x in usual if x is not None]),
+            "p99_after_usual_per_round": usual,
+            "p99_after_long": _mean_or_none([x for x in long_ if x is not None]),
+            "p99_after_long_per_round": long_}
+
+
 def summarize(state, params, missing):
     """JSON-ready summary of every class (see the module doc for the method)."""
     rounds = params["rounds"]
@@ -132,6 +162,7 @@ def summarize(state, params, missing):
             "write_retries": int(t.get("retries", 0)),
             "yields": int(t.get("yields", 0)),
             "send_ns_median": _stat(send_all, np.median),
+            "by_send_pace": _by_pace(c, params),
             "send_ns": send_stats(send_ns),
             # The idle gap in place of the send of a class that sends nothing (ns;
             # None for a class that sends), and the class it was matched to.
@@ -341,7 +372,8 @@ def table(summary, params, markdown=False):
               "classes interleaved." % (_cpu(params["writer_cpu"]), _cpu(params["reader_cpu"]),
                                          params["windows"], params["slice_windows"])]
     lines += _unreported_line(summary)
-    lines += [_send_line(summary)] + _driver_lines(summary) + _target_lines(summary)
+    lines += [_send_line(summary)] + _pace_lines(summary) + _driver_lines(summary) + \
+        _target_lines(summary)
     bad = summary.get("protocol_not_met") or {}
     if bad:
         lines += ["", "PROTOCOL NOT MET for: " + "; ".join("%s (%s)" % kv for kv in bad.items())]
@@ -378,6 +410,31 @@ def _send_line(summary):
                  % (g["gap_ns"] / 1e3, g["class"], g["windows"],
                     "n/a" if g["send_ns_p99"] is None else "%.1f" % (g["send_ns_p99"] / 1e3)))
     return text
+
+
+def _pace_lines(summary):
+    """The tail after usual and after long sends, class by class (summarize, _by_pace)."""
+    rows = []
+    for name, d in summary["classes"].items():
+        b = d.get("by_send_pace")
+        if not b or (d.get("send_ns") or {}).get("p50") is None:
+            continue
+        sends = d.get("gap_ns") is None and name != NONE
+        rows.append("  %-20s %-9s %-22s %s" % (
+            name, _pct(b["long_share"]) if sends else "-",
+            _ns(b["p99_after_usual"]), _ns(b["p99_after_long"]) if sends else "-"))
+    if not rows:
+        return []
+    return (["", "Tail by send pace: a send is long when it took more than %.1fx its round's "
+             "median send (none+gap's gap ends at a deadline: never long). p99 ns/query of the "
+             "groups after usual and after long sends, per round, mean over rounds ('–' where "
+             "fewer than %d groups lie beyond it in every round):" % (STRETCH, BEYOND),
+             "  %-20s %-9s %-22s %s" % ("class", "long", "p99 after usual send", "p99 after long send")]
+            + rows)
+
+
+def _ns(x):
+    return "–" if x is None else "%.1f" % x
 
 
 def _rounds_run(summary):
