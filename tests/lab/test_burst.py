@@ -474,3 +474,34 @@ def test_the_tail_is_split_by_send_pace():
     c.rec["send_ticks"][0, 100:300] = 1000      # 100 long windows: 400 groups, p99 not reported
     assert report._by_pace(c, {"rounds": 1, "ticks_per_ns": 1.0,
                                 "group_queries": 16})["p99_after_long"] is None
+
+
+def test_the_idle_gap_follows_the_reference_send(monkeypatch):
+    """Before each none+gap slice its gap is the median send of the reference
+    class's last FOLLOW_WINDOWS windows: this round's, else the last round's,
+    and left alone before the reference has that many."""
+    from types import SimpleNamespace
+    from pyqueue.lab.experiments import burst_tail as bt
+    k = bt.FOLLOW_WINDOWS
+    sets = []
+    monkeypatch.setattr(bt, "lib", SimpleNamespace(
+        pyq_burst_set_gap=lambda ptr, ns: sets.append(ns) or 0))
+    send = np.zeros((2, 4 * k), np.int64)
+    send[0, :2 * k] = 1000                     # round 0: 2k windows of 1000 ticks, ...
+    send[0, k:2 * k] = 3000                    # ... the last k of them 3000
+    send[1, :k] = 5000
+    ref = SimpleNamespace(name="yield1024", done=[2 * k, 0], rec={"send_ticks": send})
+    gap = SimpleNamespace(name=bt.GAP_AUTO, ptr=None, gap_ns=0, check=lambda rc, what: rc)
+    follow = bt._gap_follower([ref, gap], ["yield1024", bt.GAP_AUTO], {"ticks_per_ns": 2.0})
+    follow(gap, 0)
+    assert sets[-1] == gap.gap_ns == 1500      # median of round 0's last k, in ns
+    follow(gap, 1)                             # round 1 has none yet: round 0's
+    assert sets[-1] == 1500
+    ref.done[1] = k
+    follow(gap, 1)
+    assert sets[-1] == 2500
+    ref.done[:] = [k - 1, 0]
+    n = len(sets)
+    follow(gap, 0)                             # too few: the gap stays as it was
+    assert len(sets) == n
+    assert bt._gap_follower([ref], ["yield1024"], {"ticks_per_ns": 1.0}) is None

@@ -450,8 +450,9 @@ def burst_tail(params=None, *, out=None, overwrite=False, progress=True, _fault_
                 s.advance(0, "measuring the send of %s" % gap_reference(p.classes))
                 ctx["gap_match"] = _match_gap(state, p.classes, p.gap_windows, ctx,
                                               lambda: s.stopping)
+            follow = _gap_follower(state, p.classes, ctx)
             for rnd in range(rounds):
-                _run_round(state, rnd, windows, p.slice_windows, s)
+                _run_round(state, rnd, windows, p.slice_windows, s, follow)
                 for c in state:
                     c.round_totals.append(c.totals())
                 s.checkpoint(sum(1 for r in range(rounds)
@@ -527,11 +528,40 @@ def _match_gap(state, classes, windows, ctx, stopping):
             g.check(lib.pyq_burst_set_gap(g.ptr, gap_ns), "set gap")
             g.gap_ns = gap_ns
     return {"class": ref, "windows": int(send_ns.size), "send_ns_median": median,
-            "send_ns_p99": report.quantile_or_none(send_ns, 99.0), "gap_ns": gap_ns}
+            "send_ns_p99": report.quantile_or_none(send_ns, 99.0), "gap_ns": gap_ns,
+            "follow_windows": FOLLOW_WINDOWS}
 
 
-def _run_round(state, rnd, windows, slice_windows, s):
-    """Interleave the classes in slices, rotating the order each pass."""
+# none+gap's gap follows its reference class: before each of its slices, the
+# median send of the reference's last FOLLOW_WINDOWS windows (this round's, else
+# the last round's), so that a host state that slows the sends for a while
+# (docs/BENCHMARKS.md, "Tail by send pace") lengthens the gap with them.
+FOLLOW_WINDOWS = 50
+
+
+def _gap_follower(state, classes, ctx):
+    """The function that resets none+gap's gap before its slices (None without
+    the class): (gap class, round) -> None."""
+    ref = gap_reference(classes) if GAP_AUTO in classes else None
+    if ref is None:
+        return None
+    rc = next(c for c in state if c.name == ref)
+
+    def follow(g, rnd):
+        for r in (rnd, rnd - 1):
+            n = rc.done[r] if r >= 0 else 0
+            if n >= FOLLOW_WINDOWS:
+                sends = rc.rec["send_ticks"][r, n - FOLLOW_WINDOWS:n].astype(np.float64)
+                gap_ns = int(round(float(np.median(sends)) / ctx["ticks_per_ns"]))
+                g.check(lib.pyq_burst_set_gap(g.ptr, gap_ns), "set gap")
+                g.gap_ns = gap_ns
+                return
+    return follow
+
+
+def _run_round(state, rnd, windows, slice_windows, s, follow=None):
+    """Interleave the classes in slices, rotating the order each pass; before
+    each slice of none+gap, follow() sets its gap."""
     k = 0
     while not s.stopping and any(c.done[rnd] < windows for c in state):
         order = state[k % len(state):] + state[:k % len(state)]
@@ -540,6 +570,8 @@ def _run_round(state, rnd, windows, slice_windows, s):
             n = min(slice_windows, windows - c.done[rnd])
             if n <= 0 or s.stopping:
                 continue
+            if follow is not None and c.name == GAP_AUTO:
+                follow(c, rnd)
             s.advance(c.run(rnd, n, lambda: s.stopping), "round %d %s" % (rnd + 1, c.name))
 
 

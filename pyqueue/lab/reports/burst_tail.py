@@ -404,11 +404,15 @@ def _send_line(summary):
             % ("burst's", BEYOND))
     g = summary.get("gap_match")
     if g:
-        text += (" none+gap idles %.1f µs where the send would be: %s's median send over %d "
-                 "windows measured before the rounds (its p99 there %s µs), so it tells the "
-                 "writer's absence from the send's disturbance of the data."
-                 % (g["gap_ns"] / 1e3, g["class"], g["windows"],
-                    "n/a" if g["send_ns_p99"] is None else "%.1f" % (g["send_ns_p99"] / 1e3)))
+        text += (" none+gap idles where the send would be, as long as %s's median send: "
+                 "%.1f µs over %d windows measured before the rounds (its p99 there %s µs)%s, "
+                 "so it tells the writer's absence from the send's disturbance of the data."
+                 % (g["class"], g["gap_ns"] / 1e3, g["windows"],
+                    "n/a" if g["send_ns_p99"] is None else "%.1f" % (g["send_ns_p99"] / 1e3),
+                    "" if not g.get("follow_windows") else
+                    ", then, before each of its slices, over %s's last %d windows (the gap "
+                    "follows the host's slow and fast states)" % (g["class"],
+                                                                   g["follow_windows"])))
     return text
 
 
