@@ -257,7 +257,8 @@ def _frame_ratio_cell(t):
     if t is None:
         return ""
     if "not_measured" in t:
-        return "not measured: " + t["not_measured"]
+        why = t["not_measured"]
+        return why if why.startswith(("not installed", "not measured")) else "not measured: " + why
     cell = "%.2f (%s, %d)" % (t["ratio"], t["placement"], t["rounds"])
     if t["goal"] is not None:
         cell += " %s %.3g: %s" % (t["sense"], t["goal"], "meets" if t["met"] else "MISSES")
