@@ -224,15 +224,17 @@ def _frames_text(summary, markdown):
            "agree; else moved), their number in brackets.")
     parts = []
     for i, place in enumerate(places or [None]):
+        # The first table has every row (and the reasons); the others the rows with a
+        # slice in their placement.
         body = []
         for row_id, label in labels.items():
-            cells = []
-            for size in sizes:
-                e = frames[size].get(row_id)
-                c = (e or {}).get("by_placement", {}).get(place)
-                cells.append("" if e is None else e["reason"] if "reason" in e else
-                             "{:,.0f} ({})".format(c["mb_s"], c["slices"]) if c else "")
-            body.append([label] + cells)
+            es = [frames[size].get(row_id) or {} for size in sizes]
+            got = [e.get("by_placement", {}).get(place) for e in es]
+            if i and not any(got):
+                continue
+            body.append([label] + ["{:,.0f} ({})".format(c["mb_s"], c["slices"]) if c else
+                                   e["reason"] if "reason" in e and not i else ""
+                                   for e, c in zip(es, got)])
         head = ["frames, MB/s%s" % (", %s slices (n)" % place if place else "")]
         parts.append(table.render(head + [size_text(int(s)) for s in sizes], body,
                                   markdown=markdown,
