@@ -69,11 +69,17 @@ def test_a_missing_peer_is_reported_and_its_targets_not_measured():
 
 def test_row_keys_are_output_folder_names_and_split_back():
     from pyqueue.lab.common.output import _NAME
+    keys = set()
     for row in X.ROWS:
-        for size in X.SIZES:
+        sizes = X.FRAME_SIZES + (1, X.FRAME_MAX) if row.kind == "frames" else X.SIZES
+        for size in sizes:
             assert _NAME.match(X.key(row.id, size))
             assert X.split_key(X.key(row.id, size)) == (row.id, size)
+            keys.add(X.key(row.id, size))
     assert len(X.BY_ID) == len(X.ROWS)
+    # No frame row's slice has the name of another row's (the peers run at both).
+    assert len(keys) == sum(len(X.FRAME_SIZES) + 2 if r.kind == "frames" else len(X.SIZES)
+                            for r in X.ROWS)
 
 
 @pytest.mark.two_cpus(reason="the defaults pin to CPUs 0 and 1")
@@ -84,6 +90,43 @@ def test_bad_arguments_name_the_parameter():
         X.bench_xproc(messages=(1, 2, 3))
     with pytest.raises(ValueError, match="only="):
         X.bench_xproc(only=["no-such-row"])
+    for bad in ([0], [1024, 1024], [X.FRAME_MAX + 1]):
+        with pytest.raises(ValueError, match="frame_sizes"):
+            X.bench_xproc(frame_sizes=bad)
+    for bad in ((1, 2, 3), (0,)):
+        with pytest.raises(ValueError, match="frame_messages"):
+            X.bench_xproc(frame_messages=bad)
+
+
+def test_frame_counts_by_size_one_for_all_or_one_each_and_quick_caps_them():
+    P = X.BenchXprocParams
+    assert X.frame_counts(P()) == {1024: 50_000, 65536: 16384, 1 << 20: 1024, 16 << 20: 64}
+    assert X.frame_counts(P(frame_sizes=[1 << 20, 4096], frame_messages=[7])) == \
+        {1 << 20: 7, 4096: 7}
+    assert X.frame_counts(P(frame_sizes=[1 << 20, 4096], frame_messages=[7, 9])) == \
+        {1 << 20: 7, 4096: 9}
+    # --quick: about 32 MiB a slice (a few dozen 1 MiB frames, four of 16 MiB), counts
+    # given kept where they are smaller; the old rows' counts as before.
+    assert P.quick().frame_messages == (2000, 512, 32, 4)
+    assert P.quick(frame_sizes=[1 << 20, 65536], frame_messages=[10]).frame_messages == (10, 10)
+    assert P.quick(frame_sizes=[1 << 20], frame_messages=[100]).frame_messages == (32,)
+    assert P.quick().messages == X.QUICK["messages"]
+    assert P.quick().to_json()["frame_messages"] == [2000, 512, 32, 4]
+    assert P().to_json()["frame_messages"] is None
+
+
+def test_frame_rows_only_at_frame_sizes_and_a_size_a_row_cannot_do_says_why():
+    runs, reasons = X._selected(["py-bytes-blocks", "c-shared-msg"], (32,),
+                                (65536, 16 << 20))
+    assert set(runs) == {"c-shared-msg-32", "py-bytes-blocks-65536",
+                         "py-bytes-blocks-fill-65536", "py-bytes-blocks-fill-sum-65536"}
+    assert set(reasons) == {"py-bytes-blocks-16777216", "py-bytes-blocks-fill-16777216",
+                            "py-bytes-blocks-fill-sum-16777216"}
+    assert all(r.startswith("not measured: a block holds at most") for r in reasons.values())
+    # A kind selects its rows; a kind's name is matched whole.
+    runs, _ = X._selected(["frames"], (32, 1024), (4096,))
+    assert {X.split_key(k)[0] for k in runs} <= {r.id for r in X.ROWS if r.kind == "frames"}
+    assert all(X.split_key(k)[1] == 4096 for k in runs)
 
 
 def test_idle_rows_report_cpu_against_the_goal_and_the_asyncio_target_is_a_ratio():
@@ -101,3 +144,51 @@ def test_idle_rows_report_cpu_against_the_goal_and_the_asyncio_target_is_a_ratio
     assert t["ratio"] == pytest.approx(30 / 80) and t["met"] is True
     text = report.text({"writer_cpu": 0, "reader_cpu": 1, "rounds": 2}, s, "complete")
     assert "an idle await" in text and "MISSES" in text
+
+
+def _frame_rows(*ids, sizes=(65536, 1 << 20)):
+    return _rows(*ids, sizes=sizes)
+
+
+def test_frames_table_and_ratios_are_computed_from_the_slices():
+    M = 1 << 20
+    rows = _frame_rows("py-view", "py-bytes-blocks", "faster-fifo-frames", "iceoryx2-frames",
+                       "py-array")
+    reasons = {X.key("iceoryx2-frames", s): "not installed: blocked" for s in (65536, M)}
+    msgs = {"py-view": 9000.0, "py-bytes-blocks": 6000.0, "faster-fifo-frames": 1000.0,
+            "py-array": 8000.0}
+    slices = []
+    for r in range(3):     # every round the same ratios, its figures scaled: a drifting host
+        for row_id, v in msgs.items():
+            slices.append(_slice(r, row_id, v * (1 + r), size=M))
+            slices.append(_slice(r, row_id, v * 16 * (1 + r), size=65536))
+    slices.append(_slice(3, "py-view", 1.0, "moved", size=M))   # in no ratio, its own table
+    s = report.summarize(slices, {}, reasons, rows, (), (65536, M))
+    e = s["frames"][str(M)]["py-view"]
+    assert e["slices"] == 4 and e["by_placement"]["near"]["slices"] == 3
+    assert e["by_placement"]["near"]["mb_s"] == pytest.approx(18000.0 * M / 1e6)
+    assert e["by_placement"]["moved"]["slices"] == 1
+    assert s["frames"]["65536"]["iceoryx2-frames"]["reason"] == "not installed: blocked"
+    by = {(t["numerator"], t["denominator"], t["size"]): t for t in s["frame_ratios"]}
+    near = e["by_placement"]["near"]["median"]
+    t = by[("py-view", "py-bytes-blocks", M)]
+    assert t["ratio"] == pytest.approx(
+        near / s["frames"][str(M)]["py-bytes-blocks"]["by_placement"]["near"]["median"])
+    assert (t["goal"], t["met"], t["placement"], t["rounds"]) == (2.0, False, "near", 3)
+    assert by[("py-view", "faster-fifo-frames", 65536)]["met"] is True
+    assert by[("py-view", "faster-fifo-frames", 65536)]["ratio"] == pytest.approx(9.0)
+    assert by[("py-view", "py-bytes-blocks", 65536)]["goal"] is None     # 1 MiB only
+    assert by[("py-array", "py-view", M)]["met"] is False               # 8/9 < 1/1.1
+    assert by[("py-view", "iceoryx2-frames", M)]["not_measured"] == "not installed: blocked"
+    assert by[("py-view", "py-bytes", M)]["not_measured"] == "not selected"
+    text = report.text({"writer_cpu": 0, "reader_cpu": 1, "rounds": 3}, s, "complete")
+    assert "frames, MB/s, near slices (n)" in text and "frames, MB/s, moved slices (n)" in text
+    assert "{:,.0f} (3)".format(18000.0 * M / 1e6) in text
+    ratios = text[text.index("frames, ratio within a round"):]
+    line = next(ln for ln in ratios.splitlines() if ln.startswith("claim / view over write / "
+                                                                 "get as it was"))
+    assert "%.2f (near, 3)" % (9000.0 / 6000.0) in line and ">= 2: MISSES" in line
+    assert "%.2f (near, 3) >= 4: meets" % 9.0 in ratios
+    names = {ln.split("  ")[0] for ln in ratios.splitlines()}
+    assert "claim / view over write / get" not in names    # py-bytes not selected
+    assert "not installed: blocked" in text and "not measured: not installed" not in text

@@ -1,7 +1,8 @@
 """bench-xproc end to end on tiny slices, each run a subprocess with a timeout:
 every row is a figure or says why not, the C rows' loops deliver every message
 across processes, the futex rows' sleepers really slept and returned after the
-hand-over that woke them, and a Ctrl-C leaves a valid interrupted folder.
+hand-over that woke them, a Ctrl-C leaves a valid interrupted folder, and the
+frame rows run alone at the frame sizes asked for, each a figure or a reason.
 No figure is asserted."""
 import json
 import os
@@ -12,7 +13,9 @@ import pytest
 
 import support
 from pyqueue.lab.common import output
+from pyqueue.lab.experiments import bench_xproc as X
 from pyqueue.lab.experiments.bench_xproc import QUICK
+from pyqueue.lab.reports import bench_xproc as report
 
 # A --quick run's round trips a size: enough for p99 to rest on 10 beyond it.
 QUICK_TRIPS = QUICK["round_trips"][0]
@@ -89,6 +92,11 @@ def test_a_peer_that_does_not_import_is_not_installed(tmp_path):
         assert s["throughput"][size]["mp-simple"]["median"] > 0
     iox = [t for t in s["targets"] if t["denominator"] == "rt-iceoryx2"]
     assert iox and all(t["not_measured"].startswith("not installed") for t in iox)
+    # Its frame row too, at every frame size (--only iceoryx2 selects it), and the ratio.
+    assert {size: rows["iceoryx2-frames"]["reason"] for size, rows in s["frames"].items()} == \
+        {str(size): "not installed: blocked by the test" for size in X.FRAME_SIZES}
+    assert all(t["not_measured"].startswith("not installed") for t in s["frame_ratios"]
+               if t["denominator"] == "iceoryx2-frames")
 
 
 def test_iceoryx2_rows_when_it_is_installed(tmp_path):
@@ -158,3 +166,74 @@ def test_the_asyncio_rows(tmp_path):
     for t in mine:
         assert "ratio" in t or t["not_measured"] == "no round with both in one placement" \
             or (not zmq and t["not_measured"].startswith("not installed")), t
+
+
+FRAME_ROWS = ("py-bytes", "py-bytes-blocks", "py-view", "py-array", "py-bytes-fill",
+              "py-bytes-blocks-fill", "py-view-fill", "py-bytes-fill-sum",
+              "py-bytes-blocks-fill-sum", "py-view-fill-sum", "mp-queue-frames",
+              "faster-fifo-frames", "zmq-frames", "iceoryx2-frames")
+
+
+def _measured_or_why(e):
+    return (e.get("median") or 0) > 0 and e["mb_s"] > 0 or \
+        e.get("reason", "").startswith(("not installed: ", "not measured: "))
+
+
+def test_the_frame_rows_at_a_small_and_a_large_frame_size(tmp_path):
+    # --only frames: the frame rows alone, at 64 KiB and 1 MiB, a handful of messages each
+    # (the summing readers check every frame's filled value, or the run fails).
+    out = tmp_path / "run"
+    p = _run("--quick", *_cpus(), "--only", "frames", "--frame-sizes", "1048576,65536",
+             "--frame-messages", "6,12", "--out", str(out), "--json", str(tmp_path / "r.json"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert output.verify(out) == []
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["params"]["frame_sizes"] == [1048576, 65536]
+    assert doc["params"]["frame_messages"] == [6, 12]
+    s = doc["summary"]
+    assert not any(s[kind] for kind in ("throughput", "roundtrip", "wakeup", "idle"))
+    assert set(s["frames"]) == {"65536", "1048576"}
+    for size, rows in s["frames"].items():
+        assert set(rows) == set(FRAME_ROWS), size
+        for row, e in rows.items():
+            assert _measured_or_why(e), (size, row, e)
+            if "reason" not in e:
+                assert sum(c["slices"] for c in e["by_placement"].values()) == e["slices"] == 1
+    for row in ("py-bytes", "py-bytes-blocks", "py-view", "py-view-fill", "py-view-fill-sum"):
+        assert s["frames"]["1048576"][row]["mb_s"] > 0
+    # Every frame ratio at both sizes: a ratio, or the reason it has none.
+    assert {(t["numerator"], t["denominator"], t["size"]) for t in s["frame_ratios"]} == {
+        (num, den, size) for _, num, den, _ in report.FRAME_RATIOS for size in (65536, 1 << 20)}
+    for t in s["frame_ratios"]:
+        assert "ratio" in t or t["not_measured"] == "no round with both in one placement" or \
+            t["not_measured"].startswith("not installed"), t
+    table = (out / "table.md").read_text()
+    assert "frames, MB/s" in table and "frames, ratio within a round" in table
+
+
+def test_the_frame_rows_from_python_by_name():
+    # lab.bench_xproc(only=[...], frame_sizes=[...]) in a process of its own (it forks).
+    code = ("import json, pyqueue.lab as lab\n"
+            "r = lab.bench_xproc(only=['py-view', 'py-bytes'], frame_sizes=[65536], "
+            "frame_messages=8, rounds=1, writer_cpu=%d, reader_cpu=%d, progress=False)\n"
+            "print(json.dumps({'status': r.status, 'frames': r.summary['frames'], "
+            "'throughput': r.summary['throughput']}))\n"
+            % (support.ALLOWED_CPUS[0], support.ALLOWED_CPUS[1]))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=support.subprocess_env(), cwd=support.ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout)
+    assert got["status"] == "complete" and got["throughput"] == {}
+    assert set(got["frames"]["65536"]) == {r for r in FRAME_ROWS
+                                           if r.startswith(("py-view", "py-bytes"))}
+    assert all(e["mb_s"] > 0 for e in got["frames"]["65536"].values())
+
+
+def test_bad_frame_flags_name_the_parameter():
+    for args, name in ((["--frame-sizes", "0"], "frame_sizes"),
+                       (["--frame-sizes", "65536,65536"], "frame_sizes"),
+                       (["--frame-sizes", str(1 << 27)], "frame_sizes"),
+                       (["--frame-sizes", "1024,65536", "--frame-messages", "1,2,3"],
+                        "frame_messages")):
+        p = _run(*_cpus(), "--only", "frames", *args, timeout=60)
+        assert p.returncode == 2 and name in p.stderr, (args, p.stderr[-2000:])

@@ -16,7 +16,14 @@ Rows, each with 32-byte and 1 KiB messages:
   asleep on a full one, from the other process's hand-over to the sleeper's return;
 * asyncio (bench_xproc_aio): a round trip between two processes that each
   await, pyqueue's get_async / put_async vs pyzmq's zmq.asyncio over ipc, and
-  the CPU an idle await costs (32 B only).
+  the CPU an idle await costs (32 B only);
+* frames (bench_xproc_frames), large messages at their own sizes
+  (``frame_sizes``, 1 KiB to 16 MiB), MB/s: pyqueue's bytes path over its
+  large region and over blocks raised by hand (the path before it), claim /
+  get_view, put_array / get_array; writers that copy a frame made earlier and
+  writers that produce each frame in place (``-fill``), readers that only take
+  the frame and readers that read it (``-sum``); against multiprocessing.Queue,
+  faster-fifo, pyzmq and iceoryx2 at the same sizes.
 
 Every row runs once a round, in rotating order, each slice bracketed by a
 placement probe (DESIGN §8.2); ratios are taken within a round and a placement
@@ -30,6 +37,7 @@ a valid partial folder.
 
     import pyqueue.lab as lab
     res = lab.bench_xproc(only=["c-", "wake"], rounds=2)
+    res = lab.bench_xproc(only=["py-view", "py-bytes"], frame_sizes=[1 << 20])
     lab.bench_xproc(lab.BenchXprocParams.quick())      # what --quick runs
 
 Its parameters are one list, BenchXprocParams, from which the CLI's flags,
@@ -51,12 +59,16 @@ from ..common.session import Session
 from ..reports import bench_xproc as report
 from . import bench_xproc_aio as A
 from . import bench_xproc_c as C
+from . import bench_xproc_frames as F
 from . import bench_xproc_rows as R
 
-__all__ = ["bench_xproc", "BenchXprocParams", "BenchXprocResult", "SIZES", "QUICK"]
+__all__ = ["bench_xproc", "BenchXprocParams", "BenchXprocResult", "SIZES", "FRAME_SIZES",
+           "QUICK"]
 
 SIZES = (32, 1024)
-KINDS = ("throughput", "roundtrip", "wakeup", "idle")
+FRAME_SIZES = (1 << 10, 64 << 10, 1 << 20, 16 << 20)
+FRAME_MAX = 64 << 20
+KINDS = ("throughput", "roundtrip", "wakeup", "idle", "frames")
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,15 @@ class Row:
     kind: str      # one of KINDS
     count: str     # the parameter that sets its messages (or trips, samples) a slice
     make: object   # () -> run(size, n, writer_cpu), or "not installed: ..."
+    refuse: object = None   # size -> "not measured: <why>" where it cannot run, else None
+
+
+def _frame(row_id, what, writer, reader, blocks=False):
+    """A pyqueue frame row (bench_xproc_frames.pyq_row); ``blocks``: the bytes path as it
+    was before the large region, block_size raised to hold the frame by hand."""
+    return Row(row_id, "pyqueue shared, %s%s" % (what, ", blocks raised (as it was)" if blocks
+                                                  else ""), "frames", "frame_messages",
+               lambda: F.pyq_row(writer, reader, blocks), F.blocks_refuse if blocks else None)
 
 
 ROWS = (
@@ -129,6 +150,29 @@ ROWS = (
         "wakeups", lambda: C.wakeup_row("reader")),
     Row("wake-writer", "writer asleep on a full queue, woken by a returned block", "wakeup",
         "wakeups", lambda: C.wakeup_row("writer")),
+    # Frames, at frame_sizes: pyqueue's (_frame), then the peers' rows at frame sizes.
+    _frame("py-bytes", "write / get (bytes), large region", "write", "get"),
+    _frame("py-bytes-blocks", "write / get", "write", "get", blocks=True),
+    _frame("py-view", "claim (frame copied in) / get_view", "claim", "view"),
+    _frame("py-array", "put_array / get_array", "array", "array"),
+    _frame("py-bytes-fill", "frame made in a bytearray, write / get", "write-fill", "get"),
+    _frame("py-bytes-blocks-fill", "frame made in a bytearray, write / get", "write-fill", "get",
+           blocks=True),
+    _frame("py-view-fill", "frame made in the claim / get_view", "claim-fill", "view"),
+    _frame("py-bytes-fill-sum", "frame made in a bytearray, write / get, reader reads it",
+           "write-fill", "get-sum"),
+    _frame("py-bytes-blocks-fill-sum", "frame made in a bytearray, write / get, reader reads it",
+           "write-fill", "get-sum", blocks=True),
+    _frame("py-view-fill-sum", "frame made in the claim / get_view, reader reads it",
+           "claim-fill", "view-sum"),
+    Row("mp-queue-frames", "multiprocessing.Queue put / get", "frames", "frame_messages",
+        lambda: R.mp_row("queue")),
+    Row("faster-fifo-frames", "faster-fifo put / get_many", "frames", "frame_messages",
+        R.faster_fifo_row),
+    Row("zmq-frames", "pyzmq ipc PUSH / PULL (zero-copy frames from 64 KiB)", "frames",
+        "frame_messages", R.zmq_row),
+    Row("iceoryx2-frames", "iceoryx2 publish-subscribe, loaned samples (memmove in)", "frames",
+        "frame_messages", R.iceoryx2_row),
 )
 BY_ID = {r.id: r for r in ROWS}
 
@@ -138,6 +182,15 @@ BY_ID = {r.id: r for r in ROWS}
 QUICK = {"rounds": 1, "messages": (2000, 1000), "c_messages": (50_000, 20_000),
          "batch_messages": (100_000, 20_000), "round_trips": (1000, 1000), "wakeups": (20, 20),
          "idle_ms": (500, 500)}
+# The frame rows' messages a slice, by frame size: (bytes a slice, fewest, most); a
+# default run sends about 1 GiB a slice, --quick about 32 MiB (four 16 MiB frames).
+FRAME_SLICE = (1 << 30, 16, 50_000)
+FRAME_QUICK = (32 << 20, 4, 2000)
+
+
+def frame_count(size, rule=FRAME_SLICE):
+    budget, lo, hi = rule
+    return max(lo, min(hi, budget // size))
 
 
 def key(row_id, size):
@@ -189,18 +242,21 @@ def _order(k):
     return ROWS.index(BY_ID[row_id]), size
 
 
-def _selected(only, sizes):
+def _selected(only, sizes, frame_sizes):
     """(contenders, reasons): the rows to run, each at each size (wake-ups and
-    idle awaits at 32 B only), and the "not installed: ..." of the rows whose
-    library is missing."""
+    idle awaits at 32 B only, frame rows at the frame sizes), and the reasons of
+    those that cannot: "not installed: ..." (the row's library is missing), "not
+    measured: ..." (the row cannot run at that size)."""
     runs, reasons = {}, {}
     for row in ROWS:
-        if only and not any(o in row.id or o in row.label for o in only):
+        if only and not any(o in row.id or o in row.label or o == row.kind for o in only):
             continue
         made = row.make()
-        for size in (sizes if row.kind not in ("wakeup", "idle") else sizes[:1]):
-            if isinstance(made, str):
-                reasons[key(row.id, size)] = made
+        for size in (frame_sizes if row.kind == "frames" else
+                     sizes if row.kind not in ("wakeup", "idle") else sizes[:1]):
+            why = made if isinstance(made, str) else row.refuse and row.refuse(size)
+            if why:
+                reasons[key(row.id, size)] = why
             else:
                 runs[key(row.id, size)] = (row, size, made)
     return runs, reasons
@@ -223,6 +279,17 @@ def _quick(name):
 def _count(default, name, what):
     return param(default, what, kind="ints", lo=1, quick=_quick(name), metavar="N[,N]",
                  group=_SLICES)
+
+
+_FRAMES = "frame rows (large messages, MB/s)"
+
+
+def frame_counts(p):
+    """{frame size: messages a slice} of the frame rows under BenchXprocParams ``p``."""
+    if p.frame_messages is None:
+        return {s: frame_count(s) for s in p.frame_sizes}
+    counts = p.frame_messages * (len(p.frame_sizes) if len(p.frame_messages) == 1 else 1)
+    return dict(zip(p.frame_sizes, counts))
 
 
 @dataclass(frozen=True)
@@ -250,8 +317,21 @@ class BenchXprocParams(Params):
     msg_sizes: Tuple[int, ...] = param(SIZES, "the message sizes to run, bytes, some of %s"
                                        % ",".join(map(str, SIZES)), kind="ints",
                                        lo=min(SIZES), hi=max(SIZES), metavar="SIZE[,SIZE]")
+    frame_sizes: Tuple[int, ...] = param(
+        FRAME_SIZES, "the frame rows' message sizes, bytes, each once: every slice of a frame "
+        "row sends messages of one of these sizes (the other rows run at --msg-sizes)",
+        kind="ints", lo=1, hi=FRAME_MAX, metavar="SIZE,...", group=_FRAMES)
+    frame_messages: Tuple[int, ...] = param(
+        None, "messages a slice of the frame rows: one count (every frame size) or one per "
+        "frame size, in --frame-sizes' order (default: by frame size, %s a slice within "
+        "[%d, %d] messages; --quick caps it at %s a slice within [%d, %d])"
+        % (report.size_text(FRAME_SLICE[0]), FRAME_SLICE[1], FRAME_SLICE[2],
+           report.size_text(FRAME_QUICK[0]), FRAME_QUICK[1], FRAME_QUICK[2]),
+        kind="ints", lo=1, none_ok=True, metavar="N[,N...]", group=_FRAMES)
     only: Tuple[str, ...] = param(None, "only the rows whose id or name holds one of these, "
-                                  "comma-separated (e.g. 'c-,mp-queue'; default: every row)",
+                                  "or whose kind is one (%s), comma-separated (e.g. "
+                                  "'c-,mp-queue', 'frames'; default: every row)"
+                                  % ", ".join(KINDS),
                                   kind="names", none_ok=True, metavar="TEXT,...")
     split_ns: float = param(pl.DEFAULT_SPLIT_NS, "one-way probe threshold between 'near' and "
                             "'far' placements", lo=0.0, lo_open=True)
@@ -272,6 +352,21 @@ class BenchXprocParams(Params):
                 len(set(self.msg_sizes)) < len(self.msg_sizes):
             raise ValueError("msg_sizes must be some of %s, each once, got %r"
                              % (SIZES, self.msg_sizes))
+        if len(set(self.frame_sizes)) < len(self.frame_sizes):
+            raise ValueError("frame_sizes must name each size once, got %r" % (self.frame_sizes,))
+        if self.frame_messages is not None and \
+                len(self.frame_messages) not in (1, len(self.frame_sizes)):
+            raise ValueError("frame_messages must be one count or one per frame size %r, got %r"
+                             % (self.frame_sizes, self.frame_messages))
+
+    def _quick_changes(self):
+        # --quick caps the frame rows' counts frame size by frame size, which a field's
+        # own cap cannot say (it does not see frame_sizes): one count per frame size.
+        changes = super()._quick_changes()
+        counts = frame_counts(self)
+        changes["frame_messages"] = tuple(min(counts[s], frame_count(s, FRAME_QUICK))
+                                          for s in self.frame_sizes)
+        return changes
 
 
 def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=None,
@@ -284,7 +379,10 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
     messages, c_messages, batch_messages, round_trips, wakeups, idle_ms: per
     slice, one count or one per size of SIZES (the Python-level per-message rows
     and the peers, the C per-message rows, the batch rows -- numpy and C --, the
-    round trips, the wake-up samples, the ms an idle await is measured).  only: substrings of row ids or labels.
+    round trips, the wake-up samples, the ms an idle await is measured).
+    frame_sizes: the frame rows' message sizes; frame_messages: their messages a
+    slice, one count or one per frame size (None: by size).  only: substrings of
+    row ids or labels, or kinds ("frames").
     out: the output folder (a non-empty one is refused unless overwrite=True).
     The first Ctrl-C ends the run after the current slice; the folder and the
     result then hold the rounds done.  ``result.params`` is
@@ -295,9 +393,11 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
     p = BenchXprocParams.of(params, **kwargs)
     writer_cpu, reader_cpu, rounds = p.writer_cpu, p.reader_cpu, p.rounds
     sizes = tuple(s for s in SIZES if s in p.msg_sizes)
-    counts = {name: _per_size(getattr(p, name)) for name in COUNTS}
+    frame_sizes = tuple(sorted(p.frame_sizes))
+    counts = {name: dict(zip(SIZES, _per_size(getattr(p, name)))) for name in COUNTS}
+    counts["frame_messages"] = frame_counts(p)
     only = list(p.only or ())
-    runs, reasons = _selected(only, sizes)
+    runs, reasons = _selected(only, sizes, frame_sizes)
     if not runs:
         raise ValueError("only=%r selects no row that can run" % (only,))
     selected = {k: split_key(k) + (BY_ID[split_key(k)[0]].label, BY_ID[split_key(k)[0]].kind)
@@ -307,7 +407,8 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
     samples = {}
 
     def record(folder, status, final):
-        res.summary = report.summarize(res.slices, samples, reasons, selected, sizes)
+        res.summary = report.summarize(res.slices, samples, reasons, selected, sizes,
+                                       frame_sizes)
         res.summary["rounds_done"] = session.done
         res.summary["wake_gap_ns"] = C.WAKE_GAP_NS
         res.status = status
@@ -327,7 +428,7 @@ def bench_xproc(params=None, *, out=None, overwrite=False, progress=True, _argv=
 
     def run_slice(k):
         row, size, run = runs[k]
-        value, extra, arr = run(size, counts[row.count][SIZES.index(size)], writer_cpu)
+        value, extra, arr = run(size, counts[row.count][size], writer_cpu)
         if arr is not None:
             samples.setdefault(k, []).append(np.asarray(arr, np.int64))
         return value, dict(extra, kind=row.kind, size=size)

@@ -3,7 +3,10 @@ Python cross-process peers (multiprocessing, faster-fifo, pyzmq, iceoryx2),
 one writer process and one reader process (DESIGN §3.9).
 
 Each row is a function ``run(size, n, writer_cpu) -> (value, extra, samples)``
-or, when its library does not import, the string "not installed: <why>".
+or, when its library does not import, the string "not installed: <why>".  The
+peers' throughput rows also run as frame rows (bench_xproc_frames), at sizes up
+to megabytes: their buffers are sized from the message (faster_fifo_bytes,
+zmq_hwm, iox_buffer), the same as before at 32 B and 1 KiB.
 Throughput rows return messages a second, timed by the reader from the go
 signal to the last message; round-trip rows return the p50 in ns and their
 samples.  The writer (or echo side) is a forked process pinned to
@@ -194,10 +197,10 @@ def obj_of(size):
 
 
 def _put_get_row(make, read, objects=False):
-    """A row of a put/get queue: ``make()`` builds it, ``read`` drains it; it
+    """A row of a put/get queue: ``make(size)`` builds it, ``read`` drains it; it
     carries bytes of the size, or with ``objects`` obj_of(size)."""
     def run(size, n, writer_cpu):
-        q = make()
+        q = make(size)
         try:
             msg = obj_of(size) if objects else b"x" * size
             return rate(n, timed(w_put, (q, msg, n), read, (q, n, size), writer_cpu))
@@ -207,7 +210,14 @@ def _put_get_row(make, read, objects=False):
 
 
 def mp_row(kind, objects=False):
-    return _put_get_row(FORK.Queue if kind == "queue" else FORK.SimpleQueue, r_get, objects)
+    make = FORK.Queue if kind == "queue" else FORK.SimpleQueue
+    return _put_get_row(lambda size: make(), r_get, objects)
+
+
+def faster_fifo_bytes(size):
+    """faster-fifo's buffer for messages of ``size``: 64 MiB, or four messages when
+    they are larger than 16 MiB."""
+    return max(64 << 20, 4 * size + 4096)
 
 
 def faster_fifo_row(objects=False):
@@ -215,11 +225,12 @@ def faster_fifo_row(objects=False):
         import faster_fifo
     except ImportError as e:
         return "not installed: %s" % e
-    return _put_get_row(lambda: faster_fifo.Queue(max_size_bytes=64 << 20), _r_get_many, objects)
+    return _put_get_row(lambda size: faster_fifo.Queue(max_size_bytes=faster_fifo_bytes(size)),
+                        _r_get_many, objects)
 
 
 def _pyq_put_get(serializer):
-    def make():
+    def make(size):
         q = Queue(shared=True, serializer=serializer, **PUT_GET_SHM)
         q.take("reader")
         return q
@@ -235,16 +246,28 @@ def pyq_put_get_row(objects, many):
 
 
 # --- pyzmq ipc PUSH / PULL -----------------------------------------------------------------
+# Up to 100,000 messages in flight each side, or 128 MiB of large ones; from 64 KiB a
+# message goes as a zero-copy frame (copy=False), pyzmq's advice for large messages.
+ZMQ_HWM, ZMQ_HWM_BYTES, ZMQ_ZERO_COPY_FROM = 100_000, 128 << 20, 64 << 10
+
+
+def zmq_hwm(size):
+    return max(4, min(ZMQ_HWM, ZMQ_HWM_BYTES // size))
+
 
 def _w_zmq(addr, msg, n):
     import zmq
     ctx = zmq.Context()
     s = ctx.socket(zmq.PUSH)
-    s.setsockopt(zmq.SNDHWM, 100000)
+    s.setsockopt(zmq.SNDHWM, zmq_hwm(len(msg)))
     s.connect(addr)
     send = s.send
-    for _ in range(n):
-        send(msg)
+    if len(msg) < ZMQ_ZERO_COPY_FROM:
+        for _ in range(n):
+            send(msg)
+    else:
+        for _ in range(n):
+            send(msg, copy=False)
     s.close(linger=-1)
     ctx.term()
 
@@ -258,14 +281,18 @@ def zmq_row():
     def run(size, n, writer_cpu):
         ctx = zmq.Context()
         s = ctx.socket(zmq.PULL)
-        s.setsockopt(zmq.RCVHWM, 100000)
+        s.setsockopt(zmq.RCVHWM, zmq_hwm(size))
         path = "/tmp/pyq-bench-xproc-%d-%d.ipc" % (os.getpid(), next(names))
         s.bind("ipc://" + path)
         try:
             def read(n_, size_):
                 recv = s.recv
-                for _ in range(n_):
-                    recv()
+                if size_ < ZMQ_ZERO_COPY_FROM:
+                    for _ in range(n_):
+                        recv()
+                else:
+                    for _ in range(n_):
+                        recv(copy=False)
             return rate(n, timed(_w_zmq, ("ipc://" + path, b"x" * size, n), read, (n, size),
                                  writer_cpu))
         finally:
@@ -346,11 +373,17 @@ def iox_receive_one(subscriber):
 IOX_BUFFER = 1024   # the subscriber's queue of samples in the throughput rows
 
 
+def iox_buffer(size):
+    """The throughput rows' subscriber queue: IOX_BUFFER samples, at most 64 MiB of
+    large ones (two at least)."""
+    return max(2, min(IOX_BUFFER, (64 << 20) // size))
+
+
 def _w_iox(name, size, n):
     """The publisher's process: set up (untimed), then the loop timed() runs after go."""
     iox2 = iox()
     node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
-    service, payload = iox_service(iox2, node, name, size, IOX_BUFFER, False)
+    service, payload = iox_service(iox2, node, name, size, iox_buffer(size), False)
     send = iox_send_loop(iox_publisher(iox2, service), payload, size)
 
     def loop():
@@ -369,7 +402,7 @@ def iceoryx2_row():
 
     def run(size, n, writer_cpu):
         iox2, name, node = iox_node()
-        service, _ = iox_service(iox2, node, name, size, IOX_BUFFER, False)
+        service, _ = iox_service(iox2, node, name, size, iox_buffer(size), False)
         sub = service.subscriber_builder().create()
         take = iox_receive_one(sub)
 
