@@ -116,7 +116,7 @@ def test_frame_counts_by_size_one_for_all_or_one_each_and_quick_caps_them():
 
 
 def test_frame_rows_only_at_frame_sizes_and_a_size_a_row_cannot_do_says_why():
-    runs, reasons = X._selected(["py-bytes-blocks", "c-shared-msg"], (32,),
+    runs, reasons = X._selected(["py-bytes-blocks-", "c-shared-msg", "py-bytes-blocks"], (32,),
                                 (65536, 16 << 20))
     assert set(runs) == {"c-shared-msg-32", "py-bytes-blocks-65536",
                          "py-bytes-blocks-fill-65536", "py-bytes-blocks-fill-sum-65536"}
@@ -192,3 +192,18 @@ def test_frames_table_and_ratios_are_computed_from_the_slices():
     names = {ln.split("  ")[0] for ln in ratios.splitlines()}
     assert "claim / view over write / get" not in names    # py-bytes not selected
     assert "not installed: blocked" in text and "not measured: not installed" not in text
+
+
+def test_only_a_row_id_selects_that_row_alone():
+    """--only: a row's id picks that row (the README's 'mp-queue' stays the 32 B / 1 KiB
+    row, not also its frame row); other text picks by substring or kind."""
+    from pyqueue.lab.experiments import bench_xproc as b
+
+    def picked(only):
+        runs, reasons = b._selected(only, (32,), (1024,))
+        return {b.split_key(k)[0] for k in list(runs) + list(reasons)}
+    assert picked(["mp-queue", "faster-fifo"]) == {"mp-queue", "faster-fifo"}
+    assert picked(["py-view"]) == {"py-view"}
+    assert {"py-view", "py-view-fill", "py-view-fill-sum"} <= picked(["py-view-"]) | {"py-view"}
+    assert "mp-queue-frames" in picked(["frames"]) and "mp-queue" not in picked(["frames"])
+    assert picked(["c-shared"]) == {"c-shared-msg", "c-shared-batch", "rt-c-shared"}

@@ -242,6 +242,15 @@ def _order(k):
     return ROWS.index(BY_ID[row_id]), size
 
 
+def _picks(entry, row):
+    """Whether an --only entry selects row: a row's id selects that row alone
+    ("mp-queue", not "mp-queue-frames"); any other entry, the rows whose id or
+    name holds it and the rows of that kind ("c-", "frames")."""
+    if entry in BY_ID:
+        return entry == row.id
+    return entry in row.id or entry in row.label or entry == row.kind
+
+
 def _selected(only, sizes, frame_sizes):
     """(contenders, reasons): the rows to run, each at each size (wake-ups and
     idle awaits at 32 B only, frame rows at the frame sizes), and the reasons of
@@ -249,7 +258,7 @@ def _selected(only, sizes, frame_sizes):
     measured: ..." (the row cannot run at that size)."""
     runs, reasons = {}, {}
     for row in ROWS:
-        if only and not any(o in row.id or o in row.label or o == row.kind for o in only):
+        if only and not any(_picks(o, row) for o in only):
             continue
         made = row.make()
         for size in (frame_sizes if row.kind == "frames" else
@@ -328,8 +337,9 @@ class BenchXprocParams(Params):
         % (report.size_text(FRAME_SLICE[0]), FRAME_SLICE[1], FRAME_SLICE[2],
            report.size_text(FRAME_QUICK[0]), FRAME_QUICK[1], FRAME_QUICK[2]),
         kind="ints", lo=1, none_ok=True, metavar="N[,N...]", group=_FRAMES)
-    only: Tuple[str, ...] = param(None, "only the rows whose id or name holds one of these, "
-                                  "or whose kind is one (%s), comma-separated (e.g. "
+    only: Tuple[str, ...] = param(None, "only these rows: a row's id selects that row alone, "
+                                  "other text the rows whose id or name holds it, or whose "
+                                  "kind it is (%s), comma-separated (e.g. "
                                   "'c-,mp-queue', 'frames'; default: every row)"
                                   % ", ".join(KINDS),
                                   kind="names", none_ok=True, metavar="TEXT,...")
