@@ -27,6 +27,7 @@ numpy.lib.format.dtype_to_descr() (structured and sub-array dtypes).
 
 numpy is imported on the first call of either, never by ``import pyqueue``.
 """
+import math
 import struct
 
 from ._pyq import lib
@@ -36,11 +37,24 @@ MAGIC = b"PQA1"
 _HEAD = struct.Struct("<4sHHI")
 _ALIGN = 64
 _DTYPES = {}    # descr bytes -> dtype, for the reader
+_DESCRS = {}    # dtype -> descr bytes, for the writer
+_SHAPES = {}    # ndim -> the Struct of a shape
+_np = None
 
 
 def _numpy():
-    import numpy
-    return numpy
+    global _np
+    if _np is None:
+        import numpy
+        _np = numpy
+    return _np
+
+
+def _shape_struct(ndim):
+    s = _SHAPES.get(ndim)
+    if s is None:
+        s = _SHAPES[ndim] = struct.Struct("<%dq" % ndim)
+    return s
 
 
 def _descr(np, dtype):
@@ -78,7 +92,9 @@ def put_array(writer, a, timeout=None):
     np = _numpy()
     if not isinstance(a, np.ndarray):
         a = np.asarray(a)
-    descr = _descr(np, a.dtype)
+    descr = _DESCRS.get(a.dtype)
+    if descr is None:
+        descr = _DESCRS[a.dtype] = _descr(np, a.dtype)
     head = header_size(a.ndim, descr)
     n = head + _ALIGN - 1 + a.nbytes
     if n > writer._queue.max_message:
@@ -87,16 +103,18 @@ def put_array(writer, a, timeout=None):
                               % (a.nbytes, n, n - a.nbytes, writer._queue.max_message),
                               lib.PYQ_ETOOBIG)
     with writer.claim(n, timeout) as claim:
+        # Where the claim is: the data start the next 64-byte aligned address.
+        off = head + (-(claim.address + head)) % _ALIGN
         with memoryview(claim) as mv:
-            # Where the claim is: the data start the next 64-byte aligned address.
-            addr = np.frombuffer(mv, np.uint8, 1).ctypes.data
-            off = head + (-(addr + head)) % _ALIGN
             _HEAD.pack_into(mv, 0, MAGIC, a.ndim, len(descr), off)
-            struct.pack_into("<%dq" % a.ndim, mv, _HEAD.size, *a.shape)
+            _shape_struct(a.ndim).pack_into(mv, _HEAD.size, *a.shape)
             mv[_HEAD.size + 8 * a.ndim:head] = descr
-            if a.nbytes:
+            if a.nbytes and a.flags.c_contiguous:
+                # Its bytes as they are, one memcpy (as uint8: any dtype exports them).
+                mv[off:off + a.nbytes] = a.reshape(-1).view(np.uint8)
+            elif a.nbytes:
                 dst = np.frombuffer(mv, a.dtype, a.size, off).reshape(a.shape)
-                np.copyto(dst, a, casting="no")   # C order, whatever a's layout
+                np.copyto(dst, a, casting="no")   # into C order, whatever a's layout
                 del dst
 
 
@@ -110,12 +128,10 @@ def parse(mv):
     end = _HEAD.size + 8 * ndim + dlen
     if magic != MAGIC or end > len(mv):
         raise ValueError("not an array message (put_array writes them)")
-    shape = struct.unpack_from("<%dq" % ndim, mv, _HEAD.size)
+    shape = _shape_struct(ndim).unpack_from(mv, _HEAD.size)
     dtype = _dtype(np, bytes(mv[_HEAD.size + 8 * ndim:end]))
-    count = 1
-    for d in shape:
-        count *= d
-    if min(shape, default=0) < 0 or off < end or off + count * dtype.itemsize > len(mv):
+    count = math.prod(shape)
+    if (ndim and min(shape) < 0) or off < end or off + count * dtype.itemsize > len(mv):
         raise ValueError("not an array message: its shape %s and dtype %s do not fit its %d "
                          "bytes" % (shape, dtype, len(mv)))
     return dtype, shape, off, count
@@ -133,7 +149,8 @@ def array_of(view):
         arr.flags.writeable = False
         view.release()
         return arr
-    return np.frombuffer(view, dtype, count, off).reshape(shape)
+    arr = np.frombuffer(view, dtype, count, off)
+    return arr if len(shape) == 1 else arr.reshape(shape)
 
 
 def get_array(reader, block=True, timeout=None, copy=False):

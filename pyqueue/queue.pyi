@@ -20,6 +20,7 @@ def check_array(arr: Any, name: str, writable: bool = ..., width: Optional[int] 
 class Claim:
     """Writer.claim's result: a writable buffer (buffer protocol) of nbytes."""
     nbytes: int
+    address: int
     closed: bool
     def commit(self) -> None: ...
     def abort(self) -> None: ...
@@ -31,6 +32,7 @@ class Claim:
 class View:
     """Reader.get_view's result: a read-only buffer (buffer protocol) of nbytes."""
     nbytes: int
+    address: int
     closed: bool
     def release(self) -> None: ...
     def __len__(self) -> int: ...

@@ -277,6 +277,17 @@ static PyObject *frame_nbytes(PyObject *self, void *unused)
     return PyLong_FromSsize_t(((pyext_frame_t *)self)->len);
 }
 
+/* The buffer's address in this process: where its bytes start, for a caller
+ * that aligns what it writes (frames.py, put_array).  Only while it is open. */
+static PyObject *frame_address(PyObject *self, void *unused)
+{
+    pyext_frame_t *f = (pyext_frame_t *)self;
+
+    if (f->state != FRAME_OPEN)
+        return not_open(f);
+    return PyLong_FromVoidPtr(f->ptr);
+}
+
 static PyObject *frame_closed(PyObject *self, void *unused)
 {
     return PyBool_FromLong(((pyext_frame_t *)self)->state != FRAME_OPEN);
@@ -292,6 +303,9 @@ static PyObject *frame_repr(PyObject *self)
 
 static PyGetSetDef frame_getset[] = {
     {"nbytes", frame_nbytes, NULL, "The buffer's size in bytes.", NULL},
+    {"address", frame_address, NULL,
+     "The buffer's address in this process, an int (e.g. to align what is written into "
+     "it); only while it is open.", NULL},
     {"closed", frame_closed, NULL,
      "True once committed, aborted or released (or its queue closed).", NULL},
     {NULL, NULL, NULL, NULL, NULL},

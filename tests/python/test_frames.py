@@ -459,3 +459,22 @@ def test_import_pyqueue_does_not_import_numpy():
     code = "import sys, pyqueue; q = pyqueue.Queue(); assert 'numpy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
                    env=support.subprocess_env())
+
+
+def test_a_frame_says_where_its_buffer_is_while_it_is_open():
+    """Claim.address / View.address: the address of the buffer's first byte (what
+    put_array aligns its data by); a closed frame raises as any other use does."""
+    import numpy as np
+    with pq.Queue(max_message=1 << 16) as q:
+        c = q.writer.claim(100)
+        with memoryview(c) as m:
+            assert c.address == np.frombuffer(m, np.uint8).ctypes.data
+        c.commit()
+        with pytest.raises(ValueError, match="committed or aborted"):
+            c.address
+        v = q.reader.get_view()
+        with memoryview(v) as m:
+            assert v.address == np.frombuffer(m, np.uint8).ctypes.data
+        v.release()
+        with pytest.raises(ValueError, match="released"):
+            v.address
