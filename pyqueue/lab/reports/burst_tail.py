@@ -83,8 +83,8 @@ def _by_pace(c, params):
     per round, the windows whose send took at most STRETCH x the round's median
     ("usual") and the rest ("long"); the share of long ones and the p99 of the
     group means after each kind (quantile_or_none: None where too few lie beyond
-    it), then the mean over the rounds that have it.  A class with no send (none,
-    none+gap: its gap ends at a deadline) has every window usual."""
+    it), then the mean over the rounds that have it.  none has every window
+    usual; none+gap's gaps are long where they followed long sends."""
     share, usual, long_ = [], [], []
     for r in range(params["rounds"]):
         n = c.done[r]
@@ -423,14 +423,14 @@ def _pace_lines(summary):
         b = d.get("by_send_pace")
         if not b or (d.get("send_ns") or {}).get("p50") is None:
             continue
-        sends = d.get("gap_ns") is None and name != NONE
+        sends = name != NONE            # none+gap's gap follows the sends: it can run long too
         rows.append("  %-20s %-9s %-22s %s" % (
             name, _pct(b["long_share"]) if sends else "-",
             _ns(b["p99_after_usual"]), _ns(b["p99_after_long"]) if sends else "-"))
     if not rows:
         return []
-    return (["", "Tail by send pace: a send is long when it took more than %.1fx its round's "
-             "median send (none+gap's gap ends at a deadline: never long). p99 ns/query of the "
+    return (["", "Tail by send pace: a send (or none+gap's idle gap, which follows the sends) "
+             "is long when it took more than %.1fx its round's median. p99 ns/query of the "
              "groups after usual and after long sends, per round, mean over rounds ('–' where "
              "fewer than %d groups lie beyond it in every round):" % (STRETCH, BEYOND),
              "  %-20s %-9s %-22s %s" % ("class", "long", "p99 after usual send", "p99 after long send")]
