@@ -375,7 +375,7 @@ def test_ctrl_c_during_the_fill(tmp_path, signals):
 def test_pretouch_leaves_the_windows_no_page_to_fault_in():
     # The fill writes only the target's share of a fresh pool; the pretouch
     # writes the queue full and drains it, twice, before the first window.
-    small = dict(SMALL, rounds=1, slice_windows=6, config=pyqueue.QueueConfig(hugepages=False))
+    small = dict(SMALL, rounds=1, slice_windows=6, queue=pyqueue.QueueConfig(hugepages=False))
     cold = lab.burst_tail(classes=["yield0"], pretouch=False, **small)
     warm = lab.burst_tail(classes=["yield0"], **small)
     def before_the_windows(res):    # messages written by the fill (and the pretouch)
