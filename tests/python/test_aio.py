@@ -288,12 +288,16 @@ def test_put_async_after_detach_raises_queue_closed():
 
 
 def _task_state(tid):
-    """(state letter, context switches so far) of one thread of this process."""
+    """(state letter, context switches so far) of one thread of this process, or
+    None once it has ended (an idle waiter ends after a while)."""
     fields = {}
-    with open("/proc/self/task/%d/status" % tid) as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            fields[k] = v.strip()
+    try:
+        with open("/proc/self/task/%d/status" % tid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                fields[k] = v.strip()
+    except FileNotFoundError:
+        return None
     return fields["State"][0], (int(fields["voluntary_ctxt_switches"]) +
                                 int(fields["nonvoluntary_ctxt_switches"]))
 
@@ -302,8 +306,8 @@ def _task_state(tid):
 @pytest.mark.parametrize("shared", [False, True])
 def test_an_idle_await_sleeps_in_the_kernel(shared):
     # Behaviour, not a measurement (bench-xproc measures the CPU): while a
-    # get_async waits on an empty queue, the side's waiter thread is asleep
-    # whenever it is looked at, and wakes no more often than its design says --
+    # get_async waits on an empty queue, the side's waiter thread is asleep in
+    # most looks, and wakes no more often than its design says --
     # across processes on the futex, once per PYQ_SHM_SLEEP_SLICE_NS to look at
     # its peer; in-process once per sleep step, which grows to
     # PYQ_BELL_SLEEP_CAP_NS (csrc/core/bell_wait.c).  Twice that, and 20 more.
@@ -314,16 +318,23 @@ def test_an_idle_await_sleeps_in_the_kernel(shared):
         with pq.Queue(shared=shared) as q:
             task = asyncio.create_task(q.reader.get_async())
             await asyncio.sleep(0.1)          # past the spinning start
-            waiters = [t for t in threading.enumerate() if t.name == "pyqueue-aio-reader"]
-            assert waiters, "no waiter thread"
-            tid = waiters[-1].native_id
+            # The waiter this queue's await started: a new reader-side thread (an
+            # earlier test's may linger idle until it ends).
+            tids = [t.native_id for t in threading.enumerate()
+                    if t.name == "pyqueue-aio-reader" and t.native_id not in before]
+            assert len(tids) == 1, tids
+            tid = tids[0]
             states, (_, s0) = [], _task_state(tid)
             for _ in range(20):
                 await asyncio.sleep(0.05)
                 states.append(_task_state(tid)[0])
             switches = _task_state(tid)[1] - s0
             task.cancel()
-            return states, switches
+            return "".join(states), switches
+    before = {t.native_id for t in threading.enumerate()}
     states, switches = run(main())
-    assert states.count("S") >= 18, states
+    # A spinning poller is never found asleep; a yielding or napping one wakes far
+    # more often than the bound.  (A sleeping waiter is sometimes caught in its
+    # slice's look at the peer: "R" in a few looks.)
+    assert states.count("S") >= 10, states
     assert switches <= 2 * 1.0 / step_s + 20, switches
