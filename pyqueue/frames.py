@@ -39,6 +39,7 @@ _ALIGN = 64
 _DTYPES = {}    # descr bytes -> dtype, for the reader
 _DESCRS = {}    # dtype -> descr bytes, for the writer
 _SHAPES = {}    # ndim -> the Struct of a shape
+_HEADERS = {}   # ndim -> the Struct of a header before its descr
 _np = None
 
 
@@ -54,6 +55,14 @@ def _shape_struct(ndim):
     s = _SHAPES.get(ndim)
     if s is None:
         s = _SHAPES[ndim] = struct.Struct("<%dq" % ndim)
+    return s
+
+
+def _header_struct(ndim):
+    """The header up to its descr for an array of ndim dimensions."""
+    s = _HEADERS.get(ndim)
+    if s is None:
+        s = _HEADERS[ndim] = struct.Struct("<4sHHI%dq" % ndim)
     return s
 
 
@@ -102,13 +111,14 @@ def put_array(writer, a, timeout=None):
                               "and alignment: %d more); the largest is %d (Queue(max_message=...))"
                               % (a.nbytes, n, n - a.nbytes, writer._queue.max_message),
                               lib.PYQ_ETOOBIG)
-    with writer.claim(n, timeout) as claim:
+    claim = writer.claim(n, timeout)
+    try:
         # Where the claim is: the data start the next 64-byte aligned address.
         off = head + (-(claim.address + head)) % _ALIGN
-        with memoryview(claim) as mv:
-            _HEAD.pack_into(mv, 0, MAGIC, a.ndim, len(descr), off)
-            _shape_struct(a.ndim).pack_into(mv, _HEAD.size, *a.shape)
-            mv[_HEAD.size + 8 * a.ndim:head] = descr
+        mv = memoryview(claim)
+        try:
+            _header_struct(a.ndim).pack_into(mv, 0, MAGIC, a.ndim, len(descr), off, *a.shape)
+            mv[head - len(descr):head] = descr
             if a.nbytes and a.flags.c_contiguous:
                 # Its bytes as they are, one memcpy (as uint8: any dtype exports them).
                 mv[off:off + a.nbytes] = a.reshape(-1).view(np.uint8)
@@ -116,7 +126,12 @@ def put_array(writer, a, timeout=None):
                 dst = np.frombuffer(mv, a.dtype, a.size, off).reshape(a.shape)
                 np.copyto(dst, a, casting="no")   # into C order, whatever a's layout
                 del dst
-
+        finally:
+            mv.release()
+    except BaseException:
+        claim.abort()
+        raise
+    claim.commit()
 
 def parse(mv):
     """(dtype, shape, data_off) of an array message's bytes (a memoryview);
