@@ -27,6 +27,7 @@ numpy.lib.format.dtype_to_descr() (structured and sub-array dtypes).
 
 numpy is imported on the first call of either, never by ``import pyqueue``.
 """
+import functools
 import math
 import struct
 
@@ -38,8 +39,6 @@ _HEAD = struct.Struct("<4sHHI")
 _ALIGN = 64
 _DTYPES = {}    # descr bytes -> dtype, for the reader
 _DESCRS = {}    # dtype -> descr bytes, for the writer
-_SHAPES = {}    # ndim -> the Struct of a shape
-_HEADERS = {}   # ndim -> the Struct of a header before its descr
 _np = None
 
 
@@ -51,19 +50,16 @@ def _numpy():
     return _np
 
 
+@functools.lru_cache(maxsize=64)   # numpy has at most 64 dimensions; a crafted header may claim more
 def _shape_struct(ndim):
-    s = _SHAPES.get(ndim)
-    if s is None:
-        s = _SHAPES[ndim] = struct.Struct("<%dq" % ndim)
-    return s
+    """A shape of ndim dimensions, as the header stores it."""
+    return struct.Struct("<%dq" % ndim)
 
 
+@functools.lru_cache(maxsize=64)   # numpy has at most 64 dimensions; a crafted header may claim more
 def _header_struct(ndim):
     """The header up to its descr for an array of ndim dimensions."""
-    s = _HEADERS.get(ndim)
-    if s is None:
-        s = _HEADERS[ndim] = struct.Struct("<4sHHI%dq" % ndim)
-    return s
+    return struct.Struct("<4sHHI%dq" % ndim)
 
 
 def _descr(np, dtype):

@@ -324,17 +324,18 @@ def test_an_idle_await_sleeps_in_the_kernel(shared):
                     if t.name == "pyqueue-aio-reader" and t.native_id not in before]
             assert len(tids) == 1, tids
             tid = tids[0]
-            states, (_, s0) = [], _task_state(tid)
+            states, (_, s0), t0 = [], _task_state(tid), time.monotonic()
             for _ in range(20):
                 await asyncio.sleep(0.05)
                 states.append(_task_state(tid)[0])
-            switches = _task_state(tid)[1] - s0
+            switches, waited = _task_state(tid)[1] - s0, time.monotonic() - t0
             task.cancel()
-            return "".join(states), switches
+            return "".join(states), switches, waited
     before = {t.native_id for t in threading.enumerate()}
-    states, switches = run(main())
+    states, switches, waited = run(main())
     # A spinning poller is never found asleep; a yielding or napping one wakes far
-    # more often than the bound.  (A sleeping waiter is sometimes caught in its
-    # slice's look at the peer: "R" in a few looks.)
+    # more often than the bound, which counts the steps in the time it was watched
+    # (a loaded host stretches the 20 looks).  (A sleeping waiter is sometimes
+    # caught in its slice's look at the peer: "R" in a few looks.)
     assert states.count("S") >= 10, states
-    assert switches <= 2 * 1.0 / step_s + 20, switches
+    assert switches <= 2 * waited / step_s + 20, (switches, waited)
