@@ -50,13 +50,14 @@ def _numpy():
     return _np
 
 
-@functools.lru_cache(maxsize=64)   # numpy has at most 64 dimensions; a crafted header may claim more
+# Bounded: numpy has at most 64 dimensions; a crafted header may claim more.
+@functools.lru_cache(maxsize=64)
 def _shape_struct(ndim):
     """A shape of ndim dimensions, as the header stores it."""
     return struct.Struct("<%dq" % ndim)
 
 
-@functools.lru_cache(maxsize=64)   # numpy has at most 64 dimensions; a crafted header may claim more
+@functools.lru_cache(maxsize=64)
 def _header_struct(ndim):
     """The header up to its descr for an array of ndim dimensions."""
     return struct.Struct("<4sHHI%dq" % ndim)
